@@ -1,0 +1,3 @@
+import { buildApp } from './app-builder.ts';
+
+buildApp().app.synth();

@@ -1,0 +1,225 @@
+import { fileURLToPath } from 'node:url';
+import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import {
+  AccessLogField,
+  AccessLogFormat,
+  AuthorizationType,
+  EndpointType,
+  LambdaIntegration,
+  LogGroupLogDestination,
+  MethodLoggingLevel,
+  ResponseTransferMode,
+  RestApi,
+} from 'aws-cdk-lib/aws-apigateway';
+import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import type { Construct } from 'constructs';
+import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
+import { grantItemAccess } from './data-stack.ts';
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const LOCK_FILE = `${ROOT}package-lock.json`;
+export const GATEWAY_ENTRY = `${ROOT}lambdas/gateway/handler.ts`;
+export const ADMIN_ENTRY = `${ROOT}lambdas/admin/handler.ts`;
+
+/** Stage name in the invoke URL: https://<id>.execute-api.<region>.amazonaws.com/prod/v1/... */
+export const STAGE_NAME = 'prod';
+
+// The ESM bundle still contains CommonJS dependencies that call require(); give them one.
+const REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+// JSON, so Logs Insights can query it; latencies and integration errors separate API Gateway time
+// from function time.
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: AccessLogField.contextRequestId(),
+    ip: AccessLogField.contextIdentitySourceIp(),
+    userAgent: AccessLogField.contextIdentityUserAgent(),
+    requestTime: AccessLogField.contextRequestTimeEpoch(),
+    method: AccessLogField.contextHttpMethod(),
+    path: AccessLogField.contextPath(),
+    status: AccessLogField.contextStatus(),
+    responseLength: AccessLogField.contextResponseLength(),
+    responseLatency: AccessLogField.contextResponseLatency(),
+    integrationLatency: AccessLogField.contextIntegrationLatency(),
+    integrationStatus: AccessLogField.contextIntegrationStatus(),
+    integrationError: AccessLogField.contextIntegrationErrorMessage(),
+    error: AccessLogField.contextErrorMessage(),
+    xrayTraceId: AccessLogField.contextXrayTraceId(),
+  }),
+);
+
+export interface ApiStackProps extends StackProps {
+  readonly table: ITable;
+  /** Steady-state requests per second for the whole stage, before API Gateway answers 429. */
+  readonly throttlingRateLimit?: number;
+  /** Burst bucket size for the whole stage. */
+  readonly throttlingBurstLimit?: number;
+}
+
+interface FunctionSpec {
+  readonly entry: string;
+  readonly service: string;
+  readonly memorySize: number;
+  readonly timeout: Duration;
+  readonly table: ITable;
+}
+
+/** The REST API with the gateway function (streamed) and the admin function (buffered). */
+export class ApiStack extends Stack {
+  readonly api: RestApi;
+  readonly gateway: NodejsFunction;
+  readonly admin: NodejsFunction;
+
+  constructor(scope: Construct, id: string, props: ApiStackProps) {
+    super(scope, id, props);
+
+    this.gateway = this.nodeFunction('Gateway', {
+      entry: GATEWAY_ENTRY,
+      service: 'gantry-gateway',
+      memorySize: 1024,
+      // Matches the streamed integration: a long completion may run for the full 15 minutes.
+      timeout: Duration.minutes(15),
+      table: props.table,
+    });
+    this.admin = this.nodeFunction('Admin', {
+      entry: ADMIN_ENTRY,
+      service: 'gantry-admin',
+      memorySize: 512,
+      timeout: Duration.seconds(30),
+      table: props.table,
+    });
+    // The gateway reads keys and configs and writes health probes and limit counters; the admin
+    // function manages every entity. Both get item actions only, on the table and its indexes.
+    grantItemAccess(props.table, this.gateway);
+    grantItemAccess(props.table, this.admin);
+
+    const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.ONE_MONTH });
+    this.api = new RestApi(this, 'Api', {
+      restApiName: 'gantry',
+      description: 'Gantry AI gateway and admin API',
+      endpointTypes: [EndpointType.REGIONAL],
+      // Multipart uploads (files, audio) must reach the function unmangled, so every request body
+      // arrives base64-encoded and the handler decodes it.
+      binaryMediaTypes: ['*/*'],
+      // Access and execution logging need the account-level CloudWatch role; keep it on delete so
+      // other APIs in the account do not lose logging.
+      cloudWatchRole: true,
+      cloudWatchRoleRemovalPolicy: RemovalPolicy.RETAIN,
+      deployOptions: {
+        stageName: STAGE_NAME,
+        accessLogDestination: new LogGroupLogDestination(accessLogs),
+        accessLogFormat: ACCESS_LOG_FORMAT,
+        // Errors only, and never request or response bodies: they carry prompts and credentials.
+        loggingLevel: MethodLoggingLevel.ERROR,
+        dataTraceEnabled: false,
+        metricsEnabled: true,
+        tracingEnabled: true,
+        throttlingRateLimit: props.throttlingRateLimit ?? 1000,
+        throttlingBurstLimit: props.throttlingBurstLimit ?? 2000,
+      },
+      // Callers authenticate to the functions themselves (x-gw-api-key or a JWT).
+      defaultMethodOptions: { authorizationType: AuthorizationType.NONE },
+    });
+
+    const v1 = this.api.root.addResource('v1');
+    const gatewayIntegration = new LambdaIntegration(this.gateway, {
+      responseTransferMode: ResponseTransferMode.STREAM,
+      // Streamed integrations may run up to 15 minutes without a quota increase.
+      timeout: Duration.minutes(15),
+    });
+    v1.addResource('{proxy+}').addMethod('ANY', gatewayIntegration);
+
+    // One permission for all admin routes, so the function policy does not grow with each prefix.
+    const adminIntegration = new LambdaIntegration(this.admin, { scopePermissionToMethod: false });
+    for (const prefix of ADMIN_PREFIXES) {
+      const resource = v1.addResource(prefix);
+      resource.addMethod('ANY', adminIntegration);
+      resource.addResource('{proxy+}').addMethod('ANY', adminIntegration);
+    }
+
+    new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; requests go to <url>v1/...' });
+
+    this.acknowledgeApiFindings();
+  }
+
+  private nodeFunction(id: string, spec: FunctionSpec): NodejsFunction {
+    const logGroup = new LogGroup(this, `${id}Logs`, { retention: RetentionDays.ONE_MONTH });
+    // An explicit role instead of AWSLambdaBasicExecutionRole: it may write to its own log group only.
+    const role = new Role(this, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    logGroup.grantWrite(role);
+
+    const fn = new NodejsFunction(this, id, {
+      entry: spec.entry,
+      handler: 'handler',
+      depsLockFilePath: LOCK_FILE,
+      projectRoot: ROOT,
+      runtime: Runtime.NODEJS_24_X,
+      architecture: Architecture.ARM_64,
+      memorySize: spec.memorySize,
+      timeout: spec.timeout,
+      role,
+      logGroup,
+      loggingFormat: LoggingFormat.JSON,
+      tracing: Tracing.ACTIVE,
+      environment: {
+        TABLE_NAME: spec.table.tableName,
+        POWERTOOLS_SERVICE_NAME: spec.service,
+      },
+      bundling: {
+        format: OutputFormat.ESM,
+        target: 'node24',
+        minify: true,
+        sourceMap: false,
+        mainFields: ['module', 'main'],
+        // The Node.js runtime ships AWS SDK v3; bundling it would only add size and cold start.
+        externalModules: ['@aws-sdk/*'],
+        banner: REQUIRE_SHIM,
+      },
+    });
+
+    Validations.of(role).acknowledge({
+      id: 'AwsSolutions-IAM5[Resource::*]',
+      reason: 'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions.',
+    });
+    // Invoked synchronously by API Gateway only: failures go back to the caller, so there is no
+    // asynchronous event to dead-letter or redirect.
+    Validations.of(fn).acknowledge(
+      { id: 'Serverless-LambdaDLQ', reason: 'Synchronous API Gateway invocations only; errors are returned to the caller.' },
+      {
+        id: 'Serverless-LambdaAsyncFailureDestination',
+        reason: 'Synchronous API Gateway invocations only; there is no asynchronous failure to route.',
+      },
+    );
+    return fn;
+  }
+
+  private acknowledgeApiFindings(): void {
+    const v = Validations.of(this.api);
+    v.acknowledge(
+      {
+        id: 'AwsSolutions-APIG2',
+        reason: 'Requests are validated in the functions against the same schemas that generate the OpenAPI document.',
+      },
+      {
+        id: 'AwsSolutions-APIG3',
+        reason: 'WAF is not part of the open-source default (cost, rules depend on the deployment); attach a web ACL to the stage where needed.',
+      },
+      {
+        id: 'AwsSolutions-APIG4',
+        reason: 'The functions authenticate every request with the x-gw-api-key header (or a JWT); API Gateway authorizers cannot read those keys.',
+      },
+      {
+        id: 'AwsSolutions-COG4',
+        reason: 'No Cognito user pool: callers use Gantry API keys checked by the functions.',
+      },
+      {
+        id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AmazonAPIGatewayPushToCloudWatchLogs]',
+        reason: 'The account-level API Gateway logging role needs the AWS-managed push-to-CloudWatch policy that AWS documents for it.',
+      },
+    );
+  }
+}

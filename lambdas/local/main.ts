@@ -1,0 +1,69 @@
+/**
+ * `npm start`: DynamoDB Local, the table, the first-start organisation and owner key, and the core
+ * on http://127.0.0.1:8787. Ctrl-C stops everything, DynamoDB Local included.
+ */
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { ConfigError, loadConfig } from '../../layers/core/src/config.ts';
+import { createDeps } from '../../layers/core/src/deps.ts';
+import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
+import { ensureTable } from '../../layers/core/src/store/create-table.ts';
+import { JavaMissingError, startDynamoDBLocal } from './dynamodb-local.ts';
+import { startLocalServer, type LocalMode } from './server.ts';
+
+async function main(): Promise<void> {
+  const env = process.env;
+  const mode = (env.GW_LOCAL_MODE ?? 'direct') as LocalMode;
+  if (mode !== 'direct' && mode !== 'lambda') throw new ConfigError('GW_LOCAL_MODE must be "direct" or "lambda"');
+  const port = Number(env.PORT ?? 8787);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('PORT must be a port number');
+  const host = env.HOST ?? '127.0.0.1';
+  const dataDir = env.GW_DATA_DIR ?? '.data';
+
+  const ddb = await startDynamoDBLocal({ dataDir });
+  const stop = async (code: number) => {
+    await ddb.stop();
+    process.exit(code);
+  };
+  try {
+    const config = loadConfig({
+      ...env,
+      TABLE_NAME: env.TABLE_NAME ?? 'gantry',
+      DYNAMODB_ENDPOINT: ddb.endpoint,
+      AWS_REGION: env.AWS_REGION ?? 'local',
+      LOG_LEVEL: env.LOG_LEVEL ?? 'INFO',
+    });
+    const client = new DynamoDBClient({
+      endpoint: ddb.endpoint,
+      region: config.region,
+      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+    });
+    await ensureTable(client, config.tableName);
+    client.destroy();
+
+    const deps = createDeps(config);
+    const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);
+    const server = await startLocalServer({ deps, mode, port, host });
+
+    console.log(`Gantry is listening on ${server.url} (${mode} mode; data: ${dataDir})`);
+    console.log(`  organisation ${boot.organisationId}, workspace "default" ${boot.workspaceId}`);
+    if (boot.createdAdminKey) {
+      console.log('  Organisation owner admin key (shown once, keep it safe):');
+      console.log(`    ${boot.createdAdminKey}`);
+    }
+    const shutdown = () => {
+      console.log('Stopping Gantry and DynamoDB Local...');
+      void server.close().finally(() => stop(0));
+    };
+    process.once('SIGINT', shutdown);
+    process.once('SIGTERM', shutdown);
+  } catch (err) {
+    console.error(err instanceof Error ? err.message : err);
+    await stop(1);
+  }
+}
+
+main().catch((err: unknown) => {
+  if (err instanceof JavaMissingError || err instanceof ConfigError) console.error(err.message);
+  else console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,178 @@
+/**
+ * The local server. `direct` serves the core as it is; `lambda` sends every request through the
+ * real Lambda handlers (API Gateway event in, the streaming prelude framing out), routed by path as
+ * API Gateway routes them.
+ */
+import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { randomUUID } from 'node:crypto';
+import { createAdaptorServer } from '@hono/node-server';
+import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import type { CoreDeps } from '../../layers/core/src/deps.ts';
+import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
+import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
+import { adminModule } from '../../layers/core/src/admin/routes.ts';
+import { installAwsLambdaGlobals, PreludeDecoder, ResponseStream, type StreamingHandler } from './awslambda.ts';
+
+export type LocalMode = 'direct' | 'lambda';
+
+export interface LocalServerOptions {
+  deps: CoreDeps;
+  mode?: LocalMode;
+  port?: number;
+  host?: string;
+}
+
+export interface LocalServer {
+  url: string;
+  port: number;
+  mode: LocalMode;
+  close(): Promise<void>;
+}
+
+export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
+  const mode = opts.mode ?? 'direct';
+  const server =
+    mode === 'direct'
+      ? (createAdaptorServer({ fetch: createApp(opts.deps, [gatewayModule, adminModule]).fetch }) as http.Server)
+      : http.createServer(await lambdaListener(opts.deps));
+  server.keepAliveTimeout = 65_000;
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
+  });
+  const { port } = server.address() as AddressInfo;
+  const host = opts.host ?? '127.0.0.1';
+  return {
+    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    port,
+    mode,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
+
+type BufferedHandler = (event: APIGatewayProxyEvent, context: Context) => Promise<APIGatewayProxyResult>;
+
+async function lambdaListener(deps: CoreDeps) {
+  installAwsLambdaGlobals();
+  const [{ createGatewayHandler }, { createAdminHandler }] = await Promise.all([
+    import('../gateway/handler.ts'),
+    import('../admin/handler.ts'),
+  ]);
+  const getDeps = () => Promise.resolve(deps);
+  const gateway = createGatewayHandler(getDeps) as unknown as StreamingHandler<APIGatewayProxyEvent, Context>;
+  const admin = createAdminHandler(getDeps) as unknown as BufferedHandler;
+
+  return async (req: IncomingMessage, res: ServerResponse) => {
+    try {
+      const event = await toEvent(req);
+      const context = lambdaContext(isAdminPath(event.path) ? 'gantry-admin' : 'gantry-gateway');
+      if (isAdminPath(event.path)) await invokeBuffered(admin, event, context, res);
+      else await invokeStreaming(gateway, event, context, res);
+    } catch {
+      // What API Gateway answers when the function fails.
+      if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
+      res.end('{"message": "Internal server error"}');
+    }
+  };
+}
+
+async function invokeBuffered(handler: BufferedHandler, event: APIGatewayProxyEvent, context: Context, res: ServerResponse) {
+  const result = await handler(event, context);
+  const headers: Record<string, string | string[]> = { ...(result.headers as Record<string, string>) };
+  for (const [k, vs] of Object.entries(result.multiValueHeaders ?? {})) headers[k] = vs.map(String);
+  res.writeHead(result.statusCode, headers);
+  res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
+}
+
+async function invokeStreaming(
+  handler: StreamingHandler<APIGatewayProxyEvent, Context>,
+  event: APIGatewayProxyEvent,
+  context: Context,
+  res: ServerResponse,
+) {
+  const decoder = new PreludeDecoder(
+    (p) => {
+      const headers: Record<string, string | string[]> = { ...p.headers };
+      if (p.cookies.length) headers['set-cookie'] = p.cookies;
+      res.writeHead(p.statusCode, headers);
+    },
+    (chunk) => res.write(chunk),
+  );
+  const stream = new ResponseStream((chunk) => decoder.push(chunk));
+  await handler(event, stream, context);
+  if (!stream.writableFinished) await new Promise((r) => stream.once('finish', r));
+  if (!decoder.done) throw new Error('The handler ended without an HTTP prelude');
+  res.end();
+}
+
+async function toEvent(req: IncomingMessage): Promise<APIGatewayProxyEvent> {
+  const chunks: Buffer[] = [];
+  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+  const body = Buffer.concat(chunks);
+  const url = new URL(req.url ?? '/', 'http://local');
+  const headers: Record<string, string> = {};
+  const multiValueHeaders: Record<string, string[]> = {};
+  for (const [k, vs] of Object.entries(req.headersDistinct)) {
+    if (!vs) continue;
+    multiValueHeaders[k] = vs;
+    headers[k] = vs[vs.length - 1] ?? '';
+  }
+  const query: Record<string, string> = {};
+  const multiQuery: Record<string, string[]> = {};
+  for (const [k, v] of url.searchParams) {
+    query[k] = v;
+    (multiQuery[k] ??= []).push(v);
+  }
+  const textual = /json|text|xml|x-www-form-urlencoded/i.test(headers['content-type'] ?? 'application/json');
+  const hasQuery = Object.keys(query).length > 0;
+  return {
+    httpMethod: req.method ?? 'GET',
+    path: url.pathname,
+    resource: '/v1/{proxy+}',
+    headers,
+    multiValueHeaders,
+    queryStringParameters: hasQuery ? query : null,
+    multiValueQueryStringParameters: hasQuery ? multiQuery : null,
+    pathParameters: { proxy: url.pathname.replace(/^\/v1\//, '') },
+    stageVariables: null,
+    body: body.length ? (textual ? body.toString('utf8') : body.toString('base64')) : null,
+    isBase64Encoded: body.length > 0 && !textual,
+    requestContext: {
+      accountId: '000000000000',
+      apiId: 'local',
+      authorizer: undefined,
+      protocol: `HTTP/${req.httpVersion}`,
+      httpMethod: req.method ?? 'GET',
+      identity: { sourceIp: req.socket.remoteAddress ?? '127.0.0.1' } as APIGatewayProxyEvent['requestContext']['identity'],
+      path: url.pathname,
+      stage: 'local',
+      requestId: randomUUID(),
+      requestTimeEpoch: Date.now(),
+      resourceId: 'local',
+      resourcePath: '/v1/{proxy+}',
+    },
+  };
+}
+
+function lambdaContext(functionName: string): Context {
+  const deadline = Date.now() + 15 * 60_000;
+  return {
+    callbackWaitsForEmptyEventLoop: false,
+    functionName,
+    functionVersion: '$LATEST',
+    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+    memoryLimitInMB: '1024',
+    awsRequestId: randomUUID(),
+    logGroupName: `/aws/lambda/${functionName}`,
+    logStreamName: 'local',
+    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
+    done: () => undefined,
+    fail: () => undefined,
+    succeed: () => undefined,
+  };
+}

@@ -1,0 +1,44 @@
+/** `/v1/api-keys`: create (three types), list, get, delete. */
+import type { ApiKeyType } from '../../store/entities.ts';
+import { page, parsePaging } from '../pagination.ts';
+import { parseWith, type AdminRoute } from '../route.ts';
+import { createApiKeySchema } from './schema.ts';
+import { ApiKeyService, toView } from './service.ts';
+
+const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({
+  method: 'POST',
+  path,
+  scope: 'api_keys.create',
+  handler: async (ctx) => new ApiKeyService(ctx.deps).create(ctx.principal, type, parseWith(createApiKeySchema, await ctx.body())),
+});
+
+export const apiKeyRoutes: readonly AdminRoute[] = [
+  createRoute('/v1/api-keys/organisation/service', 'organisation-service'),
+  createRoute('/v1/api-keys/workspace/service', 'workspace-service'),
+  createRoute('/v1/api-keys/workspace/user', 'workspace-user'),
+  {
+    method: 'GET',
+    path: '/v1/api-keys',
+    scope: 'api_keys.list',
+    handler: async (ctx) => {
+      const paging = parsePaging(ctx.query);
+      const keys = await new ApiKeyService(ctx.deps).list(ctx.principal, ctx.query.get('workspace_id') ?? undefined);
+      return page(keys.map(toView), paging);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/api-keys/:id',
+    scope: 'api_keys.read',
+    handler: async (ctx) => toView(await new ApiKeyService(ctx.deps).get(ctx.principal, ctx.params.id ?? '')),
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/api-keys/:id',
+    scope: 'api_keys.delete',
+    handler: async (ctx) => {
+      await new ApiKeyService(ctx.deps).delete(ctx.principal, ctx.params.id ?? '');
+      return {};
+    },
+  },
+];

@@ -1,0 +1,6 @@
+/**
+ * Path prefixes under /v1 served by the admin function. API Gateway routes these to the admin
+ * Lambda; everything else under /v1 goes to the gateway Lambda. Add a prefix here when an admin
+ * resource is added, and the stack routes it.
+ */
+export const ADMIN_PREFIXES: readonly string[] = ['api-keys', 'admin', 'workspaces', 'organisation'];

@@ -1,0 +1,225 @@
+/**
+ * Validation of POST /v1/chat/completions bodies (SPEC "Chat completion request" and "Limits").
+ * Objects are loose: fields we do not know pass to the provider untouched.
+ */
+import { z } from 'zod';
+import {
+  integer,
+  integerAtLeast,
+  integerBetween,
+  isRecord,
+  numberBetween,
+  parseRequestBody,
+  typeMessage,
+} from './common.ts';
+
+const FUNCTION_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const FUNCTION_NAME_MESSAGE = 'must be 1 to 64 letters, digits, underscores or dashes';
+
+/** Any JSON object (not an array), e.g. a JSON Schema. */
+const jsonObject = z.looseObject({});
+
+// Refinements below must see partly invalid values too, so every problem is reported in one go.
+const always = (): boolean => true;
+
+/** Well-known part types get their required members checked; other types pass through. */
+const contentPart = z.looseObject({ type: z.string() }).superRefine((part, ctx) => {
+  if (part.type === 'text') {
+    if (typeof part.text !== 'string') {
+      ctx.addIssue({ code: 'custom', path: ['text'], message: part.text === undefined ? 'is required' : 'must be a string' });
+    }
+  } else if (part.type === 'image_url') {
+    const image = part.image_url;
+    if (!isRecord(image)) {
+      ctx.addIssue({ code: 'custom', path: ['image_url'], message: image === undefined ? 'is required' : 'must be an object' });
+    } else if (typeof image.url !== 'string') {
+      ctx.addIssue({ code: 'custom', path: ['image_url', 'url'], message: image.url === undefined ? 'is required' : 'must be a string' });
+    }
+  }
+});
+
+const content = z.union([z.string(), z.array(contentPart)], {
+  error: typeMessage('must be a string or an array of content parts'),
+});
+
+const toolCall = z.looseObject({
+  id: z.string(),
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string(), arguments: z.string() }),
+});
+
+const functionCall = z.looseObject({ name: z.string(), arguments: z.string() });
+
+const systemMessage = z.looseObject({ role: z.literal('system'), content, name: z.string().optional() });
+const developerMessage = z.looseObject({ role: z.literal('developer'), content, name: z.string().optional() });
+const userMessage = z.looseObject({ role: z.literal('user'), content, name: z.string().optional() });
+
+const assistantMessage = z
+  .looseObject({
+    role: z.literal('assistant'),
+    content: content.nullish(),
+    name: z.string().optional(),
+    // null as well: SDKs echo a previous response message back with these set to null.
+    tool_calls: z.array(toolCall).nullish(),
+    function_call: functionCall.nullish(),
+  })
+  .superRefine(
+    (msg, ctx) => {
+      if (msg.content == null && msg.tool_calls == null && msg.function_call == null) {
+        ctx.addIssue({ code: 'custom', path: ['content'], message: 'is required unless tool_calls or function_call is present' });
+      }
+    },
+    { when: always },
+  );
+
+const toolMessage = z.looseObject({ role: z.literal('tool'), content, tool_call_id: z.string() });
+
+const functionMessage = z.looseObject({ role: z.literal('function'), name: z.string(), content: content.nullish() });
+
+// Option order is the order the "must be one of" message lists the roles in.
+const message = z.discriminatedUnion('role', [
+  systemMessage,
+  developerMessage,
+  userMessage,
+  assistantMessage,
+  toolMessage,
+  functionMessage,
+]);
+
+const functionDefinition = z.looseObject({
+  name: z.string().regex(FUNCTION_NAME, { error: FUNCTION_NAME_MESSAGE }),
+  description: z.string().optional(),
+  parameters: jsonObject.optional(),
+  strict: z.boolean().optional(),
+});
+
+const tool = z.looseObject({ type: z.literal('function'), function: functionDefinition });
+
+const namedToolChoice = z.looseObject({
+  type: z.literal('function'),
+  function: z.looseObject({ name: z.string() }),
+});
+
+const toolChoice = z.union([z.enum(['none', 'auto', 'required']), namedToolChoice], {
+  error: typeMessage('must be none, auto, required or an object naming a function'),
+});
+
+const functionChoice = z.union([z.enum(['none', 'auto']), z.looseObject({ name: z.string() })], {
+  error: typeMessage('must be none, auto or an object naming a function'),
+});
+
+const responseFormat = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('text') }),
+  z.looseObject({ type: z.literal('json_object') }),
+  z.looseObject({
+    type: z.literal('json_schema'),
+    json_schema: z.looseObject({
+      name: z.string(),
+      description: z.string().optional(),
+      schema: jsonObject.optional(),
+      strict: z.boolean().nullish(),
+    }),
+  }),
+]);
+
+const thinking = z.discriminatedUnion('type', [
+  z.looseObject({ type: z.literal('enabled'), budget_tokens: integerAtLeast(1) }),
+  z.looseObject({ type: z.literal('disabled') }),
+]);
+
+const stop = z.union(
+  [
+    z.string(),
+    z
+      .array(z.string())
+      .min(1, { error: 'must have at least 1 sequence' })
+      .max(4, { error: 'must be at most 4 sequences' }),
+  ],
+  { error: typeMessage('must be a string or an array of at most 4 strings') },
+);
+
+const logitBias = z.record(z.string().regex(/^\d+$/), numberBetween(-100, 100), {
+  error: (iss) => (iss.code === 'invalid_key' ? 'is not a token id (keys must be integer strings)' : undefined),
+});
+
+const streamOptions = z.looseObject({ include_usage: z.boolean().optional() });
+
+const requestShape = z.looseObject({
+  model: z.string().min(1, { error: 'must not be empty' }),
+  messages: z.array(message).min(1, { error: 'must contain at least 1 message' }),
+  frequency_penalty: numberBetween(-2, 2).nullish(),
+  presence_penalty: numberBetween(-2, 2).nullish(),
+  logit_bias: logitBias.nullish(),
+  logprobs: z.boolean().nullish(),
+  top_logprobs: integerBetween(0, 20).nullish(),
+  // OpenAI rejects 0 for chat (text completions accept it).
+  max_tokens: integerAtLeast(1).nullish(),
+  max_completion_tokens: integerAtLeast(1).nullish(),
+  n: integerBetween(1, 128).nullish(),
+  response_format: responseFormat.optional(),
+  seed: integer().nullish(),
+  stop: stop.nullish(),
+  stream: z.boolean().nullish(),
+  stream_options: streamOptions.nullish(),
+  // Whether it is allowed at all (strict_openai_compliance) is decided by the router, not here.
+  thinking: thinking.nullish(),
+  temperature: numberBetween(0, 2).nullish(),
+  top_p: numberBetween(0, 1).nullish(),
+  tools: z.array(tool).max(128, { error: 'must have at most 128 tools' }).optional(),
+  tool_choice: toolChoice.optional(),
+  parallel_tool_calls: z.boolean().optional(),
+  user: z.string().optional(),
+  functions: z.array(functionDefinition).min(1).max(128).optional(),
+  function_call: functionChoice.optional(),
+});
+
+/** True when `name` names a function among `tools` (tolerating malformed entries). */
+function toolsInclude(tools: readonly unknown[], name: string): boolean {
+  for (const t of tools) {
+    if (isRecord(t) && isRecord(t.function) && t.function.name === name) return true;
+  }
+  return false;
+}
+
+/**
+ * Rules spanning fields. They run even when fields failed (to report everything at once), so each
+ * acts only on values of the expected type, leaving wrong types to the field's own problem.
+ */
+export const chatRequestSchema = requestShape.superRefine(
+  (req, ctx) => {
+    if (typeof req.top_logprobs === 'number' && req.logprobs !== true) {
+      ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: 'requires logprobs to be true' });
+    }
+    if (isRecord(req.stream_options) && req.stream !== true) {
+      ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'is only allowed when stream is true' });
+    }
+    const choice: unknown = req.tool_choice;
+    const named =
+      isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string'
+        ? choice.function.name
+        : undefined;
+    if (named !== undefined || choice === 'auto' || choice === 'required') {
+      const tools: unknown = req.tools;
+      if (!Array.isArray(tools) || tools.length === 0) {
+        ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'requires tools to be specified' });
+      } else if (named !== undefined && !toolsInclude(tools, named)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tool_choice', 'function', 'name'],
+          message: `must name a function in tools (no tool is named ${JSON.stringify(named)})`,
+        });
+      }
+    }
+  },
+  { when: (payload) => isRecord(payload.value) },
+);
+
+export type ChatCompletionRequest = z.output<typeof chatRequestSchema>;
+export type ChatMessage = ChatCompletionRequest['messages'][number];
+export type ChatContentPart = z.output<typeof contentPart>;
+export type ChatTool = z.output<typeof tool>;
+
+/** Validates a parsed JSON body; throws ValidationError listing every problem, in body order. */
+export function parseChatRequest(body: unknown): ChatCompletionRequest {
+  return parseRequestBody(chatRequestSchema, body);
+}

@@ -1,0 +1,53 @@
+/**
+ * The core: a Hono app from Web Request to Web Response. Runtime adapters (Lambda, local server)
+ * only translate events to Requests and Responses back; route modules add the gateway and the
+ * admin API, so each Lambda bundles only what it serves.
+ */
+import { Hono } from 'hono';
+import type { CoreDeps } from '../deps.ts';
+import { ADMIN_PREFIXES } from '../admin/prefixes.ts';
+import { asGantryError, RouteNotFoundError, toAdminBody, toOpenAIBody, type GantryError } from './errors.ts';
+import { jsonResponse } from './json.ts';
+
+export type RouteModule = (app: Hono, deps: CoreDeps) => void;
+
+const adminPath = new RegExp(`^/v1/(${ADMIN_PREFIXES.map((p) => p.replace(/[-]/g, '\\-')).join('|')})(/|$)`);
+
+export const isAdminPath = (path: string): boolean => adminPath.test(path);
+
+/** Renders an error in the shape of the surface the path belongs to. */
+export function errorResponse(err: GantryError, path: string): Response {
+  const body = isAdminPath(path) ? toAdminBody(err) : toOpenAIBody(err);
+  return jsonResponse(body, err.status, err.headers);
+}
+
+export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono {
+  const app = new Hono();
+  let lastProbe = { at: -Infinity, ok: true, error: '' };
+
+  app.get('/v1/health', async () => {
+    const now = deps.clock.now();
+    // Probe the table at most every 5 s: health checks must not turn into write load.
+    if (now - lastProbe.at > 5_000) {
+      try {
+        await deps.repos.bootstrap.probeWrite(now);
+        lastProbe = { at: now, ok: true, error: '' };
+      } catch (err) {
+        lastProbe = { at: now, ok: false, error: err instanceof Error ? err.name : 'unknown' };
+      }
+    }
+    return lastProbe.ok
+      ? jsonResponse({ status: 'ok' })
+      : jsonResponse({ status: 'degraded', checks: { database: `not writable (${lastProbe.error})` } }, 503);
+  });
+
+  for (const mount of modules) mount(app, deps);
+
+  app.notFound((c) => errorResponse(new RouteNotFoundError(c.req.method, c.req.path), c.req.path));
+  app.onError((err, c) => {
+    const e = asGantryError(err);
+    if (e.status >= 500) deps.logger.error('unhandled error', { path: c.req.path, error: err });
+    return errorResponse(e, c.req.path);
+  });
+  return app;
+}

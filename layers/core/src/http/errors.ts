@@ -1,0 +1,157 @@
+/**
+ * The one error hierarchy. Every failure the service reports is a GantryError carrying its HTTP
+ * status and admin code; `toAdminBody` and `toOpenAIBody` are the only places errors become bodies.
+ */
+
+/** Admin error codes (reference: gateway-behaviour.md). */
+export type AdminErrorCode =
+  | 'AB01' | 'AB02' | 'AB03' | 'AB04' | 'AB05' | 'AB06' | 'AB07' | 'AB08' | 'AB09';
+
+/** One field-level problem: `path` uses dotted/bracket notation, e.g. `targets[1].weight`. */
+export interface FieldProblem {
+  path: string;
+  message: string;
+}
+
+export interface GantryErrorOptions {
+  /** The request field at fault (OpenAI's `param`). */
+  param?: string | null;
+  /** OpenAI error `code` (e.g. `invalid_api_key`). */
+  openaiCode?: string | null;
+  /** Field-level problems (admin `errors`). */
+  problems?: FieldProblem[];
+  /** Extra response headers (e.g. `retry-after`). */
+  headers?: Record<string, string>;
+  cause?: unknown;
+}
+
+export class GantryError extends Error {
+  readonly status: number;
+  readonly code: AdminErrorCode;
+  /** OpenAI error `type`. */
+  readonly type: string;
+  readonly param: string | null;
+  readonly openaiCode: string | null;
+  readonly problems: FieldProblem[];
+  readonly headers: Record<string, string>;
+
+  constructor(status: number, code: AdminErrorCode, type: string, message: string, opts: GantryErrorOptions = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = new.target.name;
+    this.status = status;
+    this.code = code;
+    this.type = type;
+    this.param = opts.param ?? null;
+    this.openaiCode = opts.openaiCode ?? null;
+    this.problems = opts.problems ?? [];
+    this.headers = opts.headers ?? {};
+  }
+}
+
+/** 400 AB01: bad input. With problems, the message lists every one of them. */
+export class ValidationError extends GantryError {
+  constructor(problems: FieldProblem[], opts: Omit<GantryErrorOptions, 'problems'> = {}) {
+    const message = problems.map((p) => (p.path ? `${p.path}: ${p.message}` : p.message)).join('; ');
+    super(400, 'AB01', 'invalid_request_error', message || 'Invalid request', {
+      // An explicit `param: null` (e.g. unparsable JSON) names no field.
+      param: 'param' in opts ? (opts.param ?? null) : problems[0]?.path || null,
+      openaiCode: opts.openaiCode ?? 'invalid_value',
+      ...(opts.headers ? { headers: opts.headers } : {}),
+      ...(opts.cause !== undefined ? { cause: opts.cause } : {}),
+      problems,
+    });
+  }
+
+  static field(path: string, message: string): ValidationError {
+    return new ValidationError([{ path, message }]);
+  }
+}
+
+export class AuthenticationError extends GantryError {
+  constructor(message = 'Invalid API key', opts: GantryErrorOptions = {}) {
+    super(401, 'AB05', 'authentication_error', message, { openaiCode: 'invalid_api_key', ...opts });
+  }
+}
+
+export class ForbiddenError extends GantryError {
+  constructor(message: string, opts: GantryErrorOptions = {}) {
+    super(403, 'AB03', 'permission_error', message, { openaiCode: 'forbidden', ...opts });
+  }
+}
+
+export class NotFoundError extends GantryError {
+  constructor(message: string, opts: GantryErrorOptions = {}) {
+    super(404, 'AB08', 'not_found_error', message, { openaiCode: 'not_found', ...opts });
+  }
+}
+
+export class RouteNotFoundError extends GantryError {
+  constructor(method: string, path: string) {
+    super(404, 'AB02', 'not_found_error', `No route for ${method} ${path}`, { openaiCode: 'route_not_found' });
+  }
+}
+
+export class ConflictError extends GantryError {
+  constructor(message: string, opts: GantryErrorOptions = {}) {
+    super(409, 'AB07', 'conflict_error', message, { openaiCode: 'conflict', ...opts });
+  }
+}
+
+export class RateLimitedError extends GantryError {
+  constructor(message: string, opts: GantryErrorOptions = {}) {
+    super(429, 'AB06', 'rate_limit_error', message, { openaiCode: 'rate_limit_exceeded', ...opts });
+  }
+}
+
+export class UsageExhaustedError extends GantryError {
+  constructor(message: string, opts: GantryErrorOptions = {}) {
+    super(402, 'AB09', 'budget_exhausted', message, { openaiCode: 'budget_exhausted', ...opts });
+  }
+}
+
+/** 408: the provider did not send response headers within the request timeout. */
+export class RequestTimeoutError extends GantryError {
+  constructor(timeoutMs: number) {
+    super(408, 'AB04', 'timeout_error', `Request exceeded the timeout of ${timeoutMs} ms`, {
+      openaiCode: 'request_timeout',
+    });
+  }
+}
+
+/** 502/503/504: the provider could not be reached or answered unusably. */
+export class UpstreamError extends GantryError {
+  constructor(status: number, message: string, opts: GantryErrorOptions = {}) {
+    super(status, 'AB04', 'api_error', message, { openaiCode: 'upstream_error', ...opts });
+  }
+}
+
+export class InternalError extends GantryError {
+  constructor(message = 'Internal server error', opts: GantryErrorOptions = {}) {
+    super(500, 'AB04', 'api_error', message, { openaiCode: 'internal_error', ...opts });
+  }
+}
+
+/** Anything thrown that is not a GantryError becomes a 500 without leaking its message. */
+export function asGantryError(err: unknown): GantryError {
+  if (err instanceof GantryError) return err;
+  return new InternalError('Internal server error', { cause: err });
+}
+
+export interface AdminErrorBody {
+  object: 'error';
+  errorCode: AdminErrorCode;
+  message: string;
+  errors: FieldProblem[];
+}
+
+export function toAdminBody(err: GantryError): AdminErrorBody {
+  return { object: 'error', errorCode: err.code, message: err.message, errors: err.problems };
+}
+
+export interface OpenAIErrorBody {
+  error: { message: string; type: string; param: string | null; code: string | null };
+}
+
+export function toOpenAIBody(err: GantryError): OpenAIErrorBody {
+  return { error: { message: err.message, type: err.type, param: err.param, code: err.openaiCode } };
+}

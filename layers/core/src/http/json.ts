@@ -1,0 +1,15 @@
+/** Response helpers shared by every route. */
+
+export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>): Response {
+  // A fresh headers object every time: the local server's Response adds content-length to it.
+  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+}
+
+/** Parses a JSON body, or returns `undefined` when it is not valid JSON. */
+export function tryParseJson(text: string): { ok: true; value: unknown } | { ok: false } {
+  try {
+    return { ok: true, value: JSON.parse(text) };
+  } catch {
+    return { ok: false };
+  }
+}

@@ -1,0 +1,16 @@
+/** Generating, hashing and masking API keys. The key itself is only ever shown at creation. */
+import { createHash, randomBytes } from 'node:crypto';
+
+const PREFIX = 'gw_';
+
+export function generateApiKey(): string {
+  return PREFIX + randomBytes(30).toString('base64url');
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}
+
+export function maskApiKey(key: string): string {
+  return key.length <= 12 ? '****' : `${key.slice(0, 7)}****${key.slice(-4)}`;
+}

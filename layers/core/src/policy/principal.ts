@@ -1,0 +1,16 @@
+/** Who is calling: resolved from an API key (and, later, a JWT). */
+import type { ApiKeyType } from '../store/entities.ts';
+
+export interface Principal {
+  keyId: string;
+  organisationId: string;
+  /** The key's workspace; null for organisation keys. */
+  workspaceId: string | null;
+  userId: string | null;
+  keyType: ApiKeyType;
+  /** Organisation owner (the bootstrap key). */
+  owner: boolean;
+  scopes: ReadonlySet<string>;
+}
+
+export const isOrganisationPrincipal = (p: Principal): boolean => p.keyType === 'organisation-service';

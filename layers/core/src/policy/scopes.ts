@@ -1,0 +1,73 @@
+/**
+ * The scope catalogue: `<resource>.<action>`. Every admin route names exactly one of these, and a
+ * key may only grant scopes it holds itself.
+ */
+export const SCOPES = [
+  'completions.write',
+  'api_keys.create',
+  'api_keys.read',
+  'api_keys.list',
+  'api_keys.update',
+  'api_keys.delete',
+  'api_keys.rotate',
+  'workspaces.create',
+  'workspaces.read',
+  'workspaces.list',
+  'workspaces.update',
+  'workspaces.delete',
+  'organisation.read',
+  'organisation.update',
+  'users.read',
+  'users.list',
+  'users.update',
+  'users.delete',
+  'configs.create',
+  'configs.read',
+  'configs.list',
+  'configs.update',
+  'configs.delete',
+  'providers.create',
+  'providers.read',
+  'providers.list',
+  'providers.update',
+  'providers.delete',
+  'virtual_keys.create',
+  'virtual_keys.read',
+  'virtual_keys.list',
+  'virtual_keys.update',
+  'virtual_keys.delete',
+  'logs.view',
+  'logs.list',
+  'logs.export',
+  'analytics.view',
+  'policies.create',
+  'policies.read',
+  'policies.list',
+  'policies.update',
+  'policies.delete',
+  'audit_logs.list',
+] as const;
+
+export type Scope = (typeof SCOPES)[number];
+
+const KNOWN: ReadonlySet<string> = new Set(SCOPES);
+
+export function isScope(s: string): s is Scope {
+  return KNOWN.has(s);
+}
+
+/** Scopes an organisation-level key may hold but a workspace key may not. */
+export const ORGANISATION_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
+  'workspaces.create',
+  'workspaces.delete',
+  'organisation.read',
+  'organisation.update',
+  'users.read',
+  'users.list',
+  'users.update',
+  'users.delete',
+  'audit_logs.list',
+]);
+
+/** Scopes a workspace key may be given. */
+export const WORKSPACE_SCOPES: readonly Scope[] = SCOPES.filter((s) => !ORGANISATION_ONLY_SCOPES.has(s));

@@ -1,0 +1,15 @@
+/** The OpenAI-compatible base: most providers are this with another base URL. */
+import type { EndpointType, ProviderDefinition } from './types.ts';
+
+export const OPENAI_ENDPOINTS: Readonly<Record<EndpointType, string>> = {
+  chatComplete: '/chat/completions',
+};
+
+export function openAICompatible(
+  id: string,
+  name: string,
+  baseUrl: string,
+  overrides: Partial<Omit<ProviderDefinition, 'id' | 'name' | 'baseUrl'>> = {},
+): ProviderDefinition {
+  return { id, name, baseUrl, auth: { kind: 'bearer' }, endpoints: OPENAI_ENDPOINTS, ...overrides };
+}

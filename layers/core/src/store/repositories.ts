@@ -1,0 +1,236 @@
+/** Repositories: the only code that talks to the table. Multi-item changes are transactions. */
+import {
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  type DynamoDBDocumentClient,
+  type QueryCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { ConflictError } from '../http/errors.ts';
+import type { Entity, Item, ItemKey } from './entity.ts';
+import {
+  ApiKey,
+  ApiKeyByHash,
+  Bootstrap,
+  Organisation,
+  Workspace,
+  WorkspaceSlug,
+  type ApiKeyRecord,
+  type BootstrapRecord,
+  type OrganisationRecord,
+  type WorkspaceRecord,
+} from './entities.ts';
+
+const isCancelled = (err: unknown): boolean =>
+  err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
+
+/** Shared table access; repositories are thin views over it. */
+export class TableClient {
+  readonly doc: DynamoDBDocumentClient;
+  readonly tableName: string;
+  constructor(doc: DynamoDBDocumentClient, tableName: string) {
+    this.doc = doc;
+    this.tableName = tableName;
+  }
+
+  async get<R extends object>(entity: Entity<R>, key: ItemKey, consistent = false): Promise<R | undefined> {
+    const out = await this.doc.send(new GetCommand({ TableName: this.tableName, Key: key, ConsistentRead: consistent }));
+    return out.Item ? entity.fromItem(out.Item) : undefined;
+  }
+
+  /** Every item of a query, following pagination. */
+  async queryAll<R extends object>(entity: Entity<R>, input: Omit<QueryCommandInput, 'TableName'>): Promise<R[]> {
+    const out: R[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.doc.send(
+        new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: start }),
+      );
+      for (const item of page.Items ?? []) out.push(entity.fromItem(item as Item));
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return out;
+  }
+
+  putIfAbsent(item: Item) {
+    return {
+      Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
+    };
+  }
+}
+
+export class OrganisationRepository {
+  readonly #t: TableClient;
+  constructor(t: TableClient) {
+    this.#t = t;
+  }
+  get(id: string): Promise<OrganisationRecord | undefined> {
+    return this.#t.get(Organisation, { pk: `ORG#${id}`, sk: 'ORG' });
+  }
+}
+
+export class WorkspaceRepository {
+  readonly #t: TableClient;
+  constructor(t: TableClient) {
+    this.#t = t;
+  }
+
+  /** Creates the workspace and claims its slug atomically. */
+  async create(ws: WorkspaceRecord): Promise<void> {
+    try {
+      await this.#t.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            this.#t.putIfAbsent(Workspace.toItem(ws)),
+            this.#t.putIfAbsent(
+              WorkspaceSlug.toItem({ organisation_id: ws.organisation_id, slug: ws.slug, workspace_id: ws.id }),
+            ),
+          ],
+        }),
+      );
+    } catch (err) {
+      if (isCancelled(err)) throw new ConflictError(`A workspace with slug "${ws.slug}" already exists`);
+      throw err;
+    }
+  }
+
+  getById(orgId: string, id: string): Promise<WorkspaceRecord | undefined> {
+    return this.#t.get(Workspace, { pk: `ORG#${orgId}`, sk: `WS#${id}` });
+  }
+
+  /** Resolves a workspace named by id or slug. */
+  async resolve(orgId: string, idOrSlug: string): Promise<WorkspaceRecord | undefined> {
+    const byId = await this.getById(orgId, idOrSlug);
+    if (byId) return byId;
+    const slug = await this.#t.get(WorkspaceSlug, { pk: `ORG#${orgId}`, sk: `WSSLUG#${idOrSlug}` });
+    return slug ? this.getById(orgId, slug.workspace_id) : undefined;
+  }
+}
+
+export class ApiKeyRepository {
+  readonly #t: TableClient;
+  constructor(t: TableClient) {
+    this.#t = t;
+  }
+
+  /** Stores the record and its hash copy in one transaction; fails if either exists. */
+  async create(key: ApiKeyRecord): Promise<void> {
+    try {
+      await this.#t.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [this.#t.putIfAbsent(ApiKey.toItem(key)), this.#t.putIfAbsent(ApiKeyByHash.toItem(key))],
+        }),
+      );
+    } catch (err) {
+      if (isCancelled(err)) throw new ConflictError('An API key with this id or value already exists');
+      throw err;
+    }
+  }
+
+  getById(orgId: string, id: string): Promise<ApiKeyRecord | undefined> {
+    return this.#t.get(ApiKey, { pk: `ORG#${orgId}`, sk: `APIKEY#${id}` }, true);
+  }
+
+  getByHash(hash: string): Promise<ApiKeyRecord | undefined> {
+    return this.#t.get(ApiKeyByHash, { pk: `KEYHASH#${hash}`, sk: 'KEYHASH' });
+  }
+
+  /** Keys of the organisation, oldest first; optionally only one workspace's. */
+  list(orgId: string, workspaceId?: string): Promise<ApiKeyRecord[]> {
+    if (workspaceId) {
+      return this.#t.queryAll(ApiKey, {
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': `WS#${workspaceId}#APIKEYS` },
+      });
+    }
+    return this.#t
+      .queryAll(ApiKey, {
+        KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+        ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'APIKEY#' },
+        ConsistentRead: true,
+      })
+      .then((keys) => keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)));
+  }
+
+  /** Deletes the record and its hash copy together. */
+  async delete(key: ApiKeyRecord): Promise<void> {
+    await this.#t.doc.send(
+      new TransactWriteCommand({
+        TransactItems: [
+          { Delete: { TableName: this.#t.tableName, Key: ApiKey.key(key) } },
+          { Delete: { TableName: this.#t.tableName, Key: ApiKeyByHash.key(key) } },
+        ],
+      }),
+    );
+  }
+}
+
+export class BootstrapRepository {
+  readonly #t: TableClient;
+  constructor(t: TableClient) {
+    this.#t = t;
+  }
+
+  get(): Promise<BootstrapRecord | undefined> {
+    return this.#t.get(Bootstrap, { pk: 'META', sk: 'BOOTSTRAP' }, true);
+  }
+
+  /** First start: organisation, default workspace and owner key in one transaction. */
+  async create(
+    boot: BootstrapRecord,
+    org: OrganisationRecord,
+    ws: WorkspaceRecord,
+    ownerKey: ApiKeyRecord,
+  ): Promise<boolean> {
+    try {
+      await this.#t.doc.send(
+        new TransactWriteCommand({
+          TransactItems: [
+            this.#t.putIfAbsent(Bootstrap.toItem(boot)),
+            this.#t.putIfAbsent(Organisation.toItem(org)),
+            this.#t.putIfAbsent(Workspace.toItem(ws)),
+            this.#t.putIfAbsent(WorkspaceSlug.toItem({ organisation_id: org.id, slug: ws.slug, workspace_id: ws.id })),
+            this.#t.putIfAbsent(ApiKey.toItem(ownerKey)),
+            this.#t.putIfAbsent(ApiKeyByHash.toItem(ownerKey)),
+          ],
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isCancelled(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Health probe: a tiny write that proves the table accepts writes. */
+  async probeWrite(nowMs: number): Promise<void> {
+    await this.#t.doc.send(
+      new PutCommand({
+        TableName: this.#t.tableName,
+        Item: { pk: 'META', sk: 'HEALTH', at: nowMs, ttl: Math.floor(nowMs / 1000) + 3600 },
+      }),
+    );
+  }
+}
+
+export interface Repositories {
+  table: TableClient;
+  organisations: OrganisationRepository;
+  workspaces: WorkspaceRepository;
+  apiKeys: ApiKeyRepository;
+  bootstrap: BootstrapRepository;
+}
+
+export function createRepositories(doc: DynamoDBDocumentClient, tableName: string): Repositories {
+  const table = new TableClient(doc, tableName);
+  return {
+    table,
+    organisations: new OrganisationRepository(table),
+    workspaces: new WorkspaceRepository(table),
+    apiKeys: new ApiKeyRepository(table),
+    bootstrap: new BootstrapRepository(table),
+  };
+}
+

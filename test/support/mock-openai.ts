@@ -1,0 +1,101 @@
+/**
+ * A mock OpenAI-wire provider: a real HTTP server that speaks the chat completions format (JSON and
+ * SSE), records what it received, and can be told per request to fail, delay or hold chunks.
+ */
+import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface Received {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+}
+
+/** What to answer next; the default is a successful completion. */
+export type Behaviour =
+  | { kind: 'ok' }
+  | { kind: 'error'; status: number; body: string; contentType?: string; headers?: Record<string, string> }
+  | { kind: 'delay'; ms: number }
+  | { kind: 'stream'; chunks: string[]; holdAfterFirst?: Promise<void>; usage?: boolean };
+
+export interface MockOpenAI {
+  url: string;
+  received: Received[];
+  /** Behaviours consumed one per request, in order; then `ok`. */
+  queue: Behaviour[];
+  close(): Promise<void>;
+}
+
+export function completion(model: string, content: string) {
+  return {
+    id: 'chatcmpl-mock',
+    object: 'chat.completion',
+    created: 1_750_000_000,
+    model,
+    choices: [{ index: 0, message: { role: 'assistant', content }, logprobs: null, finish_reason: 'stop' }],
+    usage: { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 },
+  };
+}
+
+function chunk(model: string, delta: Record<string, unknown>, finish: string | null) {
+  return { id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1_750_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }] };
+}
+
+export async function startMockOpenAI(): Promise<MockOpenAI> {
+  const received: Received[] = [];
+  const queue: Behaviour[] = [];
+  const server = http.createServer(async (req, res) => {
+    const parts: Buffer[] = [];
+    for await (const c of req as AsyncIterable<Buffer>) parts.push(c);
+    const body = Buffer.concat(parts).toString('utf8');
+    received.push({ method: req.method ?? '', path: req.url ?? '', headers: req.headers, body });
+    const behaviour = queue.shift() ?? { kind: 'ok' };
+    let parsed: { model?: string; stream?: boolean; stream_options?: { include_usage?: boolean } } = {};
+    try {
+      parsed = JSON.parse(body) as typeof parsed;
+    } catch {
+      // not JSON: answer anyway
+    }
+    const model = parsed.model ?? 'mock-model';
+
+    if (behaviour.kind === 'error') {
+      res.writeHead(behaviour.status, { 'content-type': behaviour.contentType ?? 'application/json', ...behaviour.headers });
+      res.end(behaviour.body);
+      return;
+    }
+    if (behaviour.kind === 'delay') await new Promise((r) => setTimeout(r, behaviour.ms));
+    if (res.destroyed) return;
+
+    if (behaviour.kind === 'stream' || parsed.stream) {
+      const words = behaviour.kind === 'stream' ? behaviour.chunks : ['Hello', ' there'];
+      res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'x-request-id': 'req-mock' });
+      const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
+      send(chunk(model, { role: 'assistant', content: '' }, null));
+      for (const [i, w] of words.entries()) {
+        send(chunk(model, { content: w }, null));
+        if (i === 0 && behaviour.kind === 'stream' && behaviour.holdAfterFirst) await behaviour.holdAfterFirst;
+      }
+      send(chunk(model, {}, 'stop'));
+      if (parsed.stream_options?.include_usage) {
+        res.write(`data: ${JSON.stringify({ ...chunk(model, {}, null), choices: [], usage: { prompt_tokens: 9, completion_tokens: words.length, total_tokens: 9 + words.length } })}\n\n`);
+      }
+      res.end('data: [DONE]\n\n');
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req-mock' });
+    res.end(JSON.stringify(completion(model, 'Hello from the mock')));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    received,
+    queue,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      }),
+  };
+}
