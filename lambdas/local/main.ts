@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);
     const server = await startLocalServer({ deps, mode, port, host });
 
-    console.log(`Gantry is listening on ${server.url} (${mode} mode; data: ${dataDir})`);
+    console.log(`Gantry is listening on ${server.url} (${mode} mode; data: ${dataDir}; DynamoDB Local on port ${ddb.port})`);
     console.log(`  organisation ${boot.organisationId}, workspace "default" ${boot.workspaceId}`);
     if (boot.createdAdminKey) {
       console.log('  Organisation owner admin key (shown once, keep it safe):');

@@ -2,7 +2,7 @@
  * Configuration is read once from the environment, validated, and passed down. A missing or bad
  * variable fails at start with its name.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const onOff = z
   .enum(['ON', 'OFF', 'on', 'off', 'true', 'false', '1', '0'])

@@ -1,5 +1,5 @@
 /** The one list convention: `current_page` (0-based) and `page_size`; `{object: 'list', total, data}`. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { parseWith } from './route.ts';
 
 export const MAX_PAGE_SIZE = 100;

@@ -4,7 +4,7 @@
  * route cannot be declared without a scope, so none can forget authorization.
  */
 import type { Hono } from 'hono';
-import type { z } from 'zod';
+import type * as z from 'zod';
 import type { CoreDeps } from '../deps.ts';
 import { errorResponse } from '../http/app.ts';
 import { asGantryError, ForbiddenError, ValidationError } from '../http/errors.ts';

@@ -1,5 +1,5 @@
 /** Request bodies of the API key routes. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { isScope } from '../../policy/scopes.ts';
 
 const scope = z.string({ error: 'must be a string' }).refine(isScope, { message: 'is not a known scope' });

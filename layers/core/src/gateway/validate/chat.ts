@@ -2,7 +2,7 @@
  * Validation of POST /v1/chat/completions bodies (SPEC "Chat completion request" and "Limits").
  * Objects are loose: fields we do not know pass to the provider untouched.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import {
   integer,
   integerAtLeast,

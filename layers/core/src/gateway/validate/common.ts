@@ -4,7 +4,7 @@
  * endpoints have in common. Schemas are built once at module load; nothing here runs per request
  * unless a body is invalid.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
 
 type RawIssue = z.core.$ZodRawIssue;
