@@ -1,0 +1,49 @@
+/** The core app's own routes: health (ok and degraded) and unknown routes in each surface's shape. */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createApp } from '../../../../layers/core/src/http/app.ts';
+import { adminModule } from '../../../../layers/core/src/admin/routes.ts';
+import { gatewayModule } from '../../../../layers/core/src/gateway/routes.ts';
+import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
+import { createRepositories } from '../../../../layers/core/src/store/repositories.ts';
+import { createTestDeps } from '../../../support/deps.ts';
+
+describe('core app', () => {
+  let deps: CoreDeps;
+  beforeAll(async () => {
+    deps = await createTestDeps();
+  });
+  afterAll(() => deps.upstream.close());
+
+  it('answers health ok when the table accepts writes', async () => {
+    const res = await createApp(deps, []).request('/v1/health');
+    expect(res.status).toBe(200);
+    expect(await res.json()).toEqual({ status: 'ok' });
+  });
+
+  it('answers degraded, naming the failing check, when the table cannot be written', async () => {
+    const broken: CoreDeps = { ...deps, repos: createRepositories(deps.repos.table.doc, 'missing-table') };
+    const res = await createApp(broken, []).request('/v1/health');
+    expect(res.status).toBe(503);
+    const body = (await res.json()) as { status: string; checks: { database: string } };
+    expect(body.status).toBe('degraded');
+    expect(body.checks.database).toContain('not writable');
+  });
+
+  it('answers unknown admin paths in the admin shape and others in OpenAI shape', async () => {
+    const app = createApp(deps, [gatewayModule, adminModule]);
+    const admin = await app.request('/v1/api-keys/a/b/c', { method: 'PATCH' });
+    expect(admin.status).toBe(404);
+    expect(await admin.json()).toMatchObject({ object: 'error', errorCode: 'AB02' });
+    const gateway = await app.request('/v1/nowhere', { method: 'POST' });
+    expect(gateway.status).toBe(404);
+    expect(await gateway.json()).toMatchObject({ error: { type: 'not_found_error' } });
+  });
+
+  it('closes the admin API when API_ACCESS_ENABLED=OFF, naming the flag', async () => {
+    const off = await createTestDeps({ API_ACCESS_ENABLED: 'OFF' });
+    const res = await createApp(off, [adminModule]).request('/v1/api-keys');
+    expect(res.status).toBe(403);
+    expect(await res.json()).toMatchObject({ errorCode: 'AB03', message: expect.stringContaining('API_ACCESS_ENABLED') });
+    off.upstream.close();
+  });
+});
