@@ -1,5 +1,5 @@
 /** Starts a Gantry local server for a test file: fresh table, bootstrap, a workspace key. */
-import type { CoreDeps } from '../../layers/core/src/deps.ts';
+import type { CoreDeps, DepsOverrides } from '../../layers/core/src/deps.ts';
 import { ensureBootstrap, type BootstrapResult } from '../../layers/core/src/bootstrap.ts';
 import { startLocalServer, type LocalMode, type LocalServer } from '../../lambdas/local/server.ts';
 import { createTestDeps } from './deps.ts';
@@ -18,8 +18,12 @@ export interface TestGantry {
   close(): Promise<void>;
 }
 
-export async function startGantry(mode: LocalMode, env: Record<string, string> = {}): Promise<TestGantry> {
-  const deps = await createTestDeps(env);
+export async function startGantry(
+  mode: LocalMode,
+  env: Record<string, string> = {},
+  overrides: DepsOverrides = {},
+): Promise<TestGantry> {
+  const deps = await createTestDeps(env, overrides);
   const boot = await ensureBootstrap(deps, ADMIN_KEY);
   const server = await startLocalServer({ deps, mode });
   const admin: TestGantry['admin'] = async (method, path, body, key = ADMIN_KEY) => {

@@ -4,12 +4,16 @@
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { AppConfig } from './config.ts';
+import type { ConfigNode } from './gateway/routing/types.ts';
+import type { Principal } from './policy/principal.ts';
 import { KeyAuthenticator } from './policy/key-auth.ts';
 import { systemClock, type Clock } from './ports/clock.ts';
 import { TrustedHosts } from './security/ssrf.ts';
 import { createDocumentClient } from './store/db.ts';
 import { createRepositories, type Repositories } from './store/repositories.ts';
 import { UpstreamClient } from './gateway/upstream.ts';
+import { SavedConfigCache } from './gateway/routing/saved-configs.ts';
+import { ConfigRepository } from './store/configs.ts';
 
 export interface CoreDeps {
   config: AppConfig;
@@ -19,6 +23,15 @@ export interface CoreDeps {
   trustedHosts: TrustedHosts;
   upstream: UpstreamClient;
   logger: Logger;
+  /** Saved configs as the gateway reads them (cached). */
+  savedConfigs: SavedConfigSource;
+}
+
+/** Reads a saved config for a gateway request, by id or slug, within the caller's workspace. */
+export interface SavedConfigSource {
+  forGateway(principal: Principal, idOrSlug: string): Promise<ConfigNode | undefined>;
+  /** Drops cached configs after this process changed one. */
+  invalidate(): void;
 }
 
 const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
@@ -43,6 +56,7 @@ export function createDeps(config: AppConfig, overrides: DepsOverrides = {}): Co
     keyAuth: new KeyAuthenticator(repos.apiKeys, clock, { ttlMs: config.keyCacheTtlMs }),
     trustedHosts,
     upstream: new UpstreamClient(trustedHosts),
+    savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs),
     logger: overrides.logger ?? new Logger({ serviceName: 'gantry', logLevel: logLevel(process.env.LOG_LEVEL) }),
   };
 }

@@ -1,16 +1,22 @@
 /** Turning a provider's answer into the gateway's: streamed through, errors in OpenAI's shape. */
 import { Readable } from 'node:stream';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
 import { toOpenAIBody, UpstreamError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
-import type { UpstreamResponse } from './upstream.ts';
+
+/** A provider answer: status, headers and a body still to be read. */
+export interface ProviderAnswer {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
 
 /** Provider headers worth passing on to the client. */
 const PASSED = /^(content-type|x-request-id|request-id|openai-(processing-ms|version|model)|x-ratelimit-.*|retry-after(-ms)?)$/;
 
 const MAX_ERROR_BODY = 1 << 20;
 
-export function passedHeaders(up: UpstreamResponse, extra: Record<string, string>): Headers {
+export function passedHeaders(up: ProviderAnswer, extra: Record<string, string>): Headers {
   const h = new Headers();
   for (const [name, value] of Object.entries(up.headers)) {
     if (value !== undefined && PASSED.test(name)) h.set(name, Array.isArray(value) ? value.join(', ') : value);
@@ -19,7 +25,7 @@ export function passedHeaders(up: UpstreamResponse, extra: Record<string, string
   return h;
 }
 
-async function readCapped(body: IncomingMessage): Promise<string> {
+async function readCapped(body: Readable): Promise<string> {
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of body as AsyncIterable<Buffer>) {
@@ -38,7 +44,7 @@ async function readCapped(body: IncomingMessage): Promise<string> {
  * provider's status; a body that is not an OpenAI-style JSON error (an HTML page from a proxy, say)
  * is wrapped into one, so clients always get a parsable error and never a 200.
  */
-export async function relay(up: UpstreamResponse, extraHeaders: Record<string, string>): Promise<Response> {
+export async function relay(up: ProviderAnswer, extraHeaders: Record<string, string>): Promise<Response> {
   const headers = passedHeaders(up, extraHeaders);
   if (up.status < 400) {
     return new Response(Readable.toWeb(up.body) as ReadableStream<Uint8Array>, { status: up.status, headers });

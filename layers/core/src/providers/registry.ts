@@ -2,7 +2,11 @@
 import { openAICompatible } from './openai-compatible.ts';
 import type { ProviderDefinition } from './types.ts';
 
-const PROVIDERS: readonly ProviderDefinition[] = [openAICompatible('openai', 'OpenAI', 'https://api.openai.com/v1')];
+const PROVIDERS: readonly ProviderDefinition[] = [
+  openAICompatible('openai', 'OpenAI', 'https://api.openai.com/v1', {
+    optionHeaders: { openai_organization: 'OpenAI-Organization', openai_project: 'OpenAI-Project' },
+  }),
+];
 
 const BY_ID: ReadonlyMap<string, ProviderDefinition> = new Map(PROVIDERS.map((p) => [p.id, p]));
 

@@ -15,4 +15,6 @@ export interface ProviderDefinition {
   readonly auth: ProviderAuth;
   /** Path of each endpoint the provider serves, relative to the base URL. */
   readonly endpoints: Readonly<Partial<Record<EndpointType, string>>>;
+  /** Provider options (config keys, or `x-gw-<option>` headers) sent as provider headers. */
+  readonly optionHeaders?: Readonly<Record<string, string>>;
 }

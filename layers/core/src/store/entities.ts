@@ -25,6 +25,16 @@ export interface WorkspaceRecord {
 export type ApiKeyType = 'organisation-service' | 'workspace-service' | 'workspace-user';
 export type ApiKeyStatus = 'active' | 'expired';
 
+/** Defaults a key applies to its gateway requests. */
+export interface ApiKeyDefaults {
+  /** A saved config (id or slug) used when the request sends none. */
+  config_id?: string;
+  /** When false, requests may not send their own x-gw-config. Default true. */
+  allow_config_override?: boolean;
+  /** Metadata merged under the request's x-gw-metadata. */
+  metadata?: Record<string, string>;
+}
+
 export interface ApiKeyRecord {
   id: string;
   organisation_id: string;
@@ -47,6 +57,7 @@ export interface ApiKeyRecord {
   created_by: string | null;
   last_updated_by: string | null;
   last_reset_at: string | null;
+  defaults?: ApiKeyDefaults | null;
 }
 
 export interface BootstrapRecord {

@@ -1,0 +1,56 @@
+/** `/v1/configs`: create, list, get, update (a new version), versions, delete. */
+import { page, parsePaging } from '../pagination.ts';
+import { parseWith, type AdminRoute } from '../route.ts';
+import { createConfigSchema, updateConfigSchema } from './schema.ts';
+import { ConfigService, toView, versionView } from './service.ts';
+
+const slug = (params: Record<string, string>) => params.slug ?? '';
+
+export const configRoutes: readonly AdminRoute[] = [
+  {
+    method: 'POST',
+    path: '/v1/configs',
+    scope: 'configs.create',
+    handler: async (ctx) => new ConfigService(ctx.deps).create(ctx.principal, parseWith(createConfigSchema, await ctx.body())),
+  },
+  {
+    method: 'GET',
+    path: '/v1/configs',
+    scope: 'configs.list',
+    handler: async (ctx) => {
+      const paging = parsePaging(ctx.query);
+      const all = await new ConfigService(ctx.deps).list(ctx.principal, ctx.query.get('workspace_id') ?? undefined);
+      return page(all.map(toView), paging);
+    },
+  },
+  {
+    method: 'GET',
+    path: '/v1/configs/:slug',
+    scope: 'configs.read',
+    handler: async (ctx) => toView(await new ConfigService(ctx.deps).get(ctx.principal, slug(ctx.params))),
+  },
+  {
+    method: 'PUT',
+    path: '/v1/configs/:slug',
+    scope: 'configs.update',
+    handler: async (ctx) => new ConfigService(ctx.deps).update(ctx.principal, slug(ctx.params), parseWith(updateConfigSchema, await ctx.body())),
+  },
+  {
+    method: 'GET',
+    path: '/v1/configs/:slug/versions',
+    scope: 'configs.read',
+    handler: async (ctx) => {
+      const paging = parsePaging(ctx.query);
+      return page((await new ConfigService(ctx.deps).versions(ctx.principal, slug(ctx.params))).map(versionView), paging);
+    },
+  },
+  {
+    method: 'DELETE',
+    path: '/v1/configs/:slug',
+    scope: 'configs.delete',
+    handler: async (ctx) => {
+      await new ConfigService(ctx.deps).delete(ctx.principal, slug(ctx.params));
+      return {};
+    },
+  },
+];

@@ -1,0 +1,99 @@
+/**
+ * The response cache: one table item per cache key with a TTL, bodies beyond what an item holds
+ * in blob storage. Entries past their `expires_at` are never served, even while DynamoDB has not
+ * yet deleted them (its TTL deletion can lag by days).
+ */
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
+import type { BlobStore } from '../../ports/blob.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { TableClient } from '../../store/repositories.ts';
+import { CacheEntry, type CacheEntryRecord } from './entities.ts';
+
+export interface CacheEntryInput {
+  status: number;
+  headers: Record<string, string>;
+  body: Uint8Array;
+  /** True when `body` is the raw SSE bytes of a streamed response, to be replayed as a stream. */
+  streamed: boolean;
+}
+
+export interface CachedResponse extends CacheEntryInput {
+  /** Unix milliseconds when the entry was written. */
+  createdAt: number;
+  /** Unix milliseconds from which the entry is no longer served. */
+  expiresAt: number;
+}
+
+export interface ResponseCacheOptions {
+  /** Bodies larger than this many bytes go to blob storage (an item holds at most 400 KB). */
+  inlineMaxBytes?: number;
+}
+
+const DEFAULT_INLINE_MAX_BYTES = 300_000;
+
+const itemKey = (key: string) => ({ pk: `CACHE#${key}`, sk: 'CACHE' });
+const blobKey = (key: string): string => `cache/${key}`;
+
+export class ResponseCache {
+  readonly #table: TableClient;
+  readonly #blobs: BlobStore;
+  readonly #clock: Clock;
+  readonly #inlineMaxBytes: number;
+
+  constructor(table: TableClient, blobs: BlobStore, clock: Clock, opts: ResponseCacheOptions = {}) {
+    this.#table = table;
+    this.#blobs = blobs;
+    this.#clock = clock;
+    this.#inlineMaxBytes = opts.inlineMaxBytes ?? DEFAULT_INLINE_MAX_BYTES;
+  }
+
+  async get(key: string): Promise<CachedResponse | undefined> {
+    const entry = await this.#table.get(CacheEntry, itemKey(key));
+    if (!entry) return undefined;
+    const expiresAt = entry.expires_at * 1000;
+    if (this.#clock.now() >= expiresAt) return undefined;
+    let body = entry.body;
+    if (entry.blob_key !== undefined) {
+      body = await this.#blobs.get(entry.blob_key);
+      // The blob was removed (e.g. by a bucket lifecycle rule): a miss, not an error.
+      if (!body) return undefined;
+    }
+    return {
+      status: entry.status,
+      headers: entry.headers,
+      body: body ?? new Uint8Array(0),
+      streamed: entry.streamed,
+      createdAt: Date.parse(entry.created_at),
+      expiresAt,
+    };
+  }
+
+  /** Stores (or replaces) the entry for `maxAgeSeconds`; a max age of 0 or less stores nothing. */
+  async put(key: string, entry: CacheEntryInput, maxAgeSeconds: number): Promise<void> {
+    if (!(maxAgeSeconds > 0)) return;
+    const now = this.#clock.now();
+    const record: CacheEntryRecord = {
+      key,
+      status: entry.status,
+      headers: entry.headers,
+      streamed: entry.streamed,
+      created_at: new Date(now).toISOString(),
+      // Rounded down: an entry may leave up to a second early, never late.
+      expires_at: Math.floor((now + maxAgeSeconds * 1000) / 1000),
+    };
+    const inline = entry.body.byteLength <= this.#inlineMaxBytes;
+    if (inline) {
+      record.body = entry.body;
+    } else {
+      // The blob first, so that no item ever names a blob that is not there yet.
+      record.blob_key = blobKey(key);
+      await this.#blobs.put(record.blob_key, entry.body, entry.headers['content-type']);
+    }
+    const out = await this.#table.doc.send(
+      new PutCommand({ TableName: this.#table.tableName, Item: CacheEntry.toItem(record), ReturnValues: 'ALL_OLD' }),
+    );
+    // A refresh that now fits inline leaves the earlier blob unused: remove it.
+    const oldBlob = out.Attributes?.blob_key;
+    if (inline && typeof oldBlob === 'string') await this.#blobs.delete(oldBlob);
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * The gateway pipeline shared by every OpenAI-compatible endpoint: authenticate, parse and validate
+ * the body, resolve the config, run the routing engine, relay the answer with the gateway's headers.
+ * Errors always come back in OpenAI's shape with the trace id.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CoreDeps } from '../deps.ts';
+import { asGantryError, toOpenAIBody, ValidationError } from '../http/errors.ts';
+import { jsonResponse, tryParseJson } from '../http/json.ts';
+import type { EndpointType } from '../providers/types.ts';
+import { requireGatewayAccess } from './access.ts';
+import { createTargetCaller } from './call-target.ts';
+import { relay } from './respond.ts';
+import { resolveConfig } from './routing/resolve-config.ts';
+import { RoutingExecutor } from './routing/execute.ts';
+import { parseRequestTimeout } from './headers.ts';
+
+export interface EndpointSpec {
+  endpoint: EndpointType;
+  /** Validates the parsed body; throws ValidationError naming the field. */
+  validate(body: unknown): void;
+}
+
+function parseMetadata(headers: Headers): Record<string, unknown> {
+  const raw = headers.get('x-gw-metadata');
+  if (raw === null) return {};
+  const parsed = tryParseJson(raw);
+  if (!parsed.ok || parsed.value === null || typeof parsed.value !== 'object' || Array.isArray(parsed.value)) {
+    throw ValidationError.field('x-gw-metadata', 'must be a JSON object');
+  }
+  return parsed.value as Record<string, unknown>;
+}
+
+export async function handleGatewayRequest(spec: EndpointSpec, req: Request, deps: CoreDeps): Promise<Response> {
+  const traceId = req.headers.get('x-gw-trace-id') || randomUUID();
+  const out: Record<string, string> = { 'x-gw-trace-id': traceId, 'x-gw-cache-status': 'DISABLED' };
+  try {
+    const principal = await deps.keyAuth.authenticate(req.headers.get('x-gw-api-key'));
+    requireGatewayAccess(principal);
+
+    const text = await req.text();
+    const json = tryParseJson(text);
+    if (!json.ok) {
+      throw new ValidationError([{ path: '', message: 'The request body is not valid JSON' }], { param: null, openaiCode: 'invalid_json' });
+    }
+    spec.validate(json.value);
+    const body = json.value as Record<string, unknown>;
+    const metadata = parseMetadata(req.headers);
+    const headerTimeoutMs = parseRequestTimeout(req.headers);
+    const { config, fromHeaders, headerProvider } = await resolveConfig(req.headers, principal, deps);
+
+    const executor = new RoutingExecutor({
+      clock: deps.clock,
+      call: createTargetCaller(deps, { endpoint: spec.endpoint, bodyText: text, body, clientHeaders: req.headers, headerTimeoutMs, fromHeaders }),
+    });
+    const outcome = await executor.execute(config, {
+      ctx: { metadata, params: body, url: { pathname: new URL(req.url).pathname } },
+      ...(headerProvider ? { base: { provider: headerProvider } } : {}),
+      signal: req.signal,
+    });
+
+    out['x-gw-last-used-option-index'] = outcome.target.path;
+    out['x-gw-retry-attempt-count'] = String(outcome.retries);
+    if (outcome.target.provider) out['x-gw-provider'] = outcome.target.provider;
+    if (!outcome.body) {
+      const e = outcome.error ?? asGantryError(undefined);
+      return jsonResponse(toOpenAIBody(e), e.status, { ...e.headers, ...out });
+    }
+    return await relay({ status: outcome.status, headers: outcome.headers, body: outcome.body }, out);
+  } catch (err) {
+    const e = asGantryError(err);
+    if (e.status >= 500 && e.status !== 502 && e.status !== 503) deps.logger.error('gateway request failed', { traceId, error: err });
+    return jsonResponse(toOpenAIBody(e), e.status, { ...e.headers, ...out });
+  }
+}

@@ -1,0 +1,36 @@
+/**
+ * Which config a request runs: `x-gw-config` (inline JSON, or a saved config's id or slug), else
+ * the key's default config, else a single target built from `x-gw-provider` / `x-gw-custom-host`.
+ */
+import type { CoreDeps } from '../../deps.ts';
+import { ValidationError } from '../../http/errors.ts';
+import type { Principal } from '../../policy/principal.ts';
+import type { ConfigNode } from './types.ts';
+import { parseConfigHeader } from './validate.ts';
+
+export interface ResolvedConfig {
+  config: ConfigNode;
+  /** `x-gw-provider` alongside a config: the provider its targets inherit unless they name one. */
+  headerProvider?: string;
+  /** The config was made from headers: errors name the headers. */
+  fromHeaders: boolean;
+}
+
+export async function resolveConfig(headers: Headers, principal: Principal, deps: CoreDeps): Promise<ResolvedConfig> {
+  const raw = headers.get('x-gw-config')?.trim();
+  const provider = headers.get('x-gw-provider') ?? undefined;
+  if (raw) {
+    const headerProvider = provider ? { headerProvider: provider } : {};
+    if (raw.startsWith('{')) {
+      return { config: parseConfigHeader(raw, { requestProvider: provider !== undefined }), fromHeaders: false, ...headerProvider };
+    }
+    const saved = await deps.savedConfigs.forGateway(principal, raw);
+    if (!saved) throw ValidationError.field('x-gw-config', `no saved config "${raw}" in this workspace`);
+    return { config: saved, fromHeaders: false, ...headerProvider };
+  }
+  const customHost = headers.get('x-gw-custom-host') ?? undefined;
+  return {
+    config: { ...(provider ? { provider } : {}), ...(customHost ? { custom_host: customHost } : {}) },
+    fromHeaders: true,
+  };
+}

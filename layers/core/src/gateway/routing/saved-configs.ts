@@ -1,0 +1,49 @@
+/**
+ * Saved configs as the gateway reads them: cached in-process for a few seconds (so a warm config
+ * costs no DynamoDB call) and dropped at once when this process changes one. Other Lambda
+ * instances see a change within the TTL.
+ */
+import type { SavedConfigSource } from '../../deps.ts';
+import type { Principal } from '../../policy/principal.ts';
+import type { Clock } from '../../ports/clock.ts';
+import type { ConfigRepository } from '../../store/configs.ts';
+import type { ConfigNode } from './types.ts';
+import { parseConfig } from './validate.ts';
+
+interface Entry {
+  config: ConfigNode | undefined;
+  workspaceId: string | undefined;
+  at: number;
+}
+
+export class SavedConfigCache implements SavedConfigSource {
+  readonly #repo: ConfigRepository;
+  readonly #clock: Clock;
+  readonly #ttlMs: number;
+  readonly #entries = new Map<string, Entry>();
+
+  constructor(repo: ConfigRepository, clock: Clock, ttlMs: number) {
+    this.#repo = repo;
+    this.#clock = clock;
+    this.#ttlMs = ttlMs;
+  }
+
+  async forGateway(principal: Principal, idOrSlug: string): Promise<ConfigNode | undefined> {
+    const key = `${principal.organisationId}/${idOrSlug}`;
+    const now = this.#clock.now();
+    let entry = this.#entries.get(key);
+    if (!entry || now - entry.at >= this.#ttlMs) {
+      const rec = await this.#repo.resolve(principal.organisationId, idOrSlug);
+      // Re-validated on load: a config stored before a validator change must not crash the engine.
+      const usable = rec && rec.status === 'active' ? parseConfig(rec.config) : undefined;
+      entry = { config: usable, workspaceId: rec?.workspace_id, at: now };
+      if (this.#entries.size > 5_000) this.#entries.clear();
+      this.#entries.set(key, entry);
+    }
+    return entry.workspaceId === principal.workspaceId ? entry.config : undefined;
+  }
+
+  invalidate(): void {
+    this.#entries.clear();
+  }
+}
