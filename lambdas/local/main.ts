@@ -2,6 +2,9 @@
  * `npm start`: DynamoDB Local, the table, the first-start organisation and owner key, and the core
  * on http://127.0.0.1:8787. Ctrl-C stops everything, DynamoDB Local included.
  */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConfigError, loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps } from '../../layers/core/src/deps.ts';
@@ -31,6 +34,7 @@ async function main(): Promise<void> {
       DYNAMODB_ENDPOINT: ddb.endpoint,
       AWS_REGION: env.AWS_REGION ?? 'local',
       LOG_LEVEL: env.LOG_LEVEL ?? 'INFO',
+      GW_BLOB_DIR: env.GW_BLOB_DIR ?? (dataDir === ':memory:' ? mkdtempSync(path.join(os.tmpdir(), 'gantry-blobs-')) : path.join(dataDir, 'blobs')),
     });
     const client = new DynamoDBClient({
       endpoint: ddb.endpoint,

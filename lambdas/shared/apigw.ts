@@ -38,7 +38,8 @@ const TEXTUAL = /^(application\/(json|.*\+json|x-ndjson|javascript|xml)|text\/)/
 export async function responseToResult(res: Response): Promise<APIGatewayProxyResult> {
   const { headers, cookies } = splitHeaders(res);
   const buf = Buffer.from(await res.arrayBuffer());
-  const textual = TEXTUAL.test(res.headers.get('content-type') ?? 'application/json');
+  // Without a content type the body could be anything: base64 keeps it intact.
+  const textual = buf.length === 0 || TEXTUAL.test(res.headers.get('content-type') ?? '');
   return {
     statusCode: res.status,
     headers,

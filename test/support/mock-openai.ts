@@ -59,6 +59,16 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
     }
     const model = parsed.model ?? 'mock-model';
 
+    if (req.url?.endsWith('/embeddings')) {
+      // A deterministic embedding: letter frequencies, so texts differing only in case or
+      // punctuation are identical and unrelated texts are far apart.
+      const input = String((parsed as { input?: unknown }).input ?? '').toLowerCase();
+      const vector = Array.from({ length: 26 }, (_, i) => [...input].filter((ch) => ch.charCodeAt(0) === 97 + i).length);
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: vector }], model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+      return;
+    }
+
     if (behaviour.kind === 'error') {
       res.writeHead(behaviour.status, { 'content-type': behaviour.contentType ?? 'application/json', ...behaviour.headers });
       res.end(behaviour.body);

@@ -16,7 +16,7 @@ export interface BootstrapResult {
   createdAdminKey?: string;
 }
 
-export async function ensureBootstrap(deps: CoreDeps, adminKey?: string): Promise<BootstrapResult> {
+export async function ensureBootstrap(deps: CoreDeps, adminKey?: string, retried = false): Promise<BootstrapResult> {
   const existing = await deps.repos.bootstrap.get();
   if (existing) {
     if (adminKey && !(await deps.repos.apiKeys.getByHash(hashApiKey(adminKey)))) {
@@ -44,8 +44,11 @@ export async function ensureBootstrap(deps: CoreDeps, adminKey?: string): Promis
     },
     owner.record,
   );
-  // Another process won the race: use what it created.
-  if (!created) return ensureBootstrap(deps, adminKey);
+  // Another process won the race: use what it created (once; a second failure is a real fault).
+  if (!created) {
+    if (retried) throw new Error('Bootstrap failed: the table holds a partial organisation without its bootstrap record');
+    return ensureBootstrap(deps, adminKey, true);
+  }
   return { organisationId: orgId, workspaceId: wsId, ...(adminKey ? {} : { createdAdminKey: owner.key }) };
 }
 

@@ -4,10 +4,16 @@
  */
 import * as z from 'zod';
 
-const onOff = z
-  .enum(['ON', 'OFF', 'on', 'off', 'true', 'false', '1', '0'])
-  .optional()
-  .transform((v) => v === undefined || !['OFF', 'off', 'false', '0'].includes(v));
+/** An unset or empty variable counts as absent, so defaults apply (never a silent 0). */
+const blankAsUnset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
+
+const onOff = z.preprocess(
+  (v) => (typeof v === 'string' ? blankAsUnset(v.trim().toUpperCase()) : v),
+  z
+    .enum(['ON', 'OFF', 'TRUE', 'FALSE', '1', '0'])
+    .optional()
+    .transform((v) => v === undefined || !['OFF', 'FALSE', '0'].includes(v)),
+);
 
 const envSchema = z.object({
   TABLE_NAME: z.string().min(1),
@@ -15,8 +21,16 @@ const envSchema = z.object({
   DYNAMODB_ENDPOINT: z.url().optional(),
   AWS_REGION: z.string().min(1).default('us-east-1'),
   GW_TRUSTED_CUSTOM_HOSTS: z.string().optional(),
+  /** Blob storage: an S3 bucket in AWS, else a directory (local runtime). */
+  BLOB_BUCKET: z.string().min(1).optional(),
+  GW_BLOB_DIR: z.string().min(1).optional(),
+  LOG_LEVEL: z
+    .string()
+    .optional()
+    .transform((v) => v?.toUpperCase())
+    .pipe(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('WARN')),
   /** Seconds a warm API key is served from the in-process cache before it is re-read. */
-  GW_KEY_CACHE_TTL_SECONDS: z.coerce.number().int().min(0).max(300).default(10),
+  GW_KEY_CACHE_TTL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(300).default(10)),
   GUARDRAILS_ENABLED: onOff,
   API_ACCESS_ENABLED: onOff,
   DATA_EXPORTS_ENABLED: onOff,
@@ -24,8 +38,8 @@ const envSchema = z.object({
   AUDIT_LOGS_ENABLED: onOff,
   SCIM_ENABLED: onOff,
   POLICY_ENABLED: onOff,
-  LOG_RETENTION_DISPLAY: z.coerce.number().int().min(1).default(90),
-  METRICS_RETENTION_DISPLAY: z.coerce.number().int().min(1).default(365),
+  LOG_RETENTION_DISPLAY: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(90)),
+  METRICS_RETENTION_DISPLAY: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(365)),
 });
 
 export interface FeatureFlags {
@@ -43,7 +57,10 @@ export interface AppConfig {
   dynamodbEndpoint: string | undefined;
   region: string;
   trustedCustomHosts: string | undefined;
+  blobBucket: string | undefined;
+  blobDir: string | undefined;
   keyCacheTtlMs: number;
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   features: FeatureFlags;
   logRetentionDays: number;
   metricsRetentionDays: number;
@@ -65,7 +82,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
     region: e.AWS_REGION,
     trustedCustomHosts: e.GW_TRUSTED_CUSTOM_HOSTS,
+    blobBucket: e.BLOB_BUCKET,
+    blobDir: e.GW_BLOB_DIR,
     keyCacheTtlMs: e.GW_KEY_CACHE_TTL_SECONDS * 1000,
+    logLevel: e.LOG_LEVEL,
     features: {
       guardrails: e.GUARDRAILS_ENABLED,
       apiAccess: e.API_ACCESS_ENABLED,

@@ -14,6 +14,13 @@ import { createRepositories, type Repositories } from './store/repositories.ts';
 import { UpstreamClient } from './gateway/upstream.ts';
 import { SavedConfigCache } from './gateway/routing/saved-configs.ts';
 import { ConfigRepository } from './store/configs.ts';
+import os from 'node:os';
+import path from 'node:path';
+import type { BlobStore } from './ports/blob.ts';
+import { FsBlobStore } from './ports/local/blob-fs.ts';
+import { S3BlobStore } from './ports/aws/blob-s3.ts';
+import { ResponseCache } from './gateway/cache/response-cache.ts';
+import { DynamoVectorIndex, type VectorIndex } from './gateway/cache/semantic.ts';
 
 export interface CoreDeps {
   config: AppConfig;
@@ -25,6 +32,9 @@ export interface CoreDeps {
   logger: Logger;
   /** Saved configs as the gateway reads them (cached). */
   savedConfigs: SavedConfigSource;
+  blobs: BlobStore;
+  responseCache: ResponseCache;
+  vectorIndex: VectorIndex;
 }
 
 /** Reads a saved config for a gateway request, by id or slug, within the caller's workspace. */
@@ -33,11 +43,6 @@ export interface SavedConfigSource {
   /** Drops cached configs after this process changed one. */
   invalidate(): void;
 }
-
-const LEVELS = ['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT'] as const;
-type Level = (typeof LEVELS)[number];
-const logLevel = (raw: string | undefined): Level =>
-  (LEVELS as readonly string[]).includes(raw?.toUpperCase() ?? '') ? (raw?.toUpperCase() as Level) : 'WARN';
 
 export interface DepsOverrides {
   clock?: Clock;
@@ -49,6 +54,9 @@ export function createDeps(config: AppConfig, overrides: DepsOverrides = {}): Co
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint });
   const repos = createRepositories(doc, config.tableName);
   const trustedHosts = TrustedHosts.parse(config.trustedCustomHosts);
+  const blobs: BlobStore = config.blobBucket
+    ? new S3BlobStore({ bucket: config.blobBucket, region: config.region })
+    : new FsBlobStore(config.blobDir ?? path.join(os.tmpdir(), 'gantry-blobs'));
   return {
     config,
     clock,
@@ -57,6 +65,9 @@ export function createDeps(config: AppConfig, overrides: DepsOverrides = {}): Co
     trustedHosts,
     upstream: new UpstreamClient(trustedHosts),
     savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs),
-    logger: overrides.logger ?? new Logger({ serviceName: 'gantry', logLevel: logLevel(process.env.LOG_LEVEL) }),
+    blobs,
+    responseCache: new ResponseCache(repos.table, blobs, clock),
+    vectorIndex: new DynamoVectorIndex(repos.table, clock),
+    logger: overrides.logger ?? new Logger({ serviceName: 'gantry', logLevel: config.logLevel }),
   };
 }

@@ -50,8 +50,19 @@ export function resolveProvider(target: ResolvedTarget, input: CallInput): { pro
   return { provider, path };
 }
 
+/** The body a target's provider receives: the client's, with the target's override_params over it. */
+export function providerBody(input: CallInput, target: ResolvedTarget): Record<string, unknown> {
+  const overrides = target.override_params;
+  return Object.keys(overrides).length ? { ...input.body, ...overrides } : input.body;
+}
+
+/** The provider key for a target: its own `api_key`, else the client's `Authorization: Bearer`. */
+export function bearerKey(headers: Headers): string | undefined {
+  return headers.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+}
+
 export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCaller {
-  const clientKey = input.clientHeaders.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  const clientKey = bearerKey(input.clientHeaders);
   return async (target, signal): Promise<Attempt> => {
     const { provider, path } = resolveProvider(target, input);
     const base = target.custom_host
@@ -73,8 +84,7 @@ export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCa
       if (typeof value === 'string' && value) headers[header] = value;
     }
 
-    const overrides = target.override_params;
-    const body = Object.keys(overrides).length ? JSON.stringify({ ...input.body, ...overrides }) : input.bodyText;
+    const body = Object.keys(target.override_params).length ? JSON.stringify(providerBody(input, target)) : input.bodyText;
     const res = await deps.upstream.send({
       url: new URL(base + path),
       method: 'POST',

@@ -9,7 +9,9 @@ import { asGantryError, toOpenAIBody, ValidationError } from '../http/errors.ts'
 import { jsonResponse, tryParseJson } from '../http/json.ts';
 import type { EndpointType } from '../providers/types.ts';
 import { requireGatewayAccess } from './access.ts';
-import { createTargetCaller } from './call-target.ts';
+import { bearerKey, createTargetCaller, providerBody } from './call-target.ts';
+import { withCache } from './cache/caching-caller.ts';
+import { createEmbedder } from './cache/embedder.ts';
 import { relay } from './respond.ts';
 import { resolveConfig } from './routing/resolve-config.ts';
 import { RoutingExecutor } from './routing/execute.ts';
@@ -49,10 +51,17 @@ export async function handleGatewayRequest(spec: EndpointSpec, req: Request, dep
     const headerTimeoutMs = parseRequestTimeout(req.headers);
     const { config, fromHeaders, headerProvider } = await resolveConfig(req.headers, principal, deps);
 
-    const executor = new RoutingExecutor({
-      clock: deps.clock,
-      call: createTargetCaller(deps, { endpoint: spec.endpoint, bodyText: text, body, clientHeaders: req.headers, headerTimeoutMs, fromHeaders }),
+    const callInput = { endpoint: spec.endpoint, bodyText: text, body, clientHeaders: req.headers, headerTimeoutMs, fromHeaders };
+    const call = withCache(createTargetCaller(deps, callInput), { cache: deps.responseCache, vectors: deps.vectorIndex, clock: deps.clock, logger: deps.logger }, {
+      workspaceId: principal.workspaceId,
+      namespace: req.headers.get('x-gw-cache-namespace') ?? undefined,
+      forceRefresh: req.headers.get('x-gw-cache-force-refresh')?.toLowerCase() === 'true',
+      endpoint: spec.endpoint,
+      requestFor: (target) => providerBody(callInput, target),
+      embedderFor: (target) =>
+        target.cache?.embedding ? createEmbedder(deps, target.cache.embedding, target.api_key ?? bearerKey(req.headers)) : undefined,
     });
+    const executor = new RoutingExecutor({ clock: deps.clock, call });
     const outcome = await executor.execute(config, {
       ctx: { metadata, params: body, url: { pathname: new URL(req.url).pathname } },
       ...(headerProvider ? { base: { provider: headerProvider } } : {}),
@@ -61,6 +70,7 @@ export async function handleGatewayRequest(spec: EndpointSpec, req: Request, dep
 
     out['x-gw-last-used-option-index'] = outcome.target.path;
     out['x-gw-retry-attempt-count'] = String(outcome.retries);
+    if (outcome.cacheStatus) out['x-gw-cache-status'] = outcome.cacheStatus;
     if (outcome.target.provider) out['x-gw-provider'] = outcome.target.provider;
     if (!outcome.body) {
       const e = outcome.error ?? asGantryError(undefined);

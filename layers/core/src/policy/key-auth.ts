@@ -34,6 +34,8 @@ export class KeyAuthenticator {
   readonly #negativeTtl: number;
   readonly #maxEntries: number;
   readonly #cache = new Map<string, Entry>();
+  /** Bumped by every invalidate: a read that started before it must not be cached. */
+  #generation = 0;
 
   constructor(repo: ApiKeyRepository, clock: Clock, opts: KeyAuthOptions) {
     this.#repo = repo;
@@ -55,21 +57,29 @@ export class KeyAuthenticator {
     if (!entry || (!fresh && (age >= this.#maxStale || !entry.record))) {
       entry = await this.#load(hash);
     } else if (!fresh && !entry.refreshing) {
-      entry.refreshing = true;
-      this.#load(hash).catch(() => {
-        if (entry) entry.refreshing = false;
-      });
+      const stale = entry;
+      stale.refreshing = true;
+      // A failed or discarded refresh leaves the stale entry in place: let the next request retry.
+      this.#load(hash)
+        .catch(() => undefined)
+        .then(() => {
+          stale.refreshing = false;
+        });
     }
     return this.#check(entry, now);
   }
 
   invalidate(hash: string): void {
+    this.#generation++;
     this.#cache.delete(hash);
   }
 
   async #load(hash: string): Promise<Entry> {
+    const generation = this.#generation;
     const record = await this.#repo.getByHash(hash);
     const entry: Entry = { record, principal: record && toPrincipal(record), fetchedAt: this.#clock.now(), refreshing: false };
+    // An invalidate ran while we read: what we read may predate it, so serve it once, cache nothing.
+    if (generation !== this.#generation) return entry;
     if (this.#cache.size >= this.#maxEntries) {
       const oldest = this.#cache.keys().next();
       if (!oldest.done) this.#cache.delete(oldest.value);

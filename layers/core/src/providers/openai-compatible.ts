@@ -3,6 +3,7 @@ import type { EndpointType, ProviderDefinition } from './types.ts';
 
 export const OPENAI_ENDPOINTS: Readonly<Record<EndpointType, string>> = {
   chatComplete: '/chat/completions',
+  embed: '/embeddings',
 };
 
 export function openAICompatible(

@@ -1,6 +1,6 @@
 /** A provider is data: where it lives, how it authenticates, which endpoints it serves. */
 
-export type EndpointType = 'chatComplete';
+export type EndpointType = 'chatComplete' | 'embed';
 
 /** How the provider expects its key. */
 export type ProviderAuth =

@@ -19,6 +19,7 @@ export async function ensureTable(client: DynamoDBClient, tableName: string, dec
   } catch (err) {
     if (!(err instanceof Error) || err.name !== 'ResourceNotFoundException') throw err;
   }
+  let createdHere = true;
   try {
     await client.send(
       new CreateTableCommand({
@@ -42,8 +43,11 @@ export async function ensureTable(client: DynamoDBClient, tableName: string, dec
   } catch (err) {
     // Another process created it between our describe and create.
     if (!(err instanceof ResourceInUseException)) throw err;
+    createdHere = false;
   }
   await waitUntilTableExists({ client, maxWaitTime: 60 }, { TableName: tableName });
+  // Only the creator turns TTL on: a second UpdateTimeToLive fails with "TimeToLive is already enabled".
+  if (!createdHere) return;
   await client.send(
     new UpdateTimeToLiveCommand({
       TableName: tableName,

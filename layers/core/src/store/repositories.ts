@@ -132,8 +132,9 @@ export class ApiKeyRepository {
     return this.#t.get(ApiKey, { pk: `ORG#${orgId}`, sk: `APIKEY#${id}` }, true);
   }
 
+  /** Consistent: a key deleted a moment ago must not be read back into a cache. */
   getByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    return this.#t.get(ApiKeyByHash, { pk: `KEYHASH#${hash}`, sk: 'KEYHASH' });
+    return this.#t.get(ApiKeyByHash, { pk: `KEYHASH#${hash}`, sk: 'KEYHASH' }, true);
   }
 
   /** Keys of the organisation, oldest first; optionally only one workspace's. */

@@ -28,6 +28,8 @@ export interface Attempt {
   body?: Readable;
   /** Provider-side failure (unreachable, timed out) expressed as a status. */
   error?: GantryError;
+  /** Set when the response cache took part: HIT, MISS, SEMANTIC HIT ... */
+  cacheStatus?: string;
 }
 
 /** Calls one resolved target once. Throws a GantryError for gateway-side problems. */

@@ -1,0 +1,39 @@
+/** Embeds text for the semantic cache through an OpenAI-compatible embeddings endpoint. */
+import { findProvider } from '../../providers/registry.ts';
+import { parseOutboundUrl, type TrustedHosts } from '../../security/ssrf.ts';
+import type { UpstreamClient } from '../upstream.ts';
+import type { CacheSettings } from '../routing/types.ts';
+import type { Embedder } from './semantic.ts';
+
+export interface EmbedderDeps {
+  upstream: UpstreamClient;
+  trustedHosts: TrustedHosts;
+}
+
+const EMBED_TIMEOUT_MS = 10_000;
+
+export function createEmbedder(deps: EmbedderDeps, settings: NonNullable<CacheSettings['embedding']>, fallbackKey: string | undefined): Embedder | undefined {
+  const provider = findProvider(settings.provider);
+  const path = provider?.endpoints.embed;
+  if (!provider || !path) return undefined;
+  const base = settings.custom_host
+    ? parseOutboundUrl(settings.custom_host, 'cache.embedding.custom_host', deps.trustedHosts).href.replace(/\/+$/, '')
+    : provider.baseUrl;
+  const key = settings.api_key ?? fallbackKey;
+  return async (text) => {
+    const res = await deps.upstream.send({
+      url: new URL(base + path),
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...(key ? { authorization: `Bearer ${key}` } : {}) },
+      body: JSON.stringify({ model: settings.model, input: text }),
+      timeoutMs: EMBED_TIMEOUT_MS,
+    });
+    const chunks: Buffer[] = [];
+    for await (const c of res.body as AsyncIterable<Buffer>) chunks.push(c);
+    if (res.status !== 200) throw new Error(`embedding provider answered ${res.status}`);
+    const json = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: Array<{ embedding?: number[] }> };
+    const vector = json.data?.[0]?.embedding;
+    if (!Array.isArray(vector) || vector.length === 0) throw new Error('embedding provider returned no vector');
+    return Float32Array.from(vector);
+  };
+}

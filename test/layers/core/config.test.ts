@@ -1,0 +1,125 @@
+/** Reading the configuration from the environment: defaults, flags, and failures naming the variable. */
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, type AppConfig } from '../../../layers/core/src/config.ts';
+
+const BASE = { TABLE_NAME: 'gantry' };
+
+function failure(env: Record<string, string | undefined>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ConfigError);
+    return err as ConfigError;
+  }
+  throw new Error('loadConfig accepted the environment');
+}
+
+describe('loadConfig', () => {
+  it('fills in the defaults when only the table is named', () => {
+    expect(loadConfig(BASE)).toEqual<AppConfig>({
+      tableName: 'gantry',
+      dynamodbEndpoint: undefined,
+      region: 'us-east-1',
+      trustedCustomHosts: undefined,
+      blobBucket: undefined,
+      blobDir: undefined,
+      keyCacheTtlMs: 10_000,
+      logLevel: 'WARN',
+      features: {
+        guardrails: true,
+        apiAccess: true,
+        dataExports: true,
+        usageLimits: true,
+        auditLogs: true,
+        scim: true,
+        policy: true,
+      },
+      logRetentionDays: 90,
+      metricsRetentionDays: 365,
+    });
+  });
+
+  it('reads every variable it knows', () => {
+    const config = loadConfig({
+      TABLE_NAME: 't',
+      DYNAMODB_ENDPOINT: 'http://127.0.0.1:8000',
+      AWS_REGION: 'eu-west-1',
+      GW_TRUSTED_CUSTOM_HOSTS: 'localhost,10.0.0.0/8',
+      GW_KEY_CACHE_TTL_SECONDS: '30',
+      LOG_RETENTION_DISPLAY: '30',
+      METRICS_RETENTION_DISPLAY: '400',
+    });
+    expect(config).toMatchObject({
+      tableName: 't',
+      dynamodbEndpoint: 'http://127.0.0.1:8000',
+      region: 'eu-west-1',
+      trustedCustomHosts: 'localhost,10.0.0.0/8',
+      keyCacheTtlMs: 30_000,
+      logRetentionDays: 30,
+      metricsRetentionDays: 400,
+    });
+  });
+
+  it('ignores variables it does not know', () => {
+    expect(loadConfig({ ...BASE, PATH: '/usr/bin', LOG_LEVEL: 'DEBUG' }).tableName).toBe('gantry');
+  });
+
+  it('accepts the cache TTL bounds 0 and 300 seconds', () => {
+    expect(loadConfig({ ...BASE, GW_KEY_CACHE_TTL_SECONDS: '0' }).keyCacheTtlMs).toBe(0);
+    expect(loadConfig({ ...BASE, GW_KEY_CACHE_TTL_SECONDS: '300' }).keyCacheTtlMs).toBe(300_000);
+  });
+
+  const FLAGS = [
+    ['GUARDRAILS_ENABLED', 'guardrails'],
+    ['API_ACCESS_ENABLED', 'apiAccess'],
+    ['DATA_EXPORTS_ENABLED', 'dataExports'],
+    ['USAGE_LIMITS_ENABLED', 'usageLimits'],
+    ['AUDIT_LOGS_ENABLED', 'auditLogs'],
+    ['SCIM_ENABLED', 'scim'],
+    ['POLICY_ENABLED', 'policy'],
+  ] as const;
+
+  describe.each(FLAGS)('%s', (variable, flag) => {
+    it.each(['OFF', 'off', 'false', '0'])('is off for %s, and only that flag', (value) => {
+      const { features } = loadConfig({ ...BASE, [variable]: value });
+      expect(features[flag]).toBe(false);
+      for (const [, other] of FLAGS) if (other !== flag) expect(features[other]).toBe(true);
+    });
+
+    it.each(['ON', 'on', 'true', '1'])('is on for %s', (value) => {
+      expect(loadConfig({ ...BASE, [variable]: value }).features[flag]).toBe(true);
+    });
+
+    it('fails naming the variable for a value that is neither on nor off', () => {
+      expect(failure({ ...BASE, [variable]: 'maybe' }).message).toContain(variable);
+    });
+  });
+
+  it('fails naming TABLE_NAME when it is missing or empty', () => {
+    for (const env of [{}, { TABLE_NAME: '' }]) {
+      const err = failure(env);
+      expect(err.name).toBe('ConfigError');
+      expect(err.message).toContain('TABLE_NAME');
+    }
+  });
+
+  it.each([
+    ['GW_KEY_CACHE_TTL_SECONDS', 'ten'],
+    ['GW_KEY_CACHE_TTL_SECONDS', '-1'],
+    ['GW_KEY_CACHE_TTL_SECONDS', '301'],
+    ['GW_KEY_CACHE_TTL_SECONDS', '1.5'],
+    ['LOG_RETENTION_DISPLAY', '0'],
+    ['LOG_RETENTION_DISPLAY', 'forever'],
+    ['METRICS_RETENTION_DISPLAY', '7.5'],
+    ['DYNAMODB_ENDPOINT', 'not a url'],
+  ])('fails naming %s for %j', (variable, value) => {
+    const err = failure({ ...BASE, [variable]: value });
+    expect(err.message).toContain(variable);
+    expect(err.message).not.toContain('TABLE_NAME');
+  });
+
+  it('names every bad variable at once', () => {
+    const err = failure({ GW_KEY_CACHE_TTL_SECONDS: 'x', SCIM_ENABLED: 'nope' });
+    for (const v of ['TABLE_NAME', 'GW_KEY_CACHE_TTL_SECONDS', 'SCIM_ENABLED']) expect(err.message).toContain(v);
+  });
+});
