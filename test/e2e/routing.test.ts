@@ -297,4 +297,70 @@ describe.each(['direct', 'lambda'] as const)('routing (%s mode)', (mode) => {
       expect((r.json.errors as Array<{ path: string }>).map((e) => e.path)).toContain('config.targets');
     });
   });
+
+  describe('API key defaults', () => {
+    it('uses the key pinned config, refuses overrides when told to, and blocks deleting a pinned config', async () => {
+      const made = await gw.admin('POST', '/v1/configs', { name: 'Pinned', workspace_id: 'default', config: target(c) });
+      const slug = (made.json as { slug: string }).slug;
+      const created = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+        name: 'pinned',
+        workspace_id: 'default',
+        scopes: ['completions.write'],
+        defaults: { config_id: slug, allow_config_override: false, metadata: { team: 'search' } },
+      });
+      expect(created.status).toBe(200);
+      const pinnedKey = (created.json as { key: string }).key;
+      const res = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'x-gw-api-key': pinnedKey, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'm', messages: MSG }),
+      });
+      expect(res.status).toBe(200);
+      expect(c.received).toHaveLength(1);
+
+      const override = await fetch(`${gw.url}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { 'x-gw-api-key': pinnedKey, 'content-type': 'application/json', 'x-gw-config': JSON.stringify(target(a)) },
+        body: JSON.stringify({ model: 'm', messages: MSG }),
+      });
+      expect(override.status).toBe(403);
+      expect(a.received).toHaveLength(0);
+
+      const blocked = await gw.admin('DELETE', `/v1/configs/${slug}`);
+      expect(blocked.status).toBe(409);
+      expect(blocked.json.errorCode).toBe('AB07');
+
+      const id = (created.json as { id: string }).id;
+      expect((await gw.admin('PUT', `/v1/api-keys/${id}`, { defaults: null })).status).toBe(200);
+      expect((await gw.admin('DELETE', `/v1/configs/${slug}`)).status).toBe(200);
+    });
+
+    it('routes on the key default metadata, request metadata winning', async () => {
+      const created = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+        name: 'meta', workspace_id: 'default', scopes: ['completions.write'], defaults: { metadata: { tier: 'gold' } },
+      });
+      const metaKey = (created.json as { key: string }).key;
+      const config = {
+        strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.tier': 'gold' }, then: 'gold' }], default: 'other' },
+        targets: [target(a, { name: 'gold' }), target(b, { name: 'other' })],
+      };
+      const send = (headers: Record<string, string>) =>
+        fetch(`${gw.url}/v1/chat/completions`, {
+          method: 'POST',
+          headers: { 'x-gw-api-key': metaKey, 'content-type': 'application/json', 'x-gw-config': JSON.stringify(config), ...headers },
+          body: JSON.stringify({ model: 'm', messages: MSG }),
+        });
+      expect((await send({})).headers.get('x-gw-last-used-option-index')).toBe('config.targets[0]');
+      const overridden = await send({ 'x-gw-metadata': JSON.stringify({ tier: 'bronze' }) });
+      expect(overridden.headers.get('x-gw-last-used-option-index')).toBe('config.targets[1]');
+    });
+
+    it('refuses a default config that does not exist, naming defaults.config_id', async () => {
+      const r = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+        name: 'x', workspace_id: 'default', scopes: ['completions.write'], defaults: { config_id: 'pc-nope' },
+      });
+      expect(r.status).toBe(400);
+      expect((r.json.errors as Array<{ path: string }>)[0]?.path).toBe('defaults.config_id');
+    });
+  });
 });

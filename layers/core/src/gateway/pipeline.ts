@@ -47,7 +47,8 @@ export async function handleGatewayRequest(spec: EndpointSpec, req: Request, dep
     }
     spec.validate(json.value);
     const body = json.value as Record<string, unknown>;
-    const metadata = parseMetadata(req.headers);
+    // The key's default metadata, with the request's own values winning.
+    const metadata = { ...principal.defaults?.metadata, ...parseMetadata(req.headers) };
     const headerTimeoutMs = parseRequestTimeout(req.headers);
     const { config, fromHeaders, headerProvider } = await resolveConfig(req.headers, principal, deps);
 

@@ -149,9 +149,12 @@ export function toAdminBody(err: GantryError): AdminErrorBody {
 }
 
 export interface OpenAIErrorBody {
-  error: { message: string; type: string; param: string | null; code: string | null };
+  error: { message: string; type: string; param: string | null; code: string | null; errors?: FieldProblem[] };
 }
 
+/** OpenAI's shape; several problems are also listed one by one in `errors` (clients ignore it). */
 export function toOpenAIBody(err: GantryError): OpenAIErrorBody {
-  return { error: { message: err.message, type: err.type, param: err.param, code: err.openaiCode } };
+  const body: OpenAIErrorBody = { error: { message: err.message, type: err.type, param: err.param, code: err.openaiCode } };
+  if (err.problems.length > 1) body.error.errors = err.problems;
+  return body;
 }

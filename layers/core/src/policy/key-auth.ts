@@ -108,5 +108,6 @@ export function toPrincipal(r: ApiKeyRecord): Principal {
     keyType: r.type,
     owner: r.owner,
     scopes: new Set(r.scopes),
+    defaults: r.defaults ?? null,
   };
 }

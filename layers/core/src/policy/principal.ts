@@ -1,5 +1,5 @@
 /** Who is calling: resolved from an API key (and, later, a JWT). */
-import type { ApiKeyType } from '../store/entities.ts';
+import type { ApiKeyDefaults, ApiKeyType } from '../store/entities.ts';
 
 export interface Principal {
   keyId: string;
@@ -11,6 +11,8 @@ export interface Principal {
   /** Organisation owner (the bootstrap key). */
   owner: boolean;
   scopes: ReadonlySet<string>;
+  /** Defaults the key applies to gateway requests (pinned config, metadata). */
+  defaults: ApiKeyDefaults | null;
 }
 
 export const isOrganisationPrincipal = (p: Principal): boolean => p.keyType === 'organisation-service';

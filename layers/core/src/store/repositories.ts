@@ -7,7 +7,7 @@ import {
   type DynamoDBDocumentClient,
   type QueryCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { ConflictError } from '../http/errors.ts';
+import { ConflictError, NotFoundError } from '../http/errors.ts';
 import type { Entity, Item, ItemKey } from './entity.ts';
 import {
   ApiKey,
@@ -153,6 +153,19 @@ export class ApiKeyRepository {
         ConsistentRead: true,
       })
       .then((keys) => keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)));
+  }
+
+  /** Saves a changed key: the record and its hash copy together, only if the key still exists. */
+  async update(key: ApiKeyRecord): Promise<void> {
+    const put = (item: Record<string, unknown>) => ({
+      Put: { TableName: this.#t.tableName, Item: item, ConditionExpression: 'attribute_exists(pk)' },
+    });
+    try {
+      await this.#t.doc.send(new TransactWriteCommand({ TransactItems: [put(ApiKey.toItem(key)), put(ApiKeyByHash.toItem(key))] }));
+    } catch (err) {
+      if (isCancelled(err)) throw new NotFoundError(`API key ${key.id} not found`);
+      throw err;
+    }
   }
 
   /** Deletes the record and its hash copy together. */

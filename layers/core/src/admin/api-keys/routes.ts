@@ -2,7 +2,7 @@
 import type { ApiKeyType } from '../../store/entities.ts';
 import { page, parsePaging } from '../pagination.ts';
 import { parseWith, type AdminRoute } from '../route.ts';
-import { createApiKeySchema } from './schema.ts';
+import { createApiKeySchema, updateApiKeySchema } from './schema.ts';
 import { ApiKeyService, toView } from './service.ts';
 
 const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({
@@ -31,6 +31,15 @@ export const apiKeyRoutes: readonly AdminRoute[] = [
     path: '/v1/api-keys/:id',
     scope: 'api_keys.read',
     handler: async (ctx) => toView(await new ApiKeyService(ctx.deps).get(ctx.principal, ctx.params.id ?? '')),
+  },
+  {
+    method: 'PUT',
+    path: '/v1/api-keys/:id',
+    scope: 'api_keys.update',
+    handler: async (ctx) => {
+      await new ApiKeyService(ctx.deps).update(ctx.principal, ctx.params.id ?? '', parseWith(updateApiKeySchema, await ctx.body()));
+      return {};
+    },
   },
   {
     method: 'DELETE',

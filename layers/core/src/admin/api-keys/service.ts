@@ -5,8 +5,9 @@ import { ForbiddenError, NotFoundError, ValidationError, type FieldProblem } fro
 import { generateApiKey, hashApiKey, maskApiKey } from '../../policy/api-key-secret.ts';
 import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
 import { ORGANISATION_ONLY_SCOPES, type Scope } from '../../policy/scopes.ts';
-import type { ApiKeyRecord, ApiKeyType } from '../../store/entities.ts';
-import type { CreateApiKeyBody } from './schema.ts';
+import type { ApiKeyDefaults, ApiKeyRecord, ApiKeyType } from '../../store/entities.ts';
+import { ConfigRepository } from '../../store/configs.ts';
+import type { CreateApiKeyBody, UpdateApiKeyBody } from './schema.ts';
 
 export interface ApiKeyView {
   object: 'api-key';
@@ -27,6 +28,7 @@ export interface ApiKeyView {
   created_by: string | null;
   last_updated_by: string | null;
   last_reset_at: string | null;
+  defaults: ApiKeyDefaults | null;
 }
 
 export function toView(r: ApiKeyRecord): ApiKeyView {
@@ -48,6 +50,7 @@ export function toView(r: ApiKeyRecord): ApiKeyView {
     created_by: r.created_by,
     last_updated_by: r.last_updated_by,
     last_reset_at: r.last_reset_at,
+    defaults: r.defaults ?? null,
   };
 }
 
@@ -126,6 +129,7 @@ export class ApiKeyService {
       if (missing.length) throw new ForbiddenError(`Cannot grant scopes this API key does not hold: ${missing.join(', ')}`);
     }
 
+    const defaults = await this.#checkDefaults(caller, workspaceId, body.defaults ?? null);
     const { record, key } = newKeyRecord(
       {
         organisation_id: caller.organisationId,
@@ -141,8 +145,54 @@ export class ApiKeyService {
       },
       this.#deps.clock.now(),
     );
+    if (defaults) record.defaults = defaults;
     await this.#deps.repos.apiKeys.create(record);
     return { id: record.id, key, object: 'api-key' };
+  }
+
+  /** A pinned config must exist in the key's workspace (or, for organisation keys, the organisation). */
+  async #checkDefaults(caller: Principal, workspaceId: string | null, defaults: ApiKeyDefaults | null): Promise<ApiKeyDefaults | null> {
+    if (!defaults?.config_id) return defaults;
+    const config = await new ConfigRepository(this.#deps.repos.table).resolve(caller.organisationId, defaults.config_id);
+    if (!config || (workspaceId !== null && config.workspace_id !== workspaceId)) {
+      throw ValidationError.field('defaults.config_id', `no config "${defaults.config_id}" in the key's workspace`);
+    }
+    return defaults;
+  }
+
+  async update(caller: Principal, id: string, body: UpdateApiKeyBody): Promise<void> {
+    const record = await this.get(caller, id);
+    if (record.type === 'organisation-service' && !isOrganisationPrincipal(caller)) {
+      throw new ForbiddenError('Only organisation keys may change organisation keys');
+    }
+    const problems: FieldProblem[] = [];
+    if (record.workspace_id !== null) {
+      body.scopes?.forEach((s, i) => {
+        if (ORGANISATION_ONLY_SCOPES.has(s as Scope)) {
+          problems.push({ path: `scopes[${i}]`, message: `${s} is an organisation scope and cannot be given to a workspace key` });
+        }
+      });
+    }
+    if (body.expires_at && Date.parse(body.expires_at) <= this.#deps.clock.now()) {
+      problems.push({ path: 'expires_at', message: 'must be in the future' });
+    }
+    if (problems.length) throw new ValidationError(problems);
+    if (body.scopes && !caller.owner) {
+      const missing = body.scopes.filter((s) => !caller.scopes.has(s));
+      if (missing.length) throw new ForbiddenError(`Cannot grant scopes this API key does not hold: ${missing.join(', ')}`);
+    }
+    const next: ApiKeyRecord = {
+      ...record,
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.description !== undefined ? { description: body.description } : {}),
+      ...(body.scopes !== undefined ? { scopes: [...new Set(body.scopes)] } : {}),
+      ...(body.expires_at !== undefined ? { expires_at: body.expires_at } : {}),
+      ...(body.defaults !== undefined ? { defaults: await this.#checkDefaults(caller, record.workspace_id, body.defaults) } : {}),
+      last_updated_at: new Date(this.#deps.clock.now()).toISOString(),
+      last_updated_by: caller.keyId,
+    };
+    await this.#deps.repos.apiKeys.update(next);
+    this.#deps.keyAuth.invalidate(record.key_hash);
   }
 
   /** A key the caller may see, or 404 (never 403, so ids of other workspaces do not leak). */

@@ -3,7 +3,7 @@
  * the key's default config, else a single target built from `x-gw-provider` / `x-gw-custom-host`.
  */
 import type { CoreDeps } from '../../deps.ts';
-import { ValidationError } from '../../http/errors.ts';
+import { ForbiddenError, ValidationError } from '../../http/errors.ts';
 import type { Principal } from '../../policy/principal.ts';
 import type { ConfigNode } from './types.ts';
 import { parseConfigHeader } from './validate.ts';
@@ -17,12 +17,23 @@ export interface ResolvedConfig {
 }
 
 export async function resolveConfig(headers: Headers, principal: Principal, deps: CoreDeps): Promise<ResolvedConfig> {
-  const raw = headers.get('x-gw-config')?.trim();
+  const sent = headers.get('x-gw-config')?.trim();
+  const pinned = principal.defaults?.config_id;
+  if (sent && pinned && principal.defaults?.allow_config_override === false) {
+    throw new ForbiddenError('This API key pins its config and does not allow x-gw-config overrides', { param: 'x-gw-config' });
+  }
+  const raw = sent || pinned;
   const provider = headers.get('x-gw-provider') ?? undefined;
   if (raw) {
     const headerProvider = provider ? { headerProvider: provider } : {};
     if (raw.startsWith('{')) {
-      return { config: parseConfigHeader(raw, { requestProvider: provider !== undefined }), fromHeaders: false, ...headerProvider };
+      try {
+        return { config: parseConfigHeader(raw, { requestProvider: provider !== undefined }), fromHeaders: false, ...headerProvider };
+      } catch (err) {
+        // Config problems carry the admin code AB01 and every path, also on the gateway.
+        if (err instanceof ValidationError) throw new ValidationError(err.problems, { param: 'x-gw-config', openaiCode: 'AB01' });
+        throw err;
+      }
     }
     const saved = await deps.savedConfigs.forGateway(principal, raw);
     if (!saved) throw ValidationError.field('x-gw-config', `no saved config "${raw}" in this workspace`);
