@@ -33,6 +33,7 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
   const api = new ApiStack(app, 'Gantry-Api', {
     description: 'Gantry: REST API, gateway and admin functions',
     table: data.table,
+    blobs: data.blobs,
   });
   if (props.nag ?? true) {
     // cdk-nag 3 runs as CDK policy-validation plugins (not Aspects) and fails synth on findings.

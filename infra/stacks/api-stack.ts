@@ -18,7 +18,8 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
-import { grantItemAccess } from './data-stack.ts';
+import { grantItemAccess, grantObjectAccess } from './data-stack.ts';
+import type { IBucket } from 'aws-cdk-lib/aws-s3';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 const LOCK_FILE = `${ROOT}package-lock.json`;
@@ -54,6 +55,7 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
 
 export interface ApiStackProps extends StackProps {
   readonly table: ITable;
+  readonly blobs: IBucket;
   /** Steady-state requests per second for the whole stage, before API Gateway answers 429. */
   readonly throttlingRateLimit?: number;
   /** Burst bucket size for the whole stage. */
@@ -66,6 +68,7 @@ interface FunctionSpec {
   readonly memorySize: number;
   readonly timeout: Duration;
   readonly table: ITable;
+  readonly blobs: IBucket;
 }
 
 /** The REST API with the gateway function (streamed) and the admin function (buffered). */
@@ -84,6 +87,7 @@ export class ApiStack extends Stack {
       // Matches the streamed integration: a long completion may run for the full 15 minutes.
       timeout: Duration.minutes(15),
       table: props.table,
+      blobs: props.blobs,
     });
     this.admin = this.nodeFunction('Admin', {
       entry: ADMIN_ENTRY,
@@ -91,11 +95,14 @@ export class ApiStack extends Stack {
       memorySize: 512,
       timeout: Duration.seconds(30),
       table: props.table,
+      blobs: props.blobs,
     });
     // The gateway reads keys and configs and writes health probes and limit counters; the admin
     // function manages every entity. Both get item actions only, on the table and its indexes.
     grantItemAccess(props.table, this.gateway);
     grantItemAccess(props.table, this.admin);
+    grantObjectAccess(props.blobs, this.gateway);
+    grantObjectAccess(props.blobs, this.admin);
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.ONE_MONTH });
     this.api = new RestApi(this, 'Api', {
@@ -167,6 +174,7 @@ export class ApiStack extends Stack {
       tracing: Tracing.ACTIVE,
       environment: {
         TABLE_NAME: spec.table.tableName,
+        BLOB_BUCKET: spec.blobs.bucketName,
         POWERTOOLS_SERVICE_NAME: spec.service,
       },
       bundling: {
@@ -181,10 +189,17 @@ export class ApiStack extends Stack {
       },
     });
 
-    Validations.of(role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions.',
-    });
+    Validations.of(role).acknowledge(
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions.',
+      },
+      {
+        // cdk-nag names the resource by the cross-stack export of the bucket ARN (stable for Gantry-Data/Blobs).
+        id: 'AwsSolutions-IAM5[Resource::Gantry-Data:ExportsOutputFnGetAttBlobsF0F01DC6Arn220BCD82/*]',
+        reason: 'Object keys are generated at run time (cache/<hash>, files/<id>); access is limited to get, put and delete of objects in the one bucket.',
+      },
+    );
     // Invoked synchronously by API Gateway only: failures go back to the caller, so there is no
     // asynchronous event to dead-letter or redirect.
     Validations.of(fn).acknowledge(

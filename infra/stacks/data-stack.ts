@@ -1,4 +1,5 @@
-import { RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
 import type { Construct } from 'constructs';
@@ -48,9 +49,26 @@ export interface DataStackProps extends StackProps {
   readonly declaration?: TableDeclaration;
 }
 
-/** The single DynamoDB table, built from the same declaration DynamoDB Local is created from. */
+/** Objects under `cache/` (large cached responses) outlive no cache entry by more than this. */
+export const CACHE_OBJECT_DAYS = 31;
+
+/**
+ * Grants object read, write and delete under the bucket (no listing, no bucket configuration).
+ */
+export function grantObjectAccess(bucket: IBucket, grantee: IGrantable): Grant {
+  const grant = Grant.addToPrincipal({
+    grantee,
+    actions: ['s3:GetObject', 's3:PutObject', 's3:DeleteObject'],
+    resourceArns: [bucket.arnForObjects('*')],
+  });
+  return grant;
+}
+
+/** The single DynamoDB table, built from the same declaration DynamoDB Local is created from, and the blob bucket. */
 export class DataStack extends Stack {
   readonly table: Table;
+  /** Large bodies: cached responses, files, batch input and output, log exports. */
+  readonly blobs: Bucket;
 
   constructor(scope: Construct, id: string, props: DataStackProps = {}) {
     super(scope, id, props);
@@ -74,5 +92,18 @@ export class DataStack extends Stack {
         projectionType: ProjectionType.ALL,
       });
     }
+
+    this.blobs = new Bucket(this, 'Blobs', {
+      encryption: BucketEncryption.S3_MANAGED,
+      blockPublicAccess: BlockPublicAccess.BLOCK_ALL,
+      enforceSSL: true,
+      removalPolicy: RemovalPolicy.RETAIN,
+      // DynamoDB's TTL removes cache entries but not their bodies here: expire those on their own.
+      lifecycleRules: [{ id: 'expire-cache-bodies', prefix: 'cache/', expiration: Duration.days(CACHE_OBJECT_DAYS) }],
+    });
+    Validations.of(this.blobs).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'Object access is through the functions only, which log every request; server access logs would mostly record those calls again.',
+    });
   }
 }

@@ -166,7 +166,7 @@ describe('ApiStack', () => {
     template.hasOutput('ApiUrl', { Value: Match.anyValue() });
   });
 
-  it('gives the function roles DynamoDB item actions on the table and its indexes only', () => {
+  it('gives the function roles DynamoDB item actions, blob object access and nothing more', () => {
     const roles = template.findResources('AWS::IAM::Role');
     const policies = template.findResources('AWS::IAM::Policy');
     const tableId = logicalId(gantry.data.table);
@@ -198,6 +198,12 @@ describe('ApiStack', () => {
         if (actions.every((a) => a.startsWith('logs:'))) {
           expect(actions).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
           expect(s.Resource).toEqual({ 'Fn::GetAtt': [logGroup, 'Arn'] });
+        } else if (actions.every((a) => a.startsWith('s3:'))) {
+          // Objects of the blob bucket only: no listing, no bucket configuration.
+          expect(actions).toEqual(['s3:DeleteObject', 's3:GetObject', 's3:PutObject']);
+          const resource = JSON.stringify(s.Resource);
+          expect(resource).toContain(logicalId(gantry.data.blobs));
+          expect(resource).toContain('/*');
         } else {
           // Only X-Ray, which has no resource-level permissions, may use a wildcard resource.
           expect(actions).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);

@@ -2,7 +2,7 @@ import { App, Stack } from 'aws-cdk-lib';
 import { Match, Template } from 'aws-cdk-lib/assertions';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { DataStack, grantItemAccess, ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
+import { CACHE_OBJECT_DAYS, DataStack, grantItemAccess, ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
 import { TABLE, keyAttributes, type TableDeclaration } from '../../layers/core/src/store/table.ts';
 
 const TYPE_NAMES = { S: 'S', N: 'N', B: 'B' } as const;
@@ -23,6 +23,18 @@ describe('DataStack', () => {
 
   it('builds exactly one table', () => {
     template.resourceCountIs('AWS::DynamoDB::Table', 1);
+  });
+
+  it('keeps blobs in a private, encrypted, TLS-only bucket whose cache bodies expire', () => {
+    template.hasResourceProperties('AWS::S3::Bucket', {
+      BucketEncryption: { ServerSideEncryptionConfiguration: [{ ServerSideEncryptionByDefault: { SSEAlgorithm: 'AES256' } }] },
+      PublicAccessBlockConfiguration: { BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true },
+      LifecycleConfiguration: { Rules: [Match.objectLike({ Prefix: 'cache/', ExpirationInDays: CACHE_OBJECT_DAYS, Status: 'Enabled' })] },
+    });
+    template.hasResourceProperties('AWS::S3::BucketPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+    template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
   });
 
   it('takes keys, indexes and TTL from the TABLE declaration', () => {
