@@ -4,6 +4,7 @@ import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp } from '../../layers/core/src/http/app.ts';
+import { fastBodyOf } from '../../layers/core/src/http/bodies.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { eventToRequest, splitHeaders } from '../shared/apigw.ts';
 import { depsFromEnv } from '../shared/deps.ts';
@@ -14,7 +15,8 @@ export function createGatewayHandler(getDeps: () => Promise<CoreDeps>) {
     app ??= createApp(await getDeps(), [gatewayModule]);
     const res = await app.fetch(eventToRequest(event));
     const { headers, cookies } = splitHeaders(res);
-    return { statusCode: res.status, headers, cookies, body: res.body ?? '' };
+    // A provider's answer is piped from its Node stream; everything else is text or a web stream.
+    return { statusCode: res.status, headers, cookies, body: fastBodyOf(res) ?? res.body ?? '' };
   });
 }
 

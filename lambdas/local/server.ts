@@ -6,7 +6,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { createAdaptorServer } from '@hono/node-server';
+import { createNodeListener } from './node-adapter.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
@@ -34,7 +34,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const mode = opts.mode ?? 'direct';
   const server =
     mode === 'direct'
-      ? (createAdaptorServer({ fetch: createApp(opts.deps, [gatewayModule, adminModule]).fetch }) as http.Server)
+      ? http.createServer(createNodeListener(createApp(opts.deps, [gatewayModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err })))
       : http.createServer(await lambdaListener(opts.deps));
   server.keepAliveTimeout = 65_000;
   await new Promise<void>((resolve, reject) => {

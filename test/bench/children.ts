@@ -60,7 +60,7 @@ export async function startNodeChild(
   timeoutMs: number,
   nodeArgs: readonly string[] = [],
 ) {
-  const proc = spawn(process.execPath, [...nodeArgs, path.join(here, script)], {
+  const proc = spawn(process.execPath, [...nodeArgs, path.resolve(here, script)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
   });

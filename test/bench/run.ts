@@ -1,3 +1,4 @@
+import { buildBundle, LOCAL_BUNDLES } from '../../infra/local-build.ts';
 /**
  * `npm run bench`: measures the DESIGN.md performance budgets in one run and prints one JSON
  * document on stdout (progress on stderr). The mock provider, Gantry and the Portkey gateway run as
@@ -103,7 +104,8 @@ async function main(): Promise<void> {
   const gwNodeArgs = (process.env.BENCH_GANTRY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const [mock, gantry, portkeyPort] = await Promise.all([
     startNodeChild('mock', 'mock-provider.ts', { BENCH_STREAM_GAP_MS: String(settings.stream_gap_ms) }, 15_000),
-    startNodeChild('gantry', 'gantry-server.ts', gwEnv, 90_000, gwNodeArgs),
+    // Gantry runs as the same esbuild bundle `npm start` runs (and Lambda runs), not as stripped TypeScript.
+    buildBundle(LOCAL_BUNDLES.bench!).then((file) => startNodeChild('gantry', file, gwEnv, 90_000, gwNodeArgs)),
     freePort(),
   ]);
   const portkey = startPortkey(portkeyPort);

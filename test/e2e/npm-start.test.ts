@@ -8,10 +8,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { buildBundle, LOCAL_BUNDLES } from '../../infra/local-build.ts';
 import { freePort } from '../../lambdas/local/dynamodb-local.ts';
 
-const MAIN = path.resolve('lambdas/local/main.ts');
+let MAIN = '';
 
 interface Started {
   child: ChildProcess;
@@ -45,6 +46,10 @@ const portOpen = (port: number) =>
   });
 
 describe('npm start', () => {
+  // `npm start` builds the bundle, then runs it: so does this test.
+  beforeAll(async () => {
+    MAIN = await buildBundle(LOCAL_BUNDLES.server!);
+  });
   const dataDir = mkdtempSync(path.join(os.tmpdir(), 'gantry-start-'));
   const running: ChildProcess[] = [];
   afterAll(() => {

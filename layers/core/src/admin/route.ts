@@ -9,6 +9,7 @@ import type { CoreDeps } from '../deps.ts';
 import { errorResponse } from '../http/app.ts';
 import { asGantryError, ForbiddenError, ValidationError } from '../http/errors.ts';
 import { jsonResponse, tryParseJson } from '../http/json.ts';
+import { readBodyText } from '../http/bodies.ts';
 import { PARSE_CONTEXT, problemsFromZod } from '../gateway/validate/common.ts';
 import type { Principal } from '../policy/principal.ts';
 import type { Scope } from '../policy/scopes.ts';
@@ -63,7 +64,7 @@ export function mountAdminRoutes(app: Hono, deps: CoreDeps, routes: readonly Adm
           deps,
           request,
           body: async () => {
-            const text = await request.text();
+            const text = await readBodyText(request);
             if (text.trim() === '') return {};
             const parsed = tryParseJson(text);
             if (!parsed.ok) throw ValidationError.field('body', 'must be valid JSON');

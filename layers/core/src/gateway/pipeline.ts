@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../deps.ts';
 import { asGantryError, toOpenAIBody, ValidationError } from '../http/errors.ts';
 import { jsonResponse, tryParseJson } from '../http/json.ts';
+import { readBodyText, type RuntimeBindings } from '../http/bodies.ts';
 import type { EndpointType } from '../providers/types.ts';
 import { requireGatewayAccess } from './access.ts';
 import { bearerKey, createTargetCaller, providerBody } from './call-target.ts';
@@ -33,14 +34,14 @@ function parseMetadata(headers: Headers): Record<string, unknown> {
   return parsed.value as Record<string, unknown>;
 }
 
-export async function handleGatewayRequest(spec: EndpointSpec, req: Request, deps: CoreDeps): Promise<Response> {
+export async function handleGatewayRequest(spec: EndpointSpec, req: Request, deps: CoreDeps, bindings?: RuntimeBindings): Promise<Response> {
   const traceId = req.headers.get('x-gw-trace-id') || randomUUID();
   const out: Record<string, string> = { 'x-gw-trace-id': traceId, 'x-gw-cache-status': 'DISABLED' };
   try {
     const principal = await deps.keyAuth.authenticate(req.headers.get('x-gw-api-key'));
     requireGatewayAccess(principal);
 
-    const text = await req.text();
+    const text = await readBodyText(req);
     const json = tryParseJson(text);
     if (!json.ok) {
       throw new ValidationError([{ path: '', message: 'The request body is not valid JSON' }], { param: null, openaiCode: 'invalid_json' });
@@ -66,7 +67,7 @@ export async function handleGatewayRequest(spec: EndpointSpec, req: Request, dep
     const outcome = await executor.execute(config, {
       ctx: { metadata, params: body, url: { pathname: new URL(req.url).pathname } },
       ...(headerProvider ? { base: { provider: headerProvider } } : {}),
-      signal: req.signal,
+      signal: bindings?.clientSignal,
     });
 
     out['x-gw-last-used-option-index'] = outcome.target.path;

@@ -1,5 +1,6 @@
 /** Turning a provider's answer into the gateway's: streamed through, errors in OpenAI's shape. */
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
+import { nodeStreamResponse, textResponse } from '../http/bodies.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import { toOpenAIBody, UpstreamError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
@@ -47,16 +48,16 @@ async function readCapped(body: Readable): Promise<string> {
 export async function relay(up: ProviderAnswer, extraHeaders: Record<string, string>): Promise<Response> {
   const headers = passedHeaders(up, extraHeaders);
   if (up.status < 400) {
-    return new Response(Readable.toWeb(up.body) as ReadableStream<Uint8Array>, { status: up.status, headers });
+    return nodeStreamResponse(up.body, { status: up.status, headers });
   }
   const text = await readCapped(up.body);
   const parsed = tryParseJson(text);
   if (parsed.ok && parsed.value !== null && typeof parsed.value === 'object' && 'error' in parsed.value) {
     headers.set('content-type', 'application/json');
-    return new Response(text, { status: up.status, headers });
+    return textResponse(text, { status: up.status, headers });
   }
   const snippet = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200);
   const err = new UpstreamError(up.status, `The provider answered ${up.status}${snippet ? `: ${snippet}` : ''}`);
   headers.set('content-type', 'application/json');
-  return new Response(JSON.stringify(toOpenAIBody(err)), { status: up.status, headers });
+  return textResponse(JSON.stringify(toOpenAIBody(err)), { status: up.status, headers });
 }

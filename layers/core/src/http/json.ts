@@ -1,8 +1,8 @@
 /** Response helpers shared by every route. */
+import { textResponse } from './bodies.ts';
 
 export function jsonResponse(body: unknown, status = 200, headers?: Record<string, string>): Response {
-  // A fresh headers object every time: the local server's Response adds content-length to it.
-  return new Response(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
+  return textResponse(JSON.stringify(body), { status, headers: { 'content-type': 'application/json', ...headers } });
 }
 
 /** Parses a JSON body, or returns `undefined` when it is not valid JSON. */

@@ -69,6 +69,7 @@ describe('KeyAuthenticator', () => {
       keyType: 'workspace-user',
       owner: false,
       scopes: new Set(['completions.write', 'logs.view']),
+      defaults: null,
     });
   });
 

@@ -1,0 +1,84 @@
+/**
+ * Serves the core on node:http. Lean on purpose (it is the local hot path): the body is read once
+ * into memory and handed to the core without a stream; the client's disconnect is an AbortSignal
+ * in the runtime bindings rather than on the Request (a signal on an undici Request is kept alive
+ * by a finalization registry until a full GC); a provider's answer is piped straight from its
+ * socket to the client's.
+ */
+import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Hono } from 'hono';
+import { fastBodyOf, requestWithBody, type RuntimeBindings } from '../../layers/core/src/http/bodies.ts';
+
+const NO_BODY = new Set(['GET', 'HEAD']);
+
+async function readBody(req: IncomingMessage): Promise<Uint8Array | undefined> {
+  const chunks: Buffer[] = [];
+  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+  if (chunks.length === 0) return undefined;
+  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+function toHeaders(raw: string[]): Headers {
+  const h = new Headers();
+  for (let i = 0; i < raw.length; i += 2) h.append(raw[i] as string, raw[i + 1] as string);
+  return h;
+}
+
+function nodeHeaders(res: Response): Record<string, string | string[]> {
+  const out: Record<string, string | string[]> = {};
+  res.headers.forEach((value, name) => {
+    if (name !== 'set-cookie') out[name] = value;
+  });
+  const cookies = res.headers.getSetCookie();
+  if (cookies.length) out['set-cookie'] = cookies;
+  return out;
+}
+
+/** Writes a core Response to a Node response, using the fastest form of its body available. */
+export async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+  const headers = nodeHeaders(response);
+  const fast = fastBodyOf(response);
+  if (typeof fast === 'string' || fast instanceof Uint8Array) {
+    res.writeHead(response.status, headers);
+    res.end(fast);
+    return;
+  }
+  if (fast) {
+    res.writeHead(response.status, headers);
+    // Stop reading the provider as soon as the client is gone.
+    res.once('close', () => {
+      if (!fast.readableEnded) fast.destroy();
+    });
+    fast.pipe(res);
+    return;
+  }
+  res.writeHead(response.status, headers);
+  if (!response.body) {
+    res.end();
+    return;
+  }
+  for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
+    if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
+  }
+  res.end();
+}
+
+export function createNodeListener(app: Hono, onError: (err: unknown) => void): RequestListener {
+  return (req, res) => {
+    const method = req.method ?? 'GET';
+    const url = `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`;
+    const aborter = new AbortController();
+    res.once('close', () => {
+      if (!res.writableFinished) aborter.abort();
+    });
+    const bindings: RuntimeBindings = { clientSignal: aborter.signal };
+    (NO_BODY.has(method) ? Promise.resolve(undefined) : readBody(req))
+      .then((body) => app.fetch(requestWithBody(url, { method, headers: toHeaders(req.rawHeaders) }, body), bindings))
+      .then((response) => writeResponse(response, res))
+      .catch((err: unknown) => {
+        onError(err);
+        if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
+        res.end();
+      });
+  };
+}

@@ -1,0 +1,77 @@
+/**
+ * Zero-copy body hand-offs between the core and runtime adapters. The core always returns a
+ * standard Response (any adapter can read its body as a web stream), but it also records the
+ * body's original form here, so an adapter that knows Node streams can pipe a provider's answer
+ * straight into its socket, and a body it already read need not go through a stream again.
+ */
+import type { Readable } from 'node:stream';
+
+export type FastBody = Readable | string | Uint8Array;
+
+const responseBodies = new WeakMap<Response, FastBody>();
+const requestBodies = new WeakMap<Request, Uint8Array>();
+
+/** What a runtime passes beside the Request (Hono's `env`). */
+export interface RuntimeBindings {
+  /** Aborts when the client has gone (the local server; Lambda cannot tell). */
+  clientSignal?: AbortSignal;
+}
+
+/** The original body of a Response built by the core, if it recorded one and nobody read it since. */
+export function fastBodyOf(res: Response): FastBody | undefined {
+  return res.bodyUsed || res.body?.locked ? undefined : responseBodies.get(res);
+}
+
+/** A Response with a text body (JSON, errors). */
+export function textResponse(text: string, init: ResponseInit): Response {
+  const res = new Response(text, init);
+  responseBodies.set(res, text);
+  return res;
+}
+
+/**
+ * A Response streaming a Node Readable. The web stream is lazy (high-water mark 0): it starts
+ * reading the Node stream only if someone reads it, so an adapter piping the Readable directly
+ * pays nothing for it.
+ */
+export function nodeStreamResponse(body: Readable, init: ResponseInit): Response {
+  let attached = false;
+  const web = new ReadableStream<Uint8Array>(
+    {
+      pull(controller) {
+        if (!attached) {
+          attached = true;
+          body.on('data', (chunk: Buffer) => {
+            controller.enqueue(new Uint8Array(chunk.buffer, chunk.byteOffset, chunk.byteLength));
+            if ((controller.desiredSize ?? 0) <= 0) body.pause();
+          });
+          body.once('end', () => controller.close());
+          body.once('error', (err) => controller.error(err));
+        }
+        body.resume();
+      },
+      cancel() {
+        body.destroy();
+      },
+    },
+    { highWaterMark: 0 },
+  );
+  const res = new Response(web, init);
+  responseBodies.set(res, body);
+  return res;
+}
+
+/** A Request whose body the adapter already holds in memory. */
+export function requestWithBody(url: string, init: Omit<RequestInit, 'body'>, body?: Uint8Array): Request {
+  const req = new Request(url, body ? { ...init, body: body as Uint8Array<ArrayBuffer> } : init);
+  if (body) requestBodies.set(req, body);
+  return req;
+}
+
+const decoder = new TextDecoder();
+
+/** The request body as text, without a trip through the body stream when the adapter gave it. */
+export async function readBodyText(req: Request): Promise<string> {
+  const held = requestBodies.get(req);
+  return held ? decoder.decode(held) : req.text();
+}
