@@ -1,4 +1,5 @@
 import { buildBundle, LOCAL_BUNDLES } from '../../infra/local-build.ts';
+import { benchEngine, FALLBACK_CONFIG } from './engine.ts';
 /**
  * `npm run bench`: measures the DESIGN.md performance budgets in one run and prints one JSON
  * document on stdout (progress on stderr). The mock provider, Gantry and the Portkey gateway run as
@@ -34,6 +35,8 @@ const BUDGETS = {
   throughput_vs_portkey: 10,
   first_chunk_added_ms: 1,
   rss_mb: 80,
+  // Issue: the routing engine adds at most 50 µs per request, the failed call excluded.
+  routing_engine_us: 50,
 };
 
 // Bounded no matter what: a hung server must not hang the bench.
@@ -139,6 +142,35 @@ async function main(): Promise<void> {
   log(`latency, 1 connection each, interleaved: ${settings.warmup_requests} warm-up + ${settings.requests} requests per target`);
   const latency = await interleaved(order, CHAT_BODY, settings.warmup_requests, settings.requests, (x) => x.totalNs);
 
+  // Routing: a three-target fallback whose first target refuses the connection, and cache hits.
+  const routing = {
+    gantry_fallback: {
+      name: 'gantry_fallback',
+      url: targets.gantry.url,
+      headers: { ...openaiHeaders, 'x-gw-api-key': apiKey, 'x-gw-config': FALLBACK_CONFIG('http://127.0.0.1:1/v1', `${mockUrl}/v1`) },
+    },
+    gantry_cache_hit: {
+      name: 'gantry_cache_hit',
+      url: targets.gantry.url,
+      headers: {
+        ...openaiHeaders,
+        'x-gw-api-key': apiKey,
+        'x-gw-config': JSON.stringify({ provider: 'openai', custom_host: `${mockUrl}/v1`, cache: { mode: 'simple', max_age: 3600 } }),
+      },
+    },
+  } satisfies Record<string, Target>;
+  await probe(routing.gantry_cache_hit, false);
+  log(`routing, 1 connection each, interleaved: fallback (first target down) and cache hits`);
+  const routingLatency = await interleaved(
+    [targets.mock_direct, targets.gantry, routing.gantry_fallback, routing.gantry_cache_hit],
+    CHAT_BODY,
+    Math.min(500, settings.warmup_requests),
+    settings.requests,
+    (x) => x.totalNs,
+  );
+  log('routing engine in process (no network)');
+  const engine = await benchEngine();
+
   const throughput: Record<string, ThroughputResult> = {};
   let rssPeakUnderLoad = 0;
   for (const t of order) {
@@ -207,6 +239,18 @@ async function main(): Promise<void> {
       portkey: latency.portkey,
       added_ms: { gantry: gwAdded, portkey: diff(pkLat, mockLat) },
     },
+    routing: {
+      engine_in_process: engine,
+      fallback_first_target_down: routingLatency.gantry_fallback,
+      cache_hit: routingLatency.gantry_cache_hit,
+      single_target: routingLatency.gantry,
+      mock_direct: routingLatency.mock_direct,
+      added_ms: {
+        fallback_vs_single: diff(routingLatency.gantry_fallback as Stats, routingLatency.gantry as Stats),
+        cache_hit_vs_mock: diff(routingLatency.gantry_cache_hit as Stats, routingLatency.mock_direct as Stats),
+      },
+      note: 'fallback_vs_single includes the refused connection to the first target; engine_in_process is the engine alone',
+    },
     throughput_32conn: {
       mock_direct: throughput.mock_direct,
       gantry: throughput.gantry,
@@ -232,6 +276,7 @@ async function main(): Promise<void> {
       throughput_vs_portkey: budget(ratio, BUDGETS.throughput_vs_portkey, true),
       first_chunk_added_ms: budget(firstChunkAdded, BUDGETS.first_chunk_added_ms),
       rss_mb: budget(rssPeakUnderLoad, BUDGETS.rss_mb),
+      routing_engine_us: budget(engine.execute_us, BUDGETS.routing_engine_us),
     },
     duration_s: round((Date.now() - started) / 1000, 1),
   };

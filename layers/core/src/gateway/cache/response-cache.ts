@@ -27,6 +27,10 @@ export interface CachedResponse extends CacheEntryInput {
 export interface ResponseCacheOptions {
   /** Bodies larger than this many bytes go to blob storage (an item holds at most 400 KB). */
   inlineMaxBytes?: number;
+  /** Entries also kept in process memory (0 turns that off). */
+  memoryEntries?: number;
+  /** Only bodies up to this size are kept in memory. */
+  memoryMaxBytes?: number;
 }
 
 const DEFAULT_INLINE_MAX_BYTES = 300_000;
@@ -39,15 +43,49 @@ export class ResponseCache {
   readonly #blobs: BlobStore;
   readonly #clock: Clock;
   readonly #inlineMaxBytes: number;
+  readonly #memoryEntries: number;
+  readonly #memoryMaxBytes: number;
+  /**
+   * Hot entries in process memory, least recently used first. An entry is immutable until its own
+   * expiry, so serving it from memory is as correct as from the table (a refresh on another
+   * instance writes a newer answer; this one stays valid until it expires).
+   */
+  readonly #memory = new Map<string, CachedResponse>();
 
   constructor(table: TableClient, blobs: BlobStore, clock: Clock, opts: ResponseCacheOptions = {}) {
     this.#table = table;
     this.#blobs = blobs;
     this.#clock = clock;
     this.#inlineMaxBytes = opts.inlineMaxBytes ?? DEFAULT_INLINE_MAX_BYTES;
+    this.#memoryEntries = opts.memoryEntries ?? 512;
+    this.#memoryMaxBytes = opts.memoryMaxBytes ?? 64 * 1024;
+  }
+
+  #remember(key: string, entry: CachedResponse): void {
+    if (this.#memoryEntries === 0 || entry.body.byteLength > this.#memoryMaxBytes) return;
+    this.#memory.delete(key);
+    this.#memory.set(key, entry);
+    if (this.#memory.size > this.#memoryEntries) {
+      const oldest = this.#memory.keys().next();
+      if (!oldest.done) this.#memory.delete(oldest.value);
+    }
   }
 
   async get(key: string): Promise<CachedResponse | undefined> {
+    const held = this.#memory.get(key);
+    if (held) {
+      if (this.#clock.now() < held.expiresAt) {
+        this.#remember(key, held);
+        return held;
+      }
+      this.#memory.delete(key);
+    }
+    const found = await this.#read(key);
+    if (found) this.#remember(key, found);
+    return found;
+  }
+
+  async #read(key: string): Promise<CachedResponse | undefined> {
     const entry = await this.#table.get(CacheEntry, itemKey(key));
     if (!entry) return undefined;
     const expiresAt = entry.expires_at * 1000;
@@ -95,5 +133,6 @@ export class ResponseCache {
     // A refresh that now fits inline leaves the earlier blob unused: remove it.
     const oldBlob = out.Attributes?.blob_key;
     if (inline && typeof oldBlob === 'string') await this.#blobs.delete(oldBlob);
+    this.#remember(key, { ...entry, createdAt: now, expiresAt: record.expires_at * 1000 });
   }
 }

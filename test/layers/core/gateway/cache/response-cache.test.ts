@@ -1,3 +1,4 @@
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 /** ResponseCache on DynamoDB Local with a manual clock, large bodies in a file blob store. */
 import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -44,7 +45,8 @@ afterAll(async () => {
 
 beforeEach(() => {
   clock = new ManualClock();
-  cache = new ResponseCache(table, blobs, clock, { inlineMaxBytes: INLINE_MAX });
+  // The memory layer is off here so that every read exercises the table and the blobs.
+  cache = new ResponseCache(table, blobs, clock, { inlineMaxBytes: INLINE_MAX, memoryEntries: 0 });
 });
 
 const text = (s: string) => new TextEncoder().encode(s);
@@ -138,6 +140,28 @@ describe('ResponseCache', () => {
     const k = key();
     await cache.put(k, { status: 200, headers: {}, body: new Uint8Array(INLINE_MAX), streamed: false }, 60);
     expect((await rawItem(k))?.blob_key).toBeUndefined();
+  });
+
+  it('serves hot entries from memory, still honouring their expiry', async () => {
+    const withMemory = new ResponseCache(table, blobs, clock, { inlineMaxBytes: INLINE_MAX, memoryEntries: 2 });
+    const k = key();
+    await withMemory.put(k, jsonEntry('hot'), 10);
+    // Gone from the table, still in memory: served without a read.
+    await table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: { pk: `CACHE#${k}`, sk: 'CACHE' } }));
+    expect((await withMemory.get(k))?.body).toEqual(jsonEntry('hot').body);
+    clock.advance(10_000);
+    expect(await withMemory.get(k)).toBeUndefined();
+  });
+
+  it('keeps only the most recently used entries in memory', async () => {
+    const withMemory = new ResponseCache(table, blobs, clock, { inlineMaxBytes: INLINE_MAX, memoryEntries: 1 });
+    const [k1, k2] = [key(), key()];
+    await withMemory.put(k1, jsonEntry('one'), 60);
+    await withMemory.put(k2, jsonEntry('two'), 60);
+    await table.doc.send(new DeleteCommand({ TableName: table.tableName, Key: { pk: `CACHE#${k1}`, sk: 'CACHE' } }));
+    // k1 was pushed out of memory by k2 and is gone from the table.
+    expect(await withMemory.get(k1)).toBeUndefined();
+    expect(await withMemory.get(k2)).toBeDefined();
   });
 
   it('misses when the blob is gone', async () => {
