@@ -5,6 +5,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { AppConfig } from './config.ts';
 import type { ConfigNode } from './gateway/routing/types.ts';
+import type { GatewayHook } from './gateway/lifecycle.ts';
 import type { Principal } from './policy/principal.ts';
 import { KeyAuthenticator } from './policy/key-auth.ts';
 import { systemClock, type Clock } from './ports/clock.ts';
@@ -33,6 +34,8 @@ export interface CoreDeps {
   /** Saved configs as the gateway reads them (cached). */
   savedConfigs: SavedConfigSource;
   blobs: BlobStore;
+  /** Acts on every gateway request: limits (admit, settle), logging, metrics. In order. */
+  gatewayHooks: GatewayHook[];
   responseCache: ResponseCache;
   vectorIndex: VectorIndex;
 }
@@ -66,6 +69,7 @@ export function createDeps(config: AppConfig, overrides: DepsOverrides = {}): Co
     upstream: new UpstreamClient(trustedHosts),
     savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs),
     blobs,
+    gatewayHooks: [],
     responseCache: new ResponseCache(repos.table, blobs, clock),
     vectorIndex: new DynamoVectorIndex(repos.table, clock),
     logger: overrides.logger ?? new Logger({ serviceName: 'gantry', logLevel: config.logLevel }),

@@ -1,0 +1,67 @@
+/**
+ * One gateway request as the rest of the service sees it: a record filled in as the request goes
+ * (the source of its log event, its limit settlement and its metrics), and the hooks that act on
+ * it. `admit` runs before any provider is called and may refuse the request; `complete` runs once
+ * the response has ended, or the client has gone, and never delays the response.
+ */
+import type { Principal } from '../policy/principal.ts';
+import type { EndpointType } from '../providers/types.ts';
+
+export interface TokenUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  cached_tokens?: number;
+  reasoning_tokens?: number;
+}
+
+export interface GatewayRecord {
+  /** The log id of this request. */
+  id: string;
+  traceId: string;
+  spanId?: string;
+  parentSpanId?: string;
+  spanName?: string;
+  endpoint: EndpointType;
+  method: string;
+  path: string;
+  /** Clock milliseconds. */
+  startedAt: number;
+  principal?: Principal;
+  metadata: Record<string, unknown>;
+  /** The parsed request body, once it was valid JSON. */
+  request?: Record<string, unknown>;
+  model?: string;
+  stream: boolean;
+  configSource?: 'inline' | 'saved' | 'key' | 'headers';
+  configId?: string;
+  provider?: string;
+  targetPath?: string;
+  retries?: number;
+  cacheStatus?: string;
+  /** The status the client received. */
+  status?: number;
+  /** Why the gateway refused or failed the request (an admin or OpenAI error code). */
+  errorCode?: string;
+  errorMessage?: string;
+  /** When the provider's response headers arrived, and its first and last body bytes. */
+  upstreamHeadersAt?: number;
+  firstByteAt?: number;
+  endedAt?: number;
+  usage?: TokenUsage;
+  /** Cost in micro-dollars (1e-6 USD). */
+  costMicros?: number;
+  responseBytes?: number;
+  /** The provider's response body when it was JSON (for logs); absent for streams. */
+  response?: unknown;
+  /** The client went away before the response ended. */
+  cancelled?: boolean;
+}
+
+export interface GatewayHook {
+  readonly name: string;
+  /** Before any provider call. Throw a GantryError (429, 402 ...) to refuse the request. */
+  admit?(record: GatewayRecord): Promise<void>;
+  /** After the response has ended or was cancelled; errors are logged, never surfaced. */
+  complete?(record: GatewayRecord): void | Promise<void>;
+}

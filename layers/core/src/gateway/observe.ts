@@ -1,0 +1,100 @@
+/**
+ * Watches a provider's answer on its way to the client without copying or delaying it: times the
+ * first and last bytes, counts them, and reads the usage (and model) from a JSON body or from the
+ * SSE events of a stream, in one pass. Calls `done` once, when the body ends or is torn down.
+ */
+import type { Readable } from 'node:stream';
+import { createParser, type EventSourceMessage } from 'eventsource-parser';
+import type { Clock } from '../ports/clock.ts';
+import type { GatewayRecord, TokenUsage } from './lifecycle.ts';
+
+/** JSON bodies larger than this are not parsed for usage (they are not chat answers). */
+const MAX_JSON_BYTES = 4 << 20;
+
+interface UsageShape {
+  prompt_tokens?: number;
+  completion_tokens?: number;
+  total_tokens?: number;
+  prompt_tokens_details?: { cached_tokens?: number };
+  completion_tokens_details?: { reasoning_tokens?: number };
+}
+
+export function toUsage(u: UsageShape | undefined | null): TokenUsage | undefined {
+  if (!u || typeof u !== 'object') return undefined;
+  const prompt = Number(u.prompt_tokens ?? 0);
+  const completion = Number(u.completion_tokens ?? 0);
+  const usage: TokenUsage = {
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: Number(u.total_tokens ?? prompt + completion),
+  };
+  const cached = u.prompt_tokens_details?.cached_tokens;
+  const reasoning = u.completion_tokens_details?.reasoning_tokens;
+  if (typeof cached === 'number') usage.cached_tokens = cached;
+  if (typeof reasoning === 'number') usage.reasoning_tokens = reasoning;
+  return usage;
+}
+
+export function observeBody(body: Readable, contentType: string, record: GatewayRecord, clock: Clock, done: () => void): void {
+  const sse = contentType.includes('text/event-stream');
+  const json = !sse && contentType.includes('json');
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  let finished = false;
+  const decoder = new TextDecoder();
+  const parser = sse
+    ? createParser({
+        onEvent(event: EventSourceMessage) {
+          // Only events that carry usage are parsed: the rest pass untouched.
+          if (!event.data.includes('"usage"')) {
+            if (record.model === undefined && event.data.includes('"model"')) record.model = readModel(event.data);
+            return;
+          }
+          try {
+            const parsed = JSON.parse(event.data) as { usage?: UsageShape; model?: string };
+            const usage = toUsage(parsed.usage);
+            if (usage) record.usage = usage;
+            if (parsed.model) record.model = parsed.model;
+          } catch {
+            // not JSON: nothing to read
+          }
+        },
+      })
+    : undefined;
+
+  const finish = (cancelled: boolean) => {
+    if (finished) return;
+    finished = true;
+    record.endedAt = clock.now();
+    record.responseBytes = bytes;
+    if (cancelled) record.cancelled = true;
+    if (json && chunks.length) {
+      try {
+        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { usage?: UsageShape; model?: string };
+        record.response = parsed;
+        const usage = toUsage(parsed.usage);
+        if (usage) record.usage = usage;
+        if (parsed.model) record.model = parsed.model;
+      } catch {
+        // a non-JSON body: keep the byte count only
+      }
+    }
+    done();
+  };
+
+  body.on('data', (chunk: Buffer) => {
+    if (bytes === 0) record.firstByteAt = clock.now();
+    bytes += chunk.length;
+    if (parser) parser.feed(decoder.decode(chunk, { stream: true }));
+    else if (json && bytes <= MAX_JSON_BYTES) chunks.push(chunk);
+  });
+  // Listening for data must not start the flow before the consumer is attached.
+  body.pause();
+  body.once('end', () => finish(false));
+  body.once('close', () => finish(!body.readableEnded));
+}
+
+function readModel(data: string): string | undefined {
+  const m = /"model"\s*:\s*"([^"]+)"/.exec(data);
+  return m?.[1];
+}
