@@ -1,0 +1,20 @@
+/**
+ * Queues carry work off the request path: log events, alerts, batch work. SQS in AWS; in-process
+ * locally. Consumers receive batches and say which messages failed, so one bad message does not
+ * send its whole batch back.
+ */
+
+export interface QueueMessage<T> {
+  id: string;
+  body: T;
+  /** How many times this message was delivered before (0 the first time). */
+  attempts: number;
+}
+
+export interface Queue<T> {
+  send(body: T): Promise<void>;
+  sendBatch(bodies: readonly T[]): Promise<void>;
+}
+
+/** Processes one batch; returns the ids of the messages to deliver again (empty: all done). */
+export type QueueConsumer<T> = (batch: readonly QueueMessage<T>[]) => Promise<string[]>;
