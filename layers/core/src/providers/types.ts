@@ -1,6 +1,49 @@
 /** A provider is data: where it lives, how it authenticates, which endpoints it serves. */
 
-export type EndpointType = 'chatComplete' | 'embed';
+/**
+ * Every unified endpoint. Paths are templates: `{id}` parts are filled from the request's path
+ * (e.g. `/files/{file_id}`).
+ */
+export const ENDPOINT_TYPES = [
+  'chatComplete',
+  'complete',
+  'embed',
+  'imageGenerate',
+  'imageEdit',
+  'imageVariation',
+  'createSpeech',
+  'createTranscription',
+  'createTranslation',
+  'moderate',
+  'rerank',
+  'listModels',
+  'uploadFile',
+  'listFiles',
+  'retrieveFile',
+  'deleteFile',
+  'retrieveFileContent',
+  'createBatch',
+  'listBatches',
+  'retrieveBatch',
+  'cancelBatch',
+  'getBatchOutput',
+  'createFinetune',
+  'listFinetunes',
+  'retrieveFinetune',
+  'cancelFinetune',
+  'listFinetuneEvents',
+  'listFinetuneCheckpoints',
+  'createModelResponse',
+  'getModelResponse',
+  'deleteModelResponse',
+  'listResponseInputItems',
+  /** Assistants, threads, messages and runs: one family, the path says which. */
+  'assistants',
+  /** Any other provider endpoint, passed through unchanged. */
+  'proxy',
+] as const;
+
+export type EndpointType = (typeof ENDPOINT_TYPES)[number];
 
 /** How the provider expects its key. */
 export type ProviderAuth =
@@ -13,7 +56,7 @@ export interface ProviderDefinition {
   /** Base URL without a trailing slash; endpoint paths are appended. */
   readonly baseUrl: string;
   readonly auth: ProviderAuth;
-  /** Path of each endpoint the provider serves, relative to the base URL. */
+  /** Path template of each endpoint the provider serves, relative to the base URL. */
   readonly endpoints: Readonly<Partial<Record<EndpointType, string>>>;
   /** Provider options (config keys, or `x-gw-<option>` headers) sent as provider headers. */
   readonly optionHeaders?: Readonly<Record<string, string>>;
