@@ -18,7 +18,8 @@ import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
-import { grantItemAccess, grantObjectAccess } from './data-stack.ts';
+import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, grantItemAccess, grantObjectAccess } from './data-stack.ts';
+import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -56,6 +57,8 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
 export interface ApiStackProps extends StackProps {
   readonly table: ITable;
   readonly blobs: IBucket;
+  /** The KMS key that encrypts provider credentials (CIPHER_KMS_KEY_ID). */
+  readonly credentialsKey: IKey;
   /** Steady-state requests per second for the whole stage, before API Gateway answers 429. */
   readonly throttlingRateLimit?: number;
   /** Burst bucket size for the whole stage. */
@@ -69,6 +72,7 @@ interface FunctionSpec {
   readonly timeout: Duration;
   readonly table: ITable;
   readonly blobs: IBucket;
+  readonly credentialsKey?: IKey;
 }
 
 /** The REST API with the gateway function (streamed) and the admin function (buffered). */
@@ -88,6 +92,7 @@ export class ApiStack extends Stack {
       timeout: Duration.minutes(15),
       table: props.table,
       blobs: props.blobs,
+      credentialsKey: props.credentialsKey,
     });
     this.admin = this.nodeFunction('Admin', {
       entry: ADMIN_ENTRY,
@@ -96,6 +101,7 @@ export class ApiStack extends Stack {
       timeout: Duration.seconds(30),
       table: props.table,
       blobs: props.blobs,
+      credentialsKey: props.credentialsKey,
     });
     // The gateway reads keys and configs and writes health probes and limit counters; the admin
     // function manages every entity. Both get item actions only, on the table and its indexes.
@@ -103,6 +109,9 @@ export class ApiStack extends Stack {
     grantItemAccess(props.table, this.admin);
     grantObjectAccess(props.blobs, this.gateway);
     grantObjectAccess(props.blobs, this.admin);
+    // Stored credentials: the gateway decrypts them; the admin function encrypts them too.
+    grantCredentialsKey(props.credentialsKey, this.gateway, CREDENTIALS_DECRYPT);
+    grantCredentialsKey(props.credentialsKey, this.admin, CREDENTIALS_ENCRYPT_DECRYPT);
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.ONE_MONTH });
     this.api = new RestApi(this, 'Api', {
@@ -176,6 +185,7 @@ export class ApiStack extends Stack {
         TABLE_NAME: spec.table.tableName,
         BLOB_BUCKET: spec.blobs.bucketName,
         POWERTOOLS_SERVICE_NAME: spec.service,
+        ...(spec.credentialsKey ? { CIPHER_KMS_KEY_ID: spec.credentialsKey.keyArn } : {}),
       },
       bundling: {
         format: OutputFormat.ESM,

@@ -2,6 +2,7 @@ import { Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aw
 import { BlockPublicAccess, Bucket, BucketEncryption, type IBucket } from 'aws-cdk-lib/aws-s3';
 import { AttributeType, BillingMode, ProjectionType, Table, TableEncryption, type ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Grant, type IGrantable } from 'aws-cdk-lib/aws-iam';
+import { Key, type IKey } from 'aws-cdk-lib/aws-kms';
 import type { Construct } from 'constructs';
 import { TABLE, type KeyAttribute, type KeyType, type TableDeclaration } from '../../layers/core/src/store/table.ts';
 
@@ -64,11 +65,24 @@ export function grantObjectAccess(bucket: IBucket, grantee: IGrantable): Grant {
   return grant;
 }
 
+/**
+ * KMS actions on the credentials key: the gateway only decrypts data keys; the admin function also
+ * generates them (each stored credential is encrypted under a fresh one). No wildcard actions.
+ */
+export const CREDENTIALS_DECRYPT: readonly string[] = ['kms:Decrypt'];
+export const CREDENTIALS_ENCRYPT_DECRYPT: readonly string[] = ['kms:Decrypt', 'kms:GenerateDataKey'];
+
+export function grantCredentialsKey(key: IKey, grantee: IGrantable, actions: readonly string[]): Grant {
+  return Grant.addToPrincipal({ grantee, actions: [...actions], resourceArns: [key.keyArn] });
+}
+
 /** The single DynamoDB table, built from the same declaration DynamoDB Local is created from, and the blob bucket. */
 export class DataStack extends Stack {
   readonly table: Table;
   /** Large bodies: cached responses, files, batch input and output, log exports. */
   readonly blobs: Bucket;
+  /** Envelope encryption of provider credentials kept in the table. */
+  readonly credentialsKey: Key;
 
   constructor(scope: Construct, id: string, props: DataStackProps = {}) {
     super(scope, id, props);
@@ -101,6 +115,13 @@ export class DataStack extends Stack {
       // DynamoDB's TTL removes cache entries but not their bodies here: expire those on their own.
       lifecycleRules: [{ id: 'expire-cache-bodies', prefix: 'cache/', expiration: Duration.days(CACHE_OBJECT_DAYS) }],
     });
+    this.credentialsKey = new Key(this, 'CredentialsKey', {
+      description: 'Gantry: envelope encryption of provider credentials stored in the table',
+      enableKeyRotation: true,
+      // Without the key the stored credentials are lost: it outlives the stack like the table.
+      removalPolicy: RemovalPolicy.RETAIN,
+    });
+
     Validations.of(this.blobs).acknowledge({
       id: 'AwsSolutions-S1',
       reason: 'Object access is through the functions only, which log every request; server access logs would mostly record those calls again.',

@@ -6,12 +6,20 @@ import { createApp } from '../../layers/core/src/http/app.ts';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
 import { eventToRequest, responseToResult } from '../shared/apigw.ts';
 import { depsFromEnv } from '../shared/deps.ts';
+import { ensureTraceId } from '../shared/observability.ts';
 
 export function createAdminHandler(getDeps: () => Promise<CoreDeps>) {
   let app: ReturnType<typeof createApp> | undefined;
   return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event) => {
-    app ??= createApp(await getDeps(), [adminModule]);
-    return responseToResult(await app.fetch(eventToRequest(event)));
+    const deps = await getDeps();
+    app ??= createApp(deps, [adminModule]);
+    // Every log line of the invocation carries its trace id.
+    deps.logger.appendKeys({ trace_id: ensureTraceId(event) });
+    try {
+      return responseToResult(await app.fetch(eventToRequest(event)));
+    } finally {
+      deps.logger.removeKeys(['trace_id']);
+    }
   });
 }
 

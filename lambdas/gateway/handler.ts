@@ -1,4 +1,5 @@
 /** The gateway function: API Gateway REST proxy event in, streamed HTTP response out. */
+import { Readable } from 'node:stream';
 import middy from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
@@ -8,15 +9,31 @@ import { fastBodyOf } from '../../layers/core/src/http/bodies.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { eventToRequest, splitHeaders } from '../shared/apigw.ts';
 import { depsFromEnv } from '../shared/deps.ts';
+import { ensureTraceId, flushHooks } from '../shared/observability.ts';
 
 export function createGatewayHandler(getDeps: () => Promise<CoreDeps>) {
   let app: ReturnType<typeof createApp> | undefined;
-  return middy<APIGatewayProxyEvent>({ executionMode: executionModeStreamifyResponse }).handler(async (event) => {
-    app ??= createApp(await getDeps(), [gatewayModule]);
+  let deps: CoreDeps | undefined;
+  return middy<APIGatewayProxyEvent>({
+    executionMode: executionModeStreamifyResponse,
+    // Runs once the response has been streamed: the hooks' work must finish before Lambda freezes.
+    requestEnd: async () => {
+      if (!deps) return;
+      await flushHooks(deps);
+      deps.logger.removeKeys(['trace_id']);
+    },
+  }).handler(async (event) => {
+    deps ??= await getDeps();
+    app ??= createApp(deps, [gatewayModule]);
+    // One trace id for the pipeline and every log line of this invocation.
+    deps.logger.appendKeys({ trace_id: ensureTraceId(event) });
     const res = await app.fetch(eventToRequest(event));
     const { headers, cookies } = splitHeaders(res);
-    // A provider's answer is piped from its Node stream; everything else is text or a web stream.
-    return { statusCode: res.status, headers, cookies, body: fastBodyOf(res) ?? res.body ?? '' };
+    // A provider's answer (audio and file bytes too) is piped from its Node stream; everything else
+    // is text or a web stream. Middy takes strings and streams only.
+    const fast = fastBodyOf(res);
+    const body = fast instanceof Uint8Array ? Readable.from([fast]) : (fast ?? res.body ?? '');
+    return { statusCode: res.status, headers, cookies, body };
   });
 }
 

@@ -10,8 +10,11 @@ import { ConfigError, loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps } from '../../layers/core/src/deps.ts';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
+import { startLocalLimitsWorkers } from '../../layers/core/src/policy/limits/workers.ts';
+import { startKeyLifecycleSchedule } from '../../layers/core/src/admin/api-keys/lifecycle.ts';
 import { JavaMissingError, startDynamoDBLocal } from './dynamodb-local.ts';
 import { startLocalServer, type LocalMode } from './server.ts';
+import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -34,7 +37,9 @@ async function main(): Promise<void> {
       DYNAMODB_ENDPOINT: ddb.endpoint,
       AWS_REGION: env.AWS_REGION ?? 'local',
       LOG_LEVEL: env.LOG_LEVEL ?? 'INFO',
+      GW_DATA_DIR: dataDir,
       GW_BLOB_DIR: env.GW_BLOB_DIR ?? (dataDir === ':memory:' ? mkdtempSync(path.join(os.tmpdir(), 'gantry-blobs-')) : path.join(dataDir, 'blobs')),
+      GW_OUTBOX_DIR: env.GW_OUTBOX_DIR ?? (dataDir === ':memory:' ? mkdtempSync(path.join(os.tmpdir(), 'gantry-outbox-')) : path.join(dataDir, 'outbox')),
     });
     const client = new DynamoDBClient({
       endpoint: ddb.endpoint,
@@ -45,8 +50,14 @@ async function main(): Promise<void> {
     client.destroy();
 
     const deps = createDeps(config);
+    // Request logs and log exports are processed in this process (SQS and worker functions in AWS).
+    attachLocalWorkers(deps);
     const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);
     const server = await startLocalServer({ deps, mode, port, host });
+    // Usage limit alerts (in-process queue -> outbox) and periodic usage resets.
+    const stopLimitsWorkers = startLocalLimitsWorkers(deps);
+    // Key expiry, rotation policies, key usage resets and key e-mails (EventBridge Scheduler in AWS).
+    const stopKeyLifecycle = deps.config.keyLifecycleIntervalMs > 0 ? startKeyLifecycleSchedule(deps, deps.config.keyLifecycleIntervalMs) : () => undefined;
 
     console.log(`Gantry is listening on ${server.url} (${mode} mode; data: ${dataDir}; DynamoDB Local on port ${ddb.port})`);
     console.log(`  organisation ${boot.organisationId}, workspace "default" ${boot.workspaceId}`);
@@ -56,6 +67,8 @@ async function main(): Promise<void> {
     }
     const shutdown = () => {
       console.log('Stopping Gantry and DynamoDB Local...');
+      stopLimitsWorkers();
+      stopKeyLifecycle();
       void server.close().finally(() => stop(0));
     };
     process.once('SIGINT', shutdown);

@@ -72,6 +72,7 @@ export function createNodeListener(app: Hono, onError: (err: unknown) => void): 
       if (!res.writableFinished) aborter.abort();
     });
     const bindings: RuntimeBindings = { clientSignal: aborter.signal };
+    if (req.socket.remoteAddress) bindings.clientIp = req.socket.remoteAddress;
     (NO_BODY.has(method) ? Promise.resolve(undefined) : readBody(req))
       .then((body) => app.fetch(requestWithBody(url, { method, headers: toHeaders(req.rawHeaders) }, body), bindings))
       .then((response) => writeResponse(response, res))

@@ -122,13 +122,16 @@ async function toEvent(req: IncomingMessage): Promise<APIGatewayProxyEvent> {
     multiValueHeaders[k] = vs;
     headers[k] = vs[vs.length - 1] ?? '';
   }
+  // API Gateway appends the caller's address to X-Forwarded-For.
+  const peer = req.socket.remoteAddress ?? '127.0.0.1';
+  headers['x-forwarded-for'] = headers['x-forwarded-for'] ? `${headers['x-forwarded-for']}, ${peer}` : peer;
+  multiValueHeaders['x-forwarded-for'] = [headers['x-forwarded-for']];
   const query: Record<string, string> = {};
   const multiQuery: Record<string, string[]> = {};
   for (const [k, v] of url.searchParams) {
     query[k] = v;
     (multiQuery[k] ??= []).push(v);
   }
-  const textual = /json|text|xml|x-www-form-urlencoded/i.test(headers['content-type'] ?? 'application/json');
   const hasQuery = Object.keys(query).length > 0;
   return {
     httpMethod: req.method ?? 'GET',
@@ -140,8 +143,9 @@ async function toEvent(req: IncomingMessage): Promise<APIGatewayProxyEvent> {
     multiValueQueryStringParameters: hasQuery ? multiQuery : null,
     pathParameters: { proxy: url.pathname.replace(/^\/v1\//, '') },
     stageVariables: null,
-    body: body.length ? (textual ? body.toString('utf8') : body.toString('base64')) : null,
-    isBase64Encoded: body.length > 0 && !textual,
+    // The REST API declares binaryMediaTypes '*/*', so API Gateway base64-encodes every body.
+    body: body.length ? body.toString('base64') : null,
+    isBase64Encoded: body.length > 0,
     requestContext: {
       accountId: '000000000000',
       apiId: 'local',

@@ -1,5 +1,6 @@
 /** API Gateway REST proxy events to Web Requests, and Web Responses back. Wiring only. */
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
+import { requestWithBody } from '../../layers/core/src/http/bodies.ts';
 
 export function eventToRequest(event: APIGatewayProxyEvent): Request {
   const headers = new Headers();
@@ -19,8 +20,9 @@ export function eventToRequest(event: APIGatewayProxyEvent): Request {
   const url = `https://${host}${event.path}${qs ? `?${qs}` : ''}`;
   const method = event.httpMethod.toUpperCase();
   const hasBody = event.body !== null && event.body !== undefined && method !== 'GET' && method !== 'HEAD';
-  const body = hasBody ? (event.isBase64Encoded ? Buffer.from(event.body as string, 'base64') : (event.body as string)) : undefined;
-  return new Request(url, { method, headers, body });
+  // binaryMediaTypes '*/*': bodies arrive base64-encoded; multipart and binary bytes stay exact.
+  const body = hasBody ? Buffer.from(event.body as string, event.isBase64Encoded ? 'base64' : 'utf8') : undefined;
+  return requestWithBody(url, { method, headers }, body);
 }
 
 /** Single-valued headers and cookies, as the streaming prelude wants them. */

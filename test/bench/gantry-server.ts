@@ -10,7 +10,12 @@ import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
 import { startLocalServer } from '../../lambdas/local/server.ts';
-import { toMb, type ReadyMessage, type RssMessage } from './protocol.ts';
+import { toMb, type IngestMessage, type LimitsMessage, type ReadyMessage, type RssMessage } from './protocol.ts';
+import type { CoreDeps } from '../../layers/core/src/deps.ts';
+import type { IngestStats } from '../../layers/core/src/observability/ingest.ts';
+import type { LocalQueueFactory } from '../../layers/core/src/ports/queue-factory.ts';
+import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
+import { attachLocalWorkers, ingestConsumer } from '../../layers/core/src/observability/install.ts';
 
 const ddb = await startDynamoDBLocal({ dataDir: ':memory:' });
 let stopping = false;
@@ -36,6 +41,8 @@ try {
     DYNAMODB_ENDPOINT: ddb.endpoint,
     AWS_REGION: 'local',
     GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
+    // The bench runs one Gantry with request logs and one without (GW_REQUEST_LOGS=OFF).
+    GW_REQUEST_LOGS: process.env.GW_REQUEST_LOGS,
   });
   const client = new DynamoDBClient({
     endpoint: ddb.endpoint,
@@ -46,6 +53,12 @@ try {
   client.destroy();
 
   const deps = createDeps(config);
+  // Request logs and log exports are processed in this process (SQS and worker functions in AWS).
+  attachLocalWorkers(deps);
+  // The bench has the log-ingest worker drop events while it measures the request path alone.
+  const ingest = ingestConsumer(deps);
+  let discard = false;
+  (deps.queues as LocalQueueFactory).get<LogQueueMessage>(LOGS_QUEUE).setConsumer(async (batch) => (discard ? [] : ingest(batch)));
   const boot = await ensureBootstrap(deps);
   if (!boot.createdAdminKey) throw new Error('bootstrap did not create an owner key on a fresh table');
   const server = await startLocalServer({ deps, mode: 'direct' });
@@ -61,6 +74,14 @@ try {
   });
   const body = (await res.json()) as { key?: unknown };
   if (res.status !== 200 || typeof body.key !== 'string') throw new Error(`workspace key: ${res.status} ${JSON.stringify(body)}`);
+  const limitedApiKey = await limitedKey(server.url, boot.createdAdminKey);
+  // Counts the limit counter calls, so the bench can report them per request.
+  const counts = { reserves: 0, adjusts: 0 };
+  const repo = deps.limits.repo;
+  const reserve = repo.reserve.bind(repo);
+  const adjust = repo.adjust.bind(repo);
+  repo.reserve = (...args) => (counts.reserves++, reserve(...args));
+  repo.adjust = (...args) => (counts.adjusts++, adjust(...args));
 
   process.on('message', (m: unknown) => {
     if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'rss') {
@@ -75,10 +96,52 @@ try {
       };
       process.send?.(reply);
     }
+    if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'ingest') {
+      discard = 'action' in m && m.action === 'discard';
+      if (discard) {
+        const reply: IngestMessage = { type: 'ingest', written: 0, ms: 0, total: ingest.stats.logsWritten, busyMs: Math.round(ingest.stats.busyMs), drained: true };
+        process.send?.(reply);
+      } else void drainLogs(deps, ingest.stats).then((reply) => process.send?.(reply));
+    }
+    if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'limits') {
+      const reply: LimitsMessage = { type: 'limits', ...counts };
+      process.send?.(reply);
+    }
   });
-  const ready: ReadyMessage = { type: 'ready', url: server.url, apiKey: body.key };
+  const ready: ReadyMessage = { type: 'ready', url: server.url, apiKey: body.key, limitedApiKey };
   process.send?.(ready);
 } catch (err) {
   console.error(err);
   await stop(1);
+}
+
+/** A second workspace key and one rate limits policy that matches it (and never refuses). */
+async function limitedKey(url: string, adminKey: string): Promise<string> {
+  const post = async (path: string, payload: unknown) => {
+    const r = await fetch(`${url}${path}`, { method: 'POST', headers: { 'x-gw-api-key': adminKey, 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+    const json = (await r.json()) as Record<string, unknown>;
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(json)}`);
+    return json;
+  };
+  const key = await post('/v1/api-keys/workspace/service', { name: 'bench limited', workspace_id: 'default', scopes: ['completions.write'] });
+  await post('/v1/policies/rate-limits', {
+    name: 'bench',
+    conditions: [{ key: 'api_key', value: key.id }],
+    group_by: [{ key: 'api_key' }],
+    type: 'requests',
+    unit: 'rpm',
+    value: 1_000_000_000,
+    workspace_id: 'default',
+  });
+  return key.key as string;
+}
+
+/** Lets the log-ingest worker write its backlog (for at most 60 s) and says how fast it went. */
+async function drainLogs(deps: CoreDeps, stats: IngestStats): Promise<IngestMessage> {
+  await Promise.all(deps.gatewayHooks.map((h) => h.flush?.()));
+  const before = stats.logsWritten;
+  const started = performance.now();
+  const logs = (deps.queues as LocalQueueFactory).get(LOGS_QUEUE);
+  const drained = await Promise.race([logs.drain().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 60_000).unref())]);
+  return { type: 'ingest', written: stats.logsWritten - before, ms: Math.round(performance.now() - started), total: stats.logsWritten, busyMs: Math.round(stats.busyMs), drained };
 }

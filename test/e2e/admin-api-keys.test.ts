@@ -11,6 +11,7 @@ import { startLocalServer, type LocalServer } from '../../lambdas/local/server.t
 import { createTestDeps } from '../support/deps.ts';
 import { ADMIN_KEY, startGantry, type TestGantry } from '../support/gantry.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
+import { addUser } from '../support/identity.ts';
 import { scanTable, workspaceRecord } from '../support/records.ts';
 
 type Json = Record<string, unknown>;
@@ -166,11 +167,20 @@ describe.each(['direct', 'lambda'] as const)('admin API keys (%s mode)', (mode) 
       expect(got.body).toMatchObject({ type: 'workspace-service', workspace_id: gw.boot.workspaceId, user_id: null, scopes: ['completions.write'] });
     });
 
-    it('creates a workspace user key for the given user', async () => {
-      const created = await createKey('workspace/user', { scopes: ['completions.write'], workspace_id: 'default', user_id: 'user-42' });
+    it('creates a workspace user key for a user of the workspace', async () => {
+      const user = await addUser(gw.deps, gw.boot.organisationId, { workspaces: [{ id: gw.boot.workspaceId, role: 'member' }] });
+      const created = await createKey('workspace/user', { scopes: ['completions.write'], workspace_id: 'default', user_id: user.id });
       const got = await admin('GET', `/v1/api-keys/${created.id}`);
-      expect(got.body).toMatchObject({ type: 'workspace-user', workspace_id: gw.boot.workspaceId, user_id: 'user-42' });
+      expect(got.body).toMatchObject({ type: 'workspace-user', workspace_id: gw.boot.workspaceId, user_id: user.id });
       expect(await chat(created.key)).toBe(200);
+    });
+
+    it('400 AB01 for a user key whose user is not a user of the workspace', async () => {
+      const outsider = await addUser(gw.deps, gw.boot.organisationId, { workspaces: [{ id: secondWorkspaceId, role: 'member' }] });
+      for (const userId of [outsider.id, 'user-42']) {
+        const reply = await admin('POST', '/v1/api-keys/workspace/user', { body: { name: 'k', scopes: ['completions.write'], workspace_id: 'default', user_id: userId } });
+        expect(expectInvalid(reply, 'user_id').message).toContain('not a user of the workspace');
+      }
     });
 
     it('the new key calls the gateway only when it holds completions.write', async () => {
@@ -358,7 +368,7 @@ describe.each(['direct', 'lambda'] as const)('admin API keys (%s mode)', (mode) 
     it('403 AB03 for a workspace key creating an organisation key', async () => {
       const manager = await createKey('workspace/service', { scopes: ['api_keys.create', 'api_keys.list'], workspace_id: 'default' });
       const reply = await admin('POST', '/v1/api-keys/organisation/service', { key: manager.key, body: { name: 'x', scopes: ['api_keys.list'] } });
-      expect(expectAdminError(reply, 403, 'AB03').message).toContain('organisation keys');
+      expect(expectAdminError(reply, 403, 'AB03').message).toContain('only organisation owners and organisation admins may');
     });
 
     it('403 AB03 for a workspace key creating a key in another workspace', async () => {

@@ -7,7 +7,7 @@ import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambd
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type GantryApp } from '../../infra/app-builder.ts';
-import { ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
+import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
 import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
 import { TABLE } from '../../layers/core/src/store/table.ts';
 
@@ -87,10 +87,14 @@ describe('ApiStack', () => {
       Environment: { Variables: { POWERTOOLS_SERVICE_NAME: 'gantry-admin' } },
     });
     const tableId = logicalId(gantry.data.table);
+    const keyId = logicalId(gantry.data.credentialsKey);
     for (const id of [gatewayId, adminId]) {
       const name = JSON.stringify(functions[id]?.Properties.Environment.Variables.TABLE_NAME);
       expect(name).toContain('Fn::ImportValue');
       expect(name).toContain(tableId);
+      const cipherKey = JSON.stringify(functions[id]?.Properties.Environment.Variables.CIPHER_KMS_KEY_ID);
+      expect(cipherKey).toContain('Fn::ImportValue');
+      expect(cipherKey).toContain(keyId);
     }
   });
 
@@ -166,7 +170,7 @@ describe('ApiStack', () => {
     template.hasOutput('ApiUrl', { Value: Match.anyValue() });
   });
 
-  it('gives the function roles DynamoDB item actions, blob object access and nothing more', () => {
+  it('gives the function roles DynamoDB item actions, blob object access, the credentials key and nothing more', () => {
     const roles = template.findResources('AWS::IAM::Role');
     const policies = template.findResources('AWS::IAM::Policy');
     const tableId = logicalId(gantry.data.table);
@@ -183,6 +187,7 @@ describe('ApiStack', () => {
       const logGroup = (functions[fnId]?.Properties.LoggingConfig.LogGroup as { Ref: string }).Ref;
 
       const dynamo = statements.filter((s) => asList(s.Action).some((a) => a.startsWith('dynamodb:')));
+      expect(statements.filter((s) => asList(s.Action).some((a) => a.startsWith('kms:')))).toHaveLength(1);
       expect(dynamo).toHaveLength(1);
       expect(asList(dynamo[0]?.Action ?? []).sort()).toEqual([...ITEM_ACTIONS].sort());
       const resources = asList(dynamo[0]?.Resource).map((r) => JSON.stringify(r));
@@ -198,12 +203,24 @@ describe('ApiStack', () => {
         if (actions.every((a) => a.startsWith('logs:'))) {
           expect(actions).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
           expect(s.Resource).toEqual({ 'Fn::GetAtt': [logGroup, 'Arn'] });
+        } else if (actions.every((a) => a.startsWith('kms:'))) {
+          // The credentials key only: the gateway decrypts, the admin function also generates data keys.
+          expect(actions).toEqual([...(fnId === gatewayId ? CREDENTIALS_DECRYPT : CREDENTIALS_ENCRYPT_DECRYPT)].sort());
+          const resource = JSON.stringify(s.Resource);
+          expect(resource).toContain('Fn::ImportValue');
+          expect(resource).toContain(logicalId(gantry.data.credentialsKey));
         } else if (actions.every((a) => a.startsWith('s3:'))) {
           // Objects of the blob bucket only: no listing, no bucket configuration.
           expect(actions).toEqual(['s3:DeleteObject', 's3:GetObject', 's3:PutObject']);
           const resource = JSON.stringify(s.Resource);
           expect(resource).toContain(logicalId(gantry.data.blobs));
           expect(resource).toContain('/*');
+        } else if (actions.every((a) => a.startsWith('sqs:'))) {
+          // Queues the function feeds (usage limit alerts, request logs): sending only, to named queues.
+          expect(actions).toEqual(['sqs:GetQueueAttributes', 'sqs:GetQueueUrl', 'sqs:SendMessage']);
+          const resource = JSON.stringify(s.Resource);
+          expect(resource).toContain('Fn::ImportValue');
+          expect(resource).not.toContain('*');
         } else {
           // Only X-Ray, which has no resource-level permissions, may use a wildcard resource.
           expect(actions).toEqual(['xray:PutTelemetryRecords', 'xray:PutTraceSegments']);

@@ -37,6 +37,15 @@ describe('DataStack', () => {
     template.hasResource('AWS::S3::Bucket', { DeletionPolicy: 'Retain' });
   });
 
+  it('keeps a rotating, retained KMS key for the stored provider credentials', () => {
+    template.resourceCountIs('AWS::KMS::Key', 1);
+    template.hasResource('AWS::KMS::Key', {
+      Properties: Match.objectLike({ EnableKeyRotation: true }),
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
+  });
+
   it('takes keys, indexes and TTL from the TABLE declaration', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: keySchema(TABLE.partitionKey.name, TABLE.sortKey.name),

@@ -17,7 +17,14 @@ export type Behaviour =
   | { kind: 'ok' }
   | { kind: 'error'; status: number; body: string; contentType?: string; headers?: Record<string, string> }
   | { kind: 'delay'; ms: number }
-  | { kind: 'stream'; chunks: string[]; holdAfterFirst?: Promise<void>; usage?: boolean };
+  | {
+      kind: 'stream';
+      chunks: string[];
+      holdAfterFirst?: Promise<void>;
+      usage?: boolean;
+      /** Every content chunk carries the usage so far (vLLM's continuous usage stats). */
+      runningUsage?: boolean;
+    };
 
 export interface MockOpenAI {
   url: string;
@@ -83,7 +90,8 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
       const send = (obj: unknown) => res.write(`data: ${JSON.stringify(obj)}\n\n`);
       send(chunk(model, { role: 'assistant', content: '' }, null));
       for (const [i, w] of words.entries()) {
-        send(chunk(model, { content: w }, null));
+        const running = behaviour.kind === 'stream' && behaviour.runningUsage;
+        send({ ...chunk(model, { content: w }, null), ...(running ? { usage: { prompt_tokens: 9, completion_tokens: i + 1, total_tokens: 10 + i } } : {}) });
         if (i === 0 && behaviour.kind === 'stream' && behaviour.holdAfterFirst) await behaviour.holdAfterFirst;
       }
       send(chunk(model, {}, 'stop'));

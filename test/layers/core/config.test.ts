@@ -36,7 +36,39 @@ describe('loadConfig', () => {
       },
       logRetentionDays: 90,
       metricsRetentionDays: 365,
+      requestLogs: true,
+      emfMetrics: false,
+      mailFrom: undefined,
+      outboxDir: undefined,
+      queueUrls: {},
+      cipherKmsKeyId: undefined,
+      cipherKeyFile: undefined,
+      jwt: undefined,
+      publicUrl: undefined,
+      inviteTtlMs: 7 * 86_400_000,
+      keyLifecycleIntervalMs: 60_000,
     });
+  });
+
+  it('reads the JWT settings, and GW_JWKS_URL needs an issuer and an audience', () => {
+    const config = loadConfig({
+      ...BASE,
+      GW_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json',
+      GW_JWT_ISSUER: 'https://idp.example.com/',
+      GW_JWT_AUDIENCE: 'gantry, gantry-admin',
+      GW_JWKS_CACHE_SECONDS: '60',
+      GW_JWKS_COOLDOWN_SECONDS: '0',
+    });
+    expect(config.jwt).toEqual({
+      jwksUrl: 'https://idp.example.com/.well-known/jwks.json',
+      issuer: 'https://idp.example.com/',
+      audience: ['gantry', 'gantry-admin'],
+      cacheMaxAgeMs: 60_000,
+      cooldownMs: 0,
+    });
+    expect(failure({ ...BASE, GW_JWKS_URL: 'https://idp.example.com/jwks' }).message).toContain('GW_JWT_ISSUER');
+    expect(failure({ ...BASE, GW_JWKS_URL: 'https://idp.example.com/jwks', GW_JWT_ISSUER: 'x' }).message).toContain('GW_JWT_AUDIENCE');
+    expect(failure({ ...BASE, GW_JWKS_URL: 'not a url' }).message).toContain('GW_JWKS_URL');
   });
 
   it('reads every variable it knows', () => {
@@ -48,6 +80,10 @@ describe('loadConfig', () => {
       GW_KEY_CACHE_TTL_SECONDS: '30',
       LOG_RETENTION_DISPLAY: '30',
       METRICS_RETENTION_DISPLAY: '400',
+      MAIL_FROM: 'alerts@example.com',
+      GW_OUTBOX_DIR: '/tmp/outbox',
+      QUEUE_URL_LOG_EVENTS: 'https://sqs.eu-west-1.amazonaws.com/123456789012/log-events',
+      QUEUE_URL_EMPTY: '',
     });
     expect(config).toMatchObject({
       tableName: 't',
@@ -57,6 +93,9 @@ describe('loadConfig', () => {
       keyCacheTtlMs: 30_000,
       logRetentionDays: 30,
       metricsRetentionDays: 400,
+      mailFrom: 'alerts@example.com',
+      outboxDir: '/tmp/outbox',
+      queueUrls: { QUEUE_URL_LOG_EVENTS: 'https://sqs.eu-west-1.amazonaws.com/123456789012/log-events' },
     });
   });
 
@@ -112,6 +151,8 @@ describe('loadConfig', () => {
     ['LOG_RETENTION_DISPLAY', 'forever'],
     ['METRICS_RETENTION_DISPLAY', '7.5'],
     ['DYNAMODB_ENDPOINT', 'not a url'],
+    ['MAIL_FROM', 'Gantry <alerts@example.com>'],
+    ['QUEUE_URL_ALERTS', 'not a url'],
   ])('fails naming %s for %j', (variable, value) => {
     const err = failure({ ...BASE, [variable]: value });
     expect(err.message).toContain(variable);

@@ -3,4 +3,4 @@
  * Lambda; everything else under /v1 goes to the gateway Lambda. Add a prefix here when an admin
  * resource is added, and the stack routes it.
  */
-export const ADMIN_PREFIXES: readonly string[] = ['api-keys', 'admin', 'workspaces', 'organisation', 'configs'];
+export const ADMIN_PREFIXES: readonly string[] = ['api-keys', 'admin', 'workspaces', 'organisation', 'configs', 'model-configs', 'integrations', 'providers', 'virtual-keys', 'policies', 'audit-logs', 'feedback', 'logs', 'analytics', 'scim'];

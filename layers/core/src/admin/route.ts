@@ -1,20 +1,51 @@
 /**
- * The one mechanism every admin route goes through: authenticate the key, check the feature flag
- * and the route's scope, parse the body, run the handler, render errors in the admin shape. A
- * route cannot be declared without a scope, so none can forget authorization.
+ * The one mechanism every admin route goes through: the feature flags, authentication (API key or
+ * JWT), authorization (the route's scope, the caller's role, the security settings), the body, the
+ * audit entry of every mutating call, and errors in the admin shape. A route cannot be declared
+ * without a scope, so none can forget authorization; none can forget its audit entry either.
+ *
+ * Audit: by default an entry is written ahead of the change (outcome `pending`) and completed with
+ * the response status afterwards, so no change goes unrecorded even if the process dies midway.
+ * Routes whose change is one transaction declare `audit.transactional`: their repositories add the
+ * entry to that transaction (store/audit-context.ts), so change and entry commit together.
  */
-import type { Hono } from 'hono';
+import { randomUUID } from 'node:crypto';
+import type { Context, Hono } from 'hono';
 import type * as z from 'zod';
+import type { FeatureFlags } from '../config.ts';
 import type { CoreDeps } from '../deps.ts';
 import { errorResponse } from '../http/app.ts';
-import { asGantryError, ForbiddenError, ValidationError } from '../http/errors.ts';
+import { asGantryError, ForbiddenError, ValidationError, type GantryError } from '../http/errors.ts';
 import { jsonResponse, tryParseJson } from '../http/json.ts';
-import { readBodyText } from '../http/bodies.ts';
+import { readBodyText, type RuntimeBindings } from '../http/bodies.ts';
 import { PARSE_CONTEXT, problemsFromZod } from '../gateway/validate/common.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { Principal, Role } from '../policy/principal.ts';
+import { authorize } from '../policy/rbac.ts';
 import type { Scope } from '../policy/scopes.ts';
+import { securitySetting, type SecuritySettingName } from '../policy/security-settings.ts';
+import { AuditRepository, type AuditRecord } from '../store/audit.ts';
+import { runWithAudit, type PendingAudit } from '../store/audit-context.ts';
+import { auditBody } from './audit-logs/mask.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+export type FeatureName = keyof FeatureFlags;
+
+/** The environment variable behind each feature flag (SPEC.md), named in the 403 of a disabled feature. */
+export const FEATURE_FLAGS: Readonly<Record<FeatureName, string>> = {
+  guardrails: 'GUARDRAILS_ENABLED',
+  apiAccess: 'API_ACCESS_ENABLED',
+  dataExports: 'DATA_EXPORTS_ENABLED',
+  usageLimits: 'USAGE_LIMITS_ENABLED',
+  auditLogs: 'AUDIT_LOGS_ENABLED',
+  scim: 'SCIM_ENABLED',
+  policy: 'POLICY_ENABLED',
+};
+
+/** 403 AB03 naming the flag that turned a feature off. */
+export function featureDisabled(feature: FeatureName, what: string): ForbiddenError {
+  return new ForbiddenError(`${what} is disabled on this deployment (${FEATURE_FLAGS[feature]}=OFF)`);
+}
 
 export interface AdminContext {
   principal: Principal;
@@ -22,8 +53,12 @@ export interface AdminContext {
   query: URLSearchParams;
   deps: CoreDeps;
   request: Request;
+  /** The id of this request, also in the `x-gw-request-id` response header and the audit entry. */
+  requestId: string;
   /** The JSON body (AB01 when it is not valid JSON). */
   body(): Promise<unknown>;
+  /** Whether a security setting allows something for the caller (always true for owners and admins). */
+  setting(name: SecuritySettingName): Promise<boolean>;
 }
 
 export interface AdminRoute {
@@ -32,10 +67,47 @@ export interface AdminRoute {
   path: string;
   scope: Scope;
   handler: (ctx: AdminContext) => Promise<unknown>;
+  /** Only these roles may call the route, whatever scopes they hold (e.g. organisation keys). */
+  roles?: readonly Role[];
+  /** A feature flag that must be on; off answers 403 naming the flag. */
+  feature?: FeatureName;
+  audit?: {
+    /** The handler's change is one transaction that carries the audit entry. */
+    transactional?: boolean;
+    /** Defaults: the scope's resource and action (`api_keys.rotate` -> `api_keys`, `rotate`). */
+    resourceType?: string;
+    action?: string;
+  };
 }
 
-export function hasScope(p: Principal, scope: Scope): boolean {
-  return p.owner || p.scopes.has(scope);
+/** Who acted on a route that authenticates by its own means (an invite token). */
+export interface Actor {
+  organisationId: string;
+  userId: string | null;
+  email: string | null;
+  workspaceId: string | null;
+}
+
+export interface PublicContext {
+  params: Record<string, string>;
+  query: URLSearchParams;
+  deps: CoreDeps;
+  request: Request;
+  requestId: string;
+  body(): Promise<unknown>;
+  /** Names who acts, for the audit entry; call it before writing. */
+  actor(actor: Actor): void;
+}
+
+/**
+ * A route without an API key or JWT: it carries its own credential (an invite token) and checks it
+ * itself. Kept in a list of their own (`PUBLIC_ADMIN_ROUTES`) that a test pins down.
+ */
+export interface PublicAdminRoute {
+  method: HttpMethod;
+  path: string;
+  handler: (ctx: PublicContext) => Promise<unknown>;
+  audit: { resourceType: string; action: string };
 }
 
 /** Validates `value` with a zod schema, turning every issue into an AB01 problem. */
@@ -45,38 +117,226 @@ export function parseWith<S extends z.ZodType>(schema: S, value: unknown): z.out
   return result.data;
 }
 
+const resourceOfScope = (scope: string) => scope.slice(0, scope.lastIndexOf('.'));
+const actionOfScope = (scope: string) => scope.slice(scope.lastIndexOf('.') + 1);
+
+interface RequestFacts {
+  requestId: string;
+  method: string;
+  path: string;
+  query: URLSearchParams;
+  clientIp: string | null;
+  forwardedFor: string | null;
+  userAgent: string | null;
+}
+
+function requestFacts(c: Context): RequestFacts {
+  const url = new URL(c.req.url);
+  const forwardedFor = c.req.header('x-forwarded-for') ?? null;
+  // The peer the runtime saw (local server), else the hop API Gateway appended last to
+  // X-Forwarded-For; earlier entries are whatever the client claimed (kept in forwarded_for).
+  const lastHop = forwardedFor?.split(',').map((s) => s.trim()).filter(Boolean).at(-1) ?? null;
+  const env = c.env as RuntimeBindings | undefined;
+  return {
+    requestId: randomUUID(),
+    method: c.req.method,
+    path: url.pathname,
+    query: url.searchParams,
+    clientIp: env?.clientIp ?? lastHop,
+    forwardedFor,
+    userAgent: c.req.header('user-agent') ?? null,
+  };
+}
+
+function bodyReader(text: Promise<string>): () => Promise<unknown> {
+  return async () => {
+    const t = await text;
+    if (t.trim() === '') return {};
+    const parsed = tryParseJson(t);
+    if (!parsed.ok) throw ValidationError.field('body', 'must be valid JSON');
+    return parsed.value;
+  };
+}
+
+/** The workspace an entry concerns: the caller's, or the one the request names. */
+function workspaceNamed(params: Record<string, string>, query: URLSearchParams, bodyText: string): string | null {
+  if (params.workspaceId) return params.workspaceId;
+  const q = query.get('workspace_id');
+  if (q) return q;
+  const parsed = tryParseJson(bodyText);
+  if (parsed.ok && parsed.value !== null && typeof parsed.value === 'object' && !Array.isArray(parsed.value)) {
+    const w = (parsed.value as Record<string, unknown>).workspace_id;
+    if (typeof w === 'string') return w;
+  }
+  return null;
+}
+
+function draftEntry(
+  facts: RequestFacts,
+  bodyText: string,
+  who: { organisationId: string; principal?: Principal; actor?: Actor },
+  names: { resourceType: string; action: string; resourceId: string | null; workspaceId: string | null },
+): AuditRecord {
+  const p = who.principal;
+  const query = [...facts.query.keys()].length ? JSON.stringify(Object.fromEntries(facts.query)) : null;
+  return {
+    id: randomUUID(),
+    organisation_id: who.organisationId,
+    timestamp: new Date().toISOString(),
+    method: facts.method,
+    uri: facts.path,
+    query_params: query,
+    request_id: facts.requestId,
+    request_body: auditBody(bodyText),
+    user_id: p ? p.userId : (who.actor?.userId ?? null),
+    user_type: p ? (p.kind === 'jwt' || (p.userId && p.keyType === 'workspace-user') ? 'user' : 'api_key') : who.actor ? 'user' : 'anonymous',
+    api_key_id: p?.kind === 'api-key' ? p.keyId : null,
+    email: p ? p.email : (who.actor?.email ?? null),
+    role: p?.role ?? null,
+    workspace_id: p?.workspaceId ?? names.workspaceId,
+    resource_type: names.resourceType,
+    resource_id: names.resourceId,
+    action: names.action,
+    response_status_code: null,
+    outcome: 'pending',
+    client_ip: facts.clientIp,
+    forwarded_for: facts.forwardedFor,
+    user_agent: facts.userAgent,
+  };
+}
+
+/** The timestamp comes from the service clock (tests move it). */
+const stamped = (r: AuditRecord, nowMs: number): AuditRecord => ({ ...r, timestamp: new Date(nowMs).toISOString() });
+
+const createdId = (result: unknown): string | null =>
+  result !== null && typeof result === 'object' && typeof (result as { id?: unknown }).id === 'string' ? (result as { id: string }).id : null;
+
+/** Completes the audit of one request whatever happened; a failure to record a success is logged. */
+async function settleAudit(audits: AuditRepository, pending: PendingAudit, writtenAhead: boolean, status: number, result: unknown): Promise<void> {
+  const record = pending.record;
+  if (!record) return;
+  const resourceId = record.resource_id ?? createdId(result);
+  if (writtenAhead || (pending.committed && status !== 200)) {
+    await audits.finish(record, status, resourceId);
+  } else if (!pending.committed) {
+    await audits.put({ ...record, resource_id: resourceId, response_status_code: status, outcome: status < 400 ? 'success' : 'failure' });
+  }
+}
+
 export function mountAdminRoutes(app: Hono, deps: CoreDeps, routes: readonly AdminRoute[]): void {
+  const audits = new AuditRepository(deps.repos.table);
   for (const route of routes) {
+    const resourceType = route.audit?.resourceType ?? resourceOfScope(route.scope);
+    const action = route.audit?.action ?? actionOfScope(route.scope);
     app.on(route.method, route.path, async (c) => {
+      const facts = requestFacts(c);
+      let pending: PendingAudit | undefined;
+      let writtenAhead = false;
+      let status = 200;
+      let result: unknown;
       try {
         if (!deps.config.features.apiAccess) {
           throw new ForbiddenError('The admin API is disabled on this deployment (API_ACCESS_ENABLED=OFF)');
         }
-        const principal = await deps.keyAuth.authenticate(c.req.header('x-gw-api-key'));
-        if (!hasScope(principal, route.scope)) {
-          throw new ForbiddenError(`This API key lacks the scope ${route.scope}`);
-        }
+        if (route.feature && !deps.config.features[route.feature]) throw featureDisabled(route.feature, `The ${resourceType.replace(/_/g, ' ')} feature`);
         const request = c.req.raw;
-        const result = await route.handler({
-          principal,
-          params: c.req.param() as Record<string, string>,
-          query: new URL(request.url).searchParams,
-          deps,
-          request,
-          body: async () => {
-            const text = await readBodyText(request);
-            if (text.trim() === '') return {};
-            const parsed = tryParseJson(text);
-            if (!parsed.ok) throw ValidationError.field('body', 'must be valid JSON');
-            return parsed.value;
-          },
-        });
-        return jsonResponse(result ?? {});
+        const principal = await deps.keyAuth.authenticateRequest(request.headers, 'admin');
+        const params = c.req.param() as Record<string, string>;
+        const text = route.method === 'GET' ? Promise.resolve('') : readBodyText(request);
+        if (route.method !== 'GET' && deps.config.features.auditLogs) {
+          const bodyText = await text;
+          const resourceId = Object.values(params).at(-1) ?? null;
+          pending = {
+            record: stamped(
+              draftEntry(facts, bodyText, { organisationId: principal.organisationId, principal }, { resourceType, action, resourceId, workspaceId: workspaceNamed(params, facts.query, bodyText) }),
+              deps.clock.now(),
+            ),
+            committed: false,
+          };
+        }
+        const setting = (name: SecuritySettingName) => securitySetting(deps, principal, name);
+        await authorize(principal, route.scope, { roles: route.roles, setting });
+        if (pending?.record && !route.audit?.transactional) {
+          await audits.put(pending.record);
+          writtenAhead = true;
+        }
+        const ctx: AdminContext = { principal, params, query: facts.query, deps, request, requestId: facts.requestId, body: bodyReader(text), setting };
+        const run = () => route.handler(ctx);
+        result = pending && route.audit?.transactional ? await runWithAudit(pending, run) : await run();
       } catch (err) {
         const e = asGantryError(err);
+        status = e.status;
         if (e.status >= 500) deps.logger.error('admin route failed', { path: route.path, error: err });
-        return errorResponse(e, c.req.path);
+        return finish(e);
       }
+      return finish();
+
+      async function finish(error?: GantryError): Promise<Response> {
+        if (pending) {
+          try {
+            await settleAudit(audits, pending, writtenAhead, status, result);
+          } catch (auditErr) {
+            deps.logger.error('audit entry could not be completed', { path: route.path, requestId: facts.requestId, error: auditErr });
+          }
+        }
+        const res = error ? errorResponse(error, facts.path) : jsonResponse(result ?? {});
+        res.headers.set('x-gw-request-id', facts.requestId);
+        return res;
+      }
+    });
+  }
+}
+
+/** Mounts routes that check their own credential; audited like every other mutating route. */
+export function mountPublicAdminRoutes(app: Hono, deps: CoreDeps, routes: readonly PublicAdminRoute[]): void {
+  const audits = new AuditRepository(deps.repos.table);
+  for (const route of routes) {
+    app.on(route.method, route.path, async (c) => {
+      const facts = requestFacts(c);
+      const request = c.req.raw;
+      const params = c.req.param() as Record<string, string>;
+      const text = route.method === 'GET' ? Promise.resolve('') : readBodyText(request);
+      const auditing = route.method !== 'GET' && deps.config.features.auditLogs;
+      const pending: PendingAudit = { record: undefined, committed: false };
+      let status = 200;
+      let result: unknown;
+      let error: GantryError | undefined;
+      try {
+        if (!deps.config.features.apiAccess) {
+          throw new ForbiddenError('The admin API is disabled on this deployment (API_ACCESS_ENABLED=OFF)');
+        }
+        const bodyText = await text;
+        const ctx: PublicContext = {
+          params,
+          query: facts.query,
+          deps,
+          request,
+          requestId: facts.requestId,
+          body: bodyReader(text),
+          actor: (actor) => {
+            if (!auditing) return;
+            pending.record = stamped(
+              draftEntry(facts, bodyText, { organisationId: actor.organisationId, actor }, { ...route.audit, resourceId: Object.values(params).at(-1) ?? null, workspaceId: actor.workspaceId }),
+              deps.clock.now(),
+            );
+          },
+        };
+        result = await runWithAudit(pending, () => route.handler(ctx));
+      } catch (err) {
+        error = asGantryError(err);
+        status = error.status;
+        if (error.status >= 500) deps.logger.error('admin route failed', { path: route.path, error: err });
+      }
+      if (pending.record) {
+        try {
+          await settleAudit(audits, pending, false, status, result);
+        } catch (auditErr) {
+          deps.logger.error('audit entry could not be completed', { path: route.path, requestId: facts.requestId, error: auditErr });
+        }
+      }
+      const res = error ? errorResponse(error, facts.path) : jsonResponse(result ?? {});
+      res.headers.set('x-gw-request-id', facts.requestId);
+      return res;
     });
   }
 }

@@ -2,8 +2,44 @@
 import type { RouteModule } from '../http/app.ts';
 import { apiKeyRoutes } from './api-keys/routes.ts';
 import { configRoutes } from './configs/routes.ts';
-import { mountAdminRoutes, type AdminRoute } from './route.ts';
+import { integrationRoutes } from './integrations/routes.ts';
+import { providerRoutes } from './providers/routes.ts';
+import { virtualKeyRoutes } from './virtual-keys/routes.ts';
+import { pricingRoutes } from './pricing/routes.ts';
+import { policyRoutes } from './policies/routes.ts';
+import { workspaceRoutes } from './workspaces/routes.ts';
+import { memberRoutes } from './members/routes.ts';
+import { inviteAcceptRoutes, inviteRoutes } from './invites/routes.ts';
+import { userRoutes } from './users/routes.ts';
+import { organisationRoutes } from './organisation/routes.ts';
+import { auditLogRoutes } from './audit-logs/routes.ts';
+import { feedbackRoutes } from './feedback/routes.ts';
+import { logExportRoutes, mountExportFile } from './log-exports/routes.ts';
+import { logRoutes } from './logs/routes.ts';
+import { analyticsRoutes } from './analytics/routes.ts';
+import { scimModule } from './scim.ts';
+import { mountAdminRoutes, mountPublicAdminRoutes, type AdminRoute, type PublicAdminRoute } from './route.ts';
 
-export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes];
+export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...pricingRoutes, ...integrationRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
 
-export const adminModule: RouteModule = (app, deps) => mountAdminRoutes(app, deps, ADMIN_ROUTES);
+/** Logs, exports and analytics: exports before logs, so `/v1/logs/exports` is not read as a log id. */
+function observabilityRoutes(): AdminRoute[] {
+  return [...logExportRoutes, ...logRoutes, ...analyticsRoutes];
+}
+
+/** Identity and access: invites before users, so `/v1/admin/users/invites` is not read as a user id. */
+function identityRoutes(): AdminRoute[] {
+  return [...organisationRoutes, ...workspaceRoutes, ...memberRoutes, ...inviteRoutes, ...userRoutes, ...auditLogRoutes, ...feedbackRoutes];
+}
+
+/** Admin routes that carry their own credential instead of an API key or JWT (the invite token). */
+export const PUBLIC_ADMIN_ROUTES: readonly PublicAdminRoute[] = [...inviteAcceptRoutes];
+
+export const adminModule: RouteModule = (app, deps) => {
+  mountPublicAdminRoutes(app, deps, PUBLIC_ADMIN_ROUTES);
+  mountAdminRoutes(app, deps, ADMIN_ROUTES);
+  // SCIM_ENABLED: no SCIM routes yet; their paths answer 403 (flag off) or 404.
+  scimModule(app, deps);
+  // Local download links of log exports (in AWS they are S3 pre-signed URLs).
+  mountExportFile(app, deps);
+};

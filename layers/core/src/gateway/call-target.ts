@@ -1,22 +1,38 @@
 /**
- * Calls one resolved target: finds its provider, builds the URL (custom hosts SSRF-checked), the
- * headers (from scratch: no `x-gw-*` header and no gateway key can leave) and the body
- * (`override_params` merged over the request), and sends it with the per-attempt timeout.
+ * Calls one resolved target: finds its provider, builds the URL (custom hosts SSRF-checked; path
+ * parameters encoded into the provider's template; the client's query string kept), the headers
+ * (from scratch on unified endpoints, so no `x-gw-*` header and no gateway key can leave; the
+ * client's own on the passthrough, minus those) and the body (`override_params` merged over a
+ * JSON body; multipart and raw bodies byte for byte), and sends it with the per-attempt timeout.
  */
-import { ValidationError } from '../http/errors.ts';
+import { NotFoundError, UpstreamError, ValidationError } from '../http/errors.ts';
 import { findProvider, providerIds } from '../providers/registry.ts';
+import { applyRequestMap } from '../providers/request-map.ts';
 import type { EndpointType, ProviderDefinition } from '../providers/types.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
+import { NEVER_FORWARDED } from './headers.ts';
+import { fillPath } from './paths.ts';
+import type { ProviderRequestBody } from './request-body.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';
 import type { UpstreamClient } from './upstream.ts';
 
 export interface CallInput {
   endpoint: EndpointType;
-  /** The body as the client sent it; sent unchanged when nothing overrides it. */
-  bodyText: string;
-  body: Record<string, unknown>;
+  method: string;
+  body: ProviderRequestBody;
+  /** Checked path parameters, filled into the provider's path template. */
+  params: Readonly<Record<string, string>>;
+  /**
+   * Appended to the endpoint's template (the assistants family: `/threads/{thread_id}/runs`); for
+   * the passthrough, the client's whole path below `/v1`, already encoded and checked.
+   */
+  subPath?: string;
+  /** The client's query string (`?limit=2`), or ''. */
+  search: string;
   clientHeaders: Headers;
+  /** Header names sent on as they are: `x-gw-forward-headers` and the endpoint's own. */
+  forwardHeaders: readonly string[];
   /** `x-gw-request-timeout`: wins over the config's `request_timeout`. */
   headerTimeoutMs?: number | undefined;
   /** True when the target came from headers rather than a config: errors name the headers. */
@@ -28,11 +44,16 @@ export interface CallerDeps {
   trustedHosts: TrustedHosts;
 }
 
-/** Never forwarded, even when listed in forward_headers. */
-const UNFORWARDABLE = /^(x-gw-.*|host|content-length|connection|transfer-encoding|keep-alive|upgrade|te|trailer)$/i;
-
 const field = (input: CallInput, target: ResolvedTarget, key: 'provider' | 'custom_host') =>
   input.fromHeaders ? (key === 'provider' ? 'x-gw-provider' : 'x-gw-custom-host') : `${target.path}.${key}`;
+
+function template(provider: ProviderDefinition, endpoint: EndpointType, input: CallInput, target: ResolvedTarget): string {
+  const path = provider.endpoints[endpoint];
+  if (path === undefined) {
+    throw ValidationError.field(field(input, target, 'provider'), `provider ${provider.id} does not support the ${endpoint} endpoint`);
+  }
+  return path;
+}
 
 export function resolveProvider(target: ResolvedTarget, input: CallInput): { provider: ProviderDefinition; path: string } {
   const id = target.provider;
@@ -43,17 +64,37 @@ export function resolveProvider(target: ResolvedTarget, input: CallInput): { pro
   if (!provider) {
     throw ValidationError.field(field(input, target, 'provider'), `unknown provider "${id}"; known: ${providerIds().join(', ')}`);
   }
-  const path = provider.endpoints[input.endpoint];
-  if (!path) {
-    throw ValidationError.field(field(input, target, 'provider'), `provider ${provider.id} does not support the ${input.endpoint} endpoint`);
+  // Every provider can be reached through the passthrough: its base URL is all it takes.
+  if (input.endpoint === 'proxy') return { provider, path: input.subPath ?? '' };
+  // Built from two calls (see batchOutput): the provider needs those, not a path of its own.
+  if (input.endpoint === 'getBatchOutput') {
+    if (provider.endpoints.retrieveBatch === undefined || provider.endpoints.retrieveFileContent === undefined) {
+      throw ValidationError.field(
+        field(input, target, 'provider'),
+        `provider ${provider.id} does not support the getBatchOutput endpoint (it needs retrieveBatch and retrieveFileContent)`,
+      );
+    }
+    return { provider, path: '' };
   }
-  return { provider, path };
+  const path = template(provider, input.endpoint, input, target) + (input.subPath ?? '');
+  return { provider, path: fillPath(path, input.params) };
 }
 
-/** The body a target's provider receives: the client's, with the target's override_params over it. */
+/** The body a target's provider receives (JSON endpoints): the client's, with the target's override_params over it. */
 export function providerBody(input: CallInput, target: ResolvedTarget): Record<string, unknown> {
+  if (input.body.kind !== 'json') return {};
   const overrides = target.override_params;
-  return Object.keys(overrides).length ? { ...input.body, ...overrides } : input.body;
+  return Object.keys(overrides).length ? { ...input.body.value, ...overrides } : input.body.value;
+}
+
+/** The client's own text whenever neither override_params nor the provider's request map change the body. */
+function bytesToSend(input: CallInput, target: ResolvedTarget, provider: ProviderDefinition): string | Uint8Array | undefined {
+  const body = input.body;
+  if (body.kind === 'json') {
+    const mapped = applyRequestMap(provider, input.endpoint, providerBody(input, target));
+    return mapped === body.value ? body.text : JSON.stringify(mapped);
+  }
+  return body.kind === 'raw' ? body.bytes : undefined;
 }
 
 /** The provider key for a target: its own `api_key`, else the client's `Authorization: Bearer`. */
@@ -61,38 +102,147 @@ export function bearerKey(headers: Headers): string | undefined {
   return headers.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
 }
 
+function copyListed(names: readonly string[] | undefined, from: Headers, to: Record<string, string>): void {
+  if (!names) return;
+  for (const name of names) {
+    const value = from.get(name);
+    if (value !== null && !NEVER_FORWARDED.test(name)) to[name.toLowerCase()] = value;
+  }
+}
+
+/** Unified endpoints: headers built from scratch; only listed client headers are copied. */
+function unifiedHeaders(input: CallInput, target: ResolvedTarget): Record<string, string> {
+  const headers: Record<string, string> = { 'user-agent': 'gantry' };
+  if (input.body.kind === 'json') headers['content-type'] = 'application/json';
+  else if (input.body.kind === 'raw' && input.body.contentType) headers['content-type'] = input.body.contentType;
+  copyListed(target.forward_headers, input.clientHeaders, headers);
+  copyListed(input.forwardHeaders, input.clientHeaders, headers);
+  return headers;
+}
+
+/** The passthrough: every client header meant for the provider, never a gateway one or the gateway key. */
+function passthroughHeaders(input: CallInput): Record<string, string> {
+  const headers: Record<string, string> = {};
+  const gatewayKey = input.clientHeaders.get('x-gw-api-key');
+  input.clientHeaders.forEach((value, name) => {
+    if (!NEVER_FORWARDED.test(name) && !(gatewayKey && value.includes(gatewayKey))) headers[name] = value;
+  });
+  return headers;
+}
+
+function authenticate(headers: Record<string, string>, provider: ProviderDefinition, key: string | undefined, own: boolean, passthrough: boolean): void {
+  if (!key) return;
+  // On the passthrough the client's own Authorization goes as it is, unless the config has a key.
+  if (provider.auth.kind === 'bearer') {
+    if (!passthrough || own) headers.authorization = `Bearer ${key}`;
+  } else if (!passthrough || own || headers[provider.auth.header] === undefined) {
+    headers[provider.auth.header] = key;
+  }
+}
+
 export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCaller {
   const clientKey = bearerKey(input.clientHeaders);
+  const passthrough = input.endpoint === 'proxy';
   return async (target, signal): Promise<Attempt> => {
     const { provider, path } = resolveProvider(target, input);
+    if (provider.requiresCustomHost && !target.custom_host) {
+      throw ValidationError.field(
+        field(input, target, 'custom_host'),
+        `is required for ${provider.id}, which runs on your own machine or cluster (its default address is ${provider.baseUrl})`,
+      );
+    }
     const base = target.custom_host
       ? parseOutboundUrl(target.custom_host, field(input, target, 'custom_host'), deps.trustedHosts).href.replace(/\/+$/, '')
       : provider.baseUrl;
 
-    const headers: Record<string, string> = { 'content-type': 'application/json', 'user-agent': 'gantry' };
-    for (const name of target.forward_headers ?? []) {
-      const value = input.clientHeaders.get(name);
-      if (value !== null && !UNFORWARDABLE.test(name)) headers[name.toLowerCase()] = value;
-    }
-    const key = target.api_key ?? clientKey;
-    if (key) {
-      if (provider.auth.kind === 'bearer') headers.authorization = `Bearer ${key}`;
-      else headers[provider.auth.header] = key;
-    }
-    for (const [option, header] of Object.entries(provider.optionHeaders ?? {})) {
-      const value = target.options[option] ?? input.clientHeaders.get(`x-gw-${option.replace(/_/g, '-')}`);
-      if (typeof value === 'string' && value) headers[header] = value;
+    const headers = passthrough ? passthroughHeaders(input) : unifiedHeaders(input, target);
+    authenticate(headers, provider, target.api_key ?? clientKey, target.api_key !== undefined, passthrough);
+    if (provider.optionHeaders) {
+      for (const [option, header] of Object.entries(provider.optionHeaders)) {
+        const value = target.options[option];
+        if (typeof value === 'string' && value) headers[header] = value;
+      }
     }
 
-    const body = Object.keys(target.override_params).length ? JSON.stringify(providerBody(input, target)) : input.bodyText;
+    const timeoutMs = input.headerTimeoutMs ?? target.request_timeout;
+    if (input.endpoint === 'getBatchOutput') {
+      return batchOutput(deps, { provider, base, headers, input, target, timeoutMs, signal });
+    }
     const res = await deps.upstream.send({
-      url: new URL(base + path),
-      method: 'POST',
+      url: new URL(base + path + input.search),
+      method: input.method,
       headers,
-      body,
-      timeoutMs: input.headerTimeoutMs ?? target.request_timeout,
+      body: bytesToSend(input, target, provider),
+      timeoutMs,
       signal,
     });
     return { status: res.status, headers: res.headers, body: res.body };
   };
+}
+
+/**
+ * Adds the provider options a request set in headers (x-gw-azure-resource-name ...) to each target
+ * it calls, where the target does not set its own. Outermost, so every wrapper sees them.
+ */
+export function withRequestOptions(inner: TargetCaller, options: Readonly<Record<string, string>>): TargetCaller {
+  const names = Object.keys(options);
+  if (names.length === 0) return inner;
+  return (target, signal) => {
+    // A managed provider's options (Azure resource, AWS region ...) are the administrator's: a
+    // request header must not point its stored key somewhere else.
+    if (target.managed) return inner(target, signal);
+    const merged = { ...target.options };
+    for (const name of names) if (merged[name] === undefined) merged[name] = options[name];
+    return inner({ ...target, options: merged }, signal);
+  };
+}
+
+interface BatchOutputCall {
+  provider: ProviderDefinition;
+  base: string;
+  headers: Record<string, string>;
+  input: CallInput;
+  target: ResolvedTarget;
+  timeoutMs: number | undefined;
+  signal: AbortSignal | undefined;
+}
+
+const MAX_BATCH_JSON = 1 << 20;
+
+/**
+ * OpenAI-wire providers have no "batch output" call: it is the batch's output file. The batch is
+ * read first (a failure answers as the provider's), then its output file's content is streamed.
+ * Each of the two calls has the request timeout.
+ */
+async function batchOutput(deps: CallerDeps, c: BatchOutputCall): Promise<Attempt> {
+  const batchPath = fillPath(template(c.provider, 'retrieveBatch', c.input, c.target), c.input.params);
+  const contentTemplate = template(c.provider, 'retrieveFileContent', c.input, c.target);
+  const first = await deps.upstream.send({ url: new URL(c.base + batchPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal });
+  if (first.status < 200 || first.status >= 300) return { status: first.status, headers: first.headers, body: first.body };
+
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of first.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_BATCH_JSON) {
+      first.body.destroy();
+      throw new UpstreamError(502, 'The provider answered the batch with an oversized body');
+    }
+    chunks.push(chunk);
+  }
+  let batch: { output_file_id?: unknown; status?: unknown };
+  try {
+    batch = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof batch;
+  } catch {
+    throw new UpstreamError(502, 'The provider answered the batch with a body that is not JSON');
+  }
+  if (typeof batch.output_file_id !== 'string' || batch.output_file_id === '') {
+    throw new NotFoundError(`Batch ${c.input.params.batch_id} has no output file yet (status: ${String(batch.status ?? 'unknown')})`, {
+      param: 'batch_id',
+      openaiCode: 'batch_output_not_ready',
+    });
+  }
+  const contentPath = fillPath(contentTemplate, { file_id: batch.output_file_id });
+  const res = await deps.upstream.send({ url: new URL(c.base + contentPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal });
+  return { status: res.status, headers: res.headers, body: res.body };
 }

@@ -1,5 +1,6 @@
-/** Gateway request headers that are not about routing. */
+/** Gateway request headers that are not about routing, and which headers may reach a provider. */
 import { ValidationError } from '../http/errors.ts';
+import { tryParseJson } from '../http/json.ts';
 
 const MAX_TIMEOUT_MS = 15 * 60 * 1000;
 
@@ -12,4 +13,75 @@ export function parseRequestTimeout(headers: Headers): number | undefined {
     throw ValidationError.field('x-gw-request-timeout', `must be a whole number of milliseconds between 1 and ${MAX_TIMEOUT_MS}`);
   }
   return ms;
+}
+
+/**
+ * Never sent to a provider, whatever a client or config asks: the gateway's own headers, and the
+ * connection-level ones the gateway's HTTP client sets itself.
+ */
+export const NEVER_FORWARDED = /^(x-gw-.*|host|content-length|connection|transfer-encoding|keep-alive|upgrade|te|trailer|proxy-.*)$/i;
+
+const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+const FORWARD_HEADER = 'x-gw-forward-headers';
+
+/**
+ * `x-gw-forward-headers`: a JSON array of header names or a comma-separated list, lower-cased.
+ * `x-gw-*` names are dropped, as they are from a config's forward_headers.
+ */
+export function parseForwardHeaders(headers: Headers): string[] {
+  const raw = headers.get(FORWARD_HEADER)?.trim();
+  if (!raw) return [];
+  let names: unknown[];
+  if (raw.startsWith('[')) {
+    const parsed = tryParseJson(raw);
+    if (!parsed.ok || !Array.isArray(parsed.value)) throw ValidationError.field(FORWARD_HEADER, 'must be a JSON array of header names or a comma-separated list');
+    names = parsed.value;
+  } else {
+    names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+  }
+  const out: string[] = [];
+  for (const name of names) {
+    if (typeof name !== 'string' || !TOKEN.test(name)) {
+      throw ValidationError.field(FORWARD_HEADER, `${JSON.stringify(name)} is not a header name`);
+    }
+    if (!NEVER_FORWARDED.test(name)) out.push(name.toLowerCase());
+  }
+  return out;
+}
+
+/**
+ * Provider options a request may set as `x-gw-<option>` headers (SPEC.md's cloud-specific headers
+ * and OpenAI's organisation and project), read into the target's options under their snake_case
+ * names. A config target that sets the option itself keeps its own value.
+ */
+export const OPTION_HEADERS: Readonly<Record<string, string>> = {
+  'x-gw-azure-resource-name': 'azure_resource_name',
+  'x-gw-azure-deployment-id': 'azure_deployment_id',
+  'x-gw-azure-api-version': 'azure_api_version',
+  'x-gw-azure-model-name': 'azure_model_name',
+  'x-gw-vertex-project-id': 'vertex_project_id',
+  'x-gw-vertex-region': 'vertex_region',
+  'x-gw-aws-access-key-id': 'aws_access_key_id',
+  'x-gw-aws-secret-access-key': 'aws_secret_access_key',
+  'x-gw-aws-region': 'aws_region',
+  'x-gw-aws-session-token': 'aws_session_token',
+  'x-gw-openai-organization': 'openai_organization',
+  'x-gw-openai-project': 'openai_project',
+};
+
+/** Options that are credentials: never put in the record, logs or error messages. */
+export const SECRET_OPTIONS: ReadonlySet<string> = new Set(['aws_access_key_id', 'aws_secret_access_key', 'aws_session_token']);
+
+const NO_OPTIONS: Readonly<Record<string, string>> = Object.freeze({});
+const OPTION_BY_HEADER: ReadonlyMap<string, string> = new Map(Object.entries(OPTION_HEADERS));
+
+/** The provider options the request's headers set; empty (and shared) when none. One pass, however many options exist. */
+export function parseOptionHeaders(headers: Headers): Readonly<Record<string, string>> {
+  let out: Record<string, string> | undefined;
+  headers.forEach((value, name) => {
+    if (value === '' || !name.startsWith('x-gw-')) return;
+    const option = OPTION_BY_HEADER.get(name);
+    if (option) (out ??= {})[option] = value;
+  });
+  return out ?? NO_OPTIONS;
 }

@@ -38,6 +38,8 @@ export interface GatewayRecord {
   provider?: string;
   targetPath?: string;
   retries?: number;
+  /** A fallback target (not the first of a fallback node) answered. */
+  fallback?: boolean;
   cacheStatus?: string;
   /** The status the client received. */
   status?: number;
@@ -64,4 +66,9 @@ export interface GatewayHook {
   admit?(record: GatewayRecord): Promise<void>;
   /** After the response has ended or was cancelled; errors are logged, never surfaced. */
   complete?(record: GatewayRecord): void | Promise<void>;
+  /**
+   * Resolves once the work `complete` started has finished (Lambda calls it before the invocation
+   * ends, since a frozen environment would stall it).
+   */
+  flush?(): Promise<void>;
 }

@@ -1,5 +1,5 @@
 /** Turning a provider's answer into the gateway's: streamed through, errors in OpenAI's shape. */
-import type { Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import { nodeStreamResponse, textResponse } from '../http/bodies.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import { toOpenAIBody, UpstreamError } from '../http/errors.ts';
@@ -13,7 +13,10 @@ export interface ProviderAnswer {
 }
 
 /** Provider headers worth passing on to the client. */
-const PASSED = /^(content-type|x-request-id|request-id|openai-(processing-ms|version|model)|x-ratelimit-.*|retry-after(-ms)?)$/;
+const PASSED = /^(content-type|content-disposition|x-request-id|request-id|openai-(processing-ms|version|model)|x-ratelimit-.*|retry-after(-ms)?)$/;
+
+/** Provider headers the passthrough does not relay: the connection's own, and any x-gw-* claim. */
+const NOT_RELAYED = /^(connection|keep-alive|transfer-encoding|te|trailer|upgrade|proxy-.*|content-length|x-gw-.*)$/;
 
 const MAX_ERROR_BODY = 1 << 20;
 
@@ -60,4 +63,48 @@ export async function relay(up: ProviderAnswer, extraHeaders: Record<string, str
   const err = new UpstreamError(up.status, `The provider answered ${up.status}${snippet ? `: ${snippet}` : ''}`);
   headers.set('content-type', 'application/json');
   return textResponse(JSON.stringify(toOpenAIBody(err)), { status: up.status, headers });
+}
+
+/**
+ * The passthrough: the provider's status, headers and body bytes exactly as sent, streamed, errors
+ * included; only connection-level headers are dropped and the gateway's own added.
+ */
+export function relayRaw(up: ProviderAnswer, extraHeaders: Record<string, string>): Response {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(up.headers)) {
+    if (value === undefined || NOT_RELAYED.test(name)) continue;
+    if (Array.isArray(value)) for (const v of value) headers.append(name, v);
+    else headers.set(name, value);
+  }
+  for (const [name, value] of Object.entries(extraHeaders)) headers.set(name, value);
+  return nodeStreamResponse(up.body, { status: up.status, headers });
+}
+
+const MAX_TRANSFORMED_BODY = 16 << 20;
+
+/**
+ * A 2xx JSON answer rewritten by the endpoint (rerank sorts its results), as a body to relay. An
+ * answer that is not a JSON object goes on untouched.
+ */
+export async function transformJsonAnswer(
+  up: ProviderAnswer,
+  transform: (answer: Record<string, unknown>) => Record<string, unknown>,
+): Promise<ProviderAnswer> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of up.body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    chunks.push(chunk);
+    if (size > MAX_TRANSFORMED_BODY) {
+      up.body.destroy();
+      throw new UpstreamError(502, `The provider's answer is larger than ${MAX_TRANSFORMED_BODY} bytes`);
+    }
+  }
+  const bytes = Buffer.concat(chunks);
+  const parsed = tryParseJson(bytes.toString('utf8'));
+  const out =
+    parsed.ok && parsed.value !== null && typeof parsed.value === 'object' && !Array.isArray(parsed.value)
+      ? Buffer.from(JSON.stringify(transform(parsed.value as Record<string, unknown>)))
+      : bytes;
+  return { ...up, body: Readable.from([out]) };
 }

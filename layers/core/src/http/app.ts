@@ -3,13 +3,21 @@
  * only translate events to Requests and Responses back; route modules add the gateway and the
  * admin API, so each Lambda bundles only what it serves.
  */
-import { Hono } from 'hono';
+import { Hono, type Context } from 'hono';
 import type { CoreDeps } from '../deps.ts';
 import { ADMIN_PREFIXES } from '../admin/prefixes.ts';
 import { asGantryError, RouteNotFoundError, toAdminBody, toOpenAIBody, type GantryError } from './errors.ts';
 import { jsonResponse } from './json.ts';
 
-export type RouteModule = (app: Hono, deps: CoreDeps) => void;
+/**
+ * Answers a request that no route of any module matched, or returns undefined to leave it to the
+ * next fallback and finally the 404 (the gateway's passthrough is one). Running only after every
+ * route, whatever the module order, a fallback can never shadow a route.
+ */
+export type Fallback = (c: Context) => Response | undefined | Promise<Response | undefined>;
+
+/** Mounts a module's routes; may return a fallback. */
+export type RouteModule = (app: Hono, deps: CoreDeps) => void | Fallback;
 
 const adminPath = new RegExp(`^/v1/(${ADMIN_PREFIXES.map((p) => p.replace(/[-]/g, '\\-')).join('|')})(/|$)`);
 
@@ -41,9 +49,19 @@ export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono
       : jsonResponse({ status: 'degraded', checks: { database: `not writable (${lastProbe.error})` } }, 503);
   });
 
-  for (const mount of modules) mount(app, deps);
+  const fallbacks: Fallback[] = [];
+  for (const mount of modules) {
+    const fallback = mount(app, deps);
+    if (fallback) fallbacks.push(fallback);
+  }
 
-  app.notFound((c) => errorResponse(new RouteNotFoundError(c.req.method, c.req.path), c.req.path));
+  app.notFound(async (c) => {
+    for (const fallback of fallbacks) {
+      const res = await fallback(c);
+      if (res) return res;
+    }
+    return errorResponse(new RouteNotFoundError(c.req.method, c.req.path), c.req.path);
+  });
   app.onError((err, c) => {
     const e = asGantryError(err);
     if (e.status >= 500) deps.logger.error('unhandled error', { path: c.req.path, error: err });

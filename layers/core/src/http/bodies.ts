@@ -15,6 +15,8 @@ const requestBodies = new WeakMap<Request, Uint8Array>();
 export interface RuntimeBindings {
   /** Aborts when the client has gone (the local server; Lambda cannot tell). */
   clientSignal?: AbortSignal;
+  /** The peer's address as the runtime saw it (the local server; in Lambda, X-Forwarded-For). */
+  clientIp?: string;
 }
 
 /** The original body of a Response built by the core, if it recorded one and nobody read it since. */
@@ -74,4 +76,11 @@ const decoder = new TextDecoder();
 export async function readBodyText(req: Request): Promise<string> {
   const held = requestBodies.get(req);
   return held ? decoder.decode(held) : req.text();
+}
+
+/** The request body's bytes (empty when there is none), without a copy when the adapter gave them. */
+export async function readBodyBytes(req: Request): Promise<Uint8Array> {
+  const held = requestBodies.get(req);
+  if (held) return held;
+  return req.body ? new Uint8Array(await req.arrayBuffer()) : new Uint8Array(0);
 }

@@ -17,15 +17,26 @@ export const SCOPES = [
   'workspaces.delete',
   'organisation.read',
   'organisation.update',
+  'users.create',
   'users.read',
   'users.list',
   'users.update',
   'users.delete',
+  'workspace_users.create',
+  'workspace_users.read',
+  'workspace_users.list',
+  'workspace_users.update',
+  'workspace_users.delete',
   'configs.create',
   'configs.read',
   'configs.list',
   'configs.update',
   'configs.delete',
+  'integrations.create',
+  'integrations.read',
+  'integrations.list',
+  'integrations.update',
+  'integrations.delete',
   'providers.create',
   'providers.read',
   'providers.list',
@@ -46,6 +57,10 @@ export const SCOPES = [
   'policies.update',
   'policies.delete',
   'audit_logs.list',
+  'pricing.read',
+  'pricing.update',
+  'feedback.create',
+  'feedback.update',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -62,6 +77,15 @@ export const ORGANISATION_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
   'workspaces.delete',
   'organisation.read',
   'organisation.update',
+  // Integrations are organisation-level. SPEC's managersWriteWsIntegrations concerns
+  // workspace-scoped integrations, which Gantry does not have yet; until it does, only
+  // organisation keys manage integrations, and workspaces use them through providers.
+  'integrations.create',
+  'integrations.read',
+  'integrations.list',
+  'integrations.update',
+  'integrations.delete',
+  'users.create',
   'users.read',
   'users.list',
   'users.update',
@@ -71,3 +95,6 @@ export const ORGANISATION_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
 
 /** Scopes a workspace key may be given. */
 export const WORKSPACE_SCOPES: readonly Scope[] = SCOPES.filter((s) => !ORGANISATION_ONLY_SCOPES.has(s));
+
+/** Scopes only workspace principals use: calling the gateway and sending feedback (admin keys cannot). */
+export const WORKSPACE_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>(['completions.write', 'feedback.create', 'feedback.update']);

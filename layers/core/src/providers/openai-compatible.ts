@@ -46,6 +46,23 @@ export const COMMON_ENDPOINTS: Readonly<Partial<Record<EndpointType, string>>> =
   listModels: OPENAI_ENDPOINTS.listModels,
 };
 
+type OpenAIEndpoint = Exclude<EndpointType, 'proxy'>;
+
+/** OpenAI's paths for the named endpoints: what a declaration lists when the provider mirrors them. */
+export function openAIPaths(...types: readonly OpenAIEndpoint[]): Partial<Record<EndpointType, string>> {
+  const out: Partial<Record<EndpointType, string>> = {};
+  for (const t of types) out[t] = OPENAI_ENDPOINTS[t];
+  return out;
+}
+
+/** Endpoint families, for declarations. */
+export const CHAT: readonly OpenAIEndpoint[] = ['chatComplete', 'listModels'];
+export const TEXT: readonly OpenAIEndpoint[] = ['chatComplete', 'complete', 'listModels'];
+export const AUDIO: readonly OpenAIEndpoint[] = ['createSpeech', 'createTranscription', 'createTranslation'];
+export const FILES: readonly OpenAIEndpoint[] = ['uploadFile', 'listFiles', 'retrieveFile', 'deleteFile', 'retrieveFileContent'];
+export const BATCHES: readonly OpenAIEndpoint[] = ['createBatch', 'listBatches', 'retrieveBatch', 'cancelBatch'];
+export const RESPONSES: readonly OpenAIEndpoint[] = ['createModelResponse', 'getModelResponse', 'deleteModelResponse', 'listResponseInputItems'];
+
 export function openAICompatible(
   id: string,
   name: string,

@@ -1,11 +1,46 @@
-/** Every provider the gateway knows, by id. Adding a provider is one line here plus its module. */
-import { openAICompatible } from './openai-compatible.ts';
+/** Every provider the gateway knows, by id. Adding a provider is one line here plus its declaration. */
+import * as local from './local.ts';
+import * as wire from './openai-wire.ts';
+import * as retrieval from './retrieval.ts';
 import type { ProviderDefinition } from './types.ts';
 
 const PROVIDERS: readonly ProviderDefinition[] = [
-  openAICompatible('openai', 'OpenAI', 'https://api.openai.com/v1', {
-    optionHeaders: { openai_organization: 'OpenAI-Organization', openai_project: 'OpenAI-Project' },
-  }),
+  wire.openai,
+  wire.groq,
+  wire.togetherAi,
+  wire.fireworksAi,
+  wire.deepseek,
+  wire.mistralAi,
+  wire.perplexityAi,
+  wire.xAi,
+  wire.cerebras,
+  wire.sambanova,
+  wire.deepinfra,
+  wire.openrouter,
+  wire.novitaAi,
+  wire.nebius,
+  wire.hyperbolic,
+  wire.lambda,
+  wire.moonshot,
+  wire.zhipu,
+  wire.zAi,
+  wire.dashscope,
+  wire.siliconflow,
+  wire.github,
+  wire.huggingface,
+  wire.anyscale,
+  wire.upstage,
+  wire.nscale,
+  wire.featherlessAi,
+  wire.inferenceNet,
+  wire.nvidiaNim,
+  wire.klusterAi,
+  retrieval.jina,
+  retrieval.voyage,
+  local.ollama,
+  local.lmStudio,
+  local.vllm,
+  local.llamaCpp,
 ];
 
 const BY_ID: ReadonlyMap<string, ProviderDefinition> = new Map(PROVIDERS.map((p) => [p.id, p]));
@@ -15,3 +50,6 @@ export function findProvider(id: string): ProviderDefinition | undefined {
 }
 
 export const providerIds = (): string[] => PROVIDERS.map((p) => p.id);
+
+/** Every declaration, in registry order (the provider table in docs/providers.md follows it). */
+export const allProviders = (): readonly ProviderDefinition[] => PROVIDERS;

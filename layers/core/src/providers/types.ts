@@ -60,4 +60,23 @@ export interface ProviderDefinition {
   readonly endpoints: Readonly<Partial<Record<EndpointType, string>>>;
   /** Provider options (config keys, or `x-gw-<option>` headers) sent as provider headers. */
   readonly optionHeaders?: Readonly<Record<string, string>>;
+  /**
+   * The provider runs on the caller's own machine or cluster (Ollama, vLLM ...): there is no public
+   * base URL, so a request must name one with `x-gw-custom-host` (or `custom_host`). `baseUrl` is
+   * then only the documented default, shown in the error.
+   */
+  readonly requiresCustomHost?: boolean;
+  /** Where the provider's wire format differs from OpenAI's only in names (see request-map.ts). */
+  readonly requestMap?: RequestMap;
+}
+
+/**
+ * Declarative request differences, per endpoint. Everything not named here, including fields the
+ * gateway does not know, reaches the provider untouched.
+ */
+export interface RequestMap {
+  /** Body fields renamed on their way out: OpenAI's name -> the provider's (e.g. `top_n` -> `top_k`). */
+  readonly rename?: Readonly<Partial<Record<EndpointType, Readonly<Record<string, string>>>>>;
+  /** A prefix removed from `model` on its way out (e.g. `cohere.`). */
+  readonly stripModelPrefix?: Readonly<Partial<Record<EndpointType, string>>>;
 }

@@ -6,6 +6,11 @@ export interface OrganisationRecord {
   name: string;
   created_at: string;
   last_updated_at: string;
+  /** Security settings changed from their defaults (policy/security-settings.ts). */
+  security_settings?: Record<string, boolean> | null;
+  /** Organisation auth settings: `max_session_ttl` in seconds (>= 900) or null for none. */
+  session_settings?: { max_session_ttl: number | null } | null;
+  last_updated_by?: string | null;
 }
 
 export type WorkspaceStatus = 'active' | 'archived';
@@ -20,10 +25,42 @@ export interface WorkspaceRecord {
   defaults: Record<string, unknown> | null;
   created_at: string;
   last_updated_at: string;
+  /** Workspace-level overrides of the organisation's security settings. */
+  security_settings?: Record<string, boolean> | null;
+  usage_limits?: unknown[] | null;
+  rate_limits?: unknown[] | null;
+  archived_at?: string | null;
+  last_updated_by?: string | null;
 }
 
 export type ApiKeyType = 'organisation-service' | 'workspace-service' | 'workspace-user';
-export type ApiKeyStatus = 'active' | 'expired';
+export type ApiKeyStatus = 'active' | 'expired' | 'exhausted';
+
+/** Automatic rotation of a key (reference: `rotation_policy`). */
+export interface RotationPolicy {
+  rotation_period: 'weekly' | 'monthly' | null;
+  /** ISO 8601; the next automatic rotation, null when none is planned. */
+  next_rotation_at: string | null;
+  /** How long the previous key keeps working after a rotation; >= 30 minutes. */
+  key_transition_period_ms: number;
+}
+
+/** A key's usage limit; the limits engine enforces it, the key lifecycle worker resets it. */
+export interface KeyUsageLimits {
+  type?: 'cost' | 'tokens';
+  credit_limit?: number | null;
+  alert_threshold?: number | null;
+  periodic_reset?: 'weekly' | 'monthly' | null;
+  periodic_reset_days?: number | null;
+  /** ISO 8601; when the usage counter is reset next. */
+  next_usage_reset_at?: string | null;
+}
+
+export interface KeyRateLimit {
+  type: 'requests' | 'tokens';
+  unit: 'rps' | 'rpm' | 'rph' | 'rpd' | 'rpw';
+  value: number;
+}
 
 /** Defaults a key applies to its gateway requests. */
 export interface ApiKeyDefaults {
@@ -58,6 +95,20 @@ export interface ApiKeyRecord {
   last_updated_by: string | null;
   last_reset_at: string | null;
   defaults?: ApiKeyDefaults | null;
+  rotation_policy?: RotationPolicy | null;
+  /** The key replaced by the last rotation, accepted until `previous_key_expires_at`. */
+  previous_key_hash?: string | null;
+  previous_key_expires_at?: string | null;
+  last_rotated_at?: string | null;
+  /** The `next_rotation_at` for which the upcoming-rotation e-mail went out. */
+  rotation_notice_for?: string | null;
+  /** The `expires_at` for which the expiry warning went out. */
+  expiry_warning_for?: string | null;
+  alert_emails?: string[] | null;
+  usage_limits?: KeyUsageLimits | null;
+  rate_limits?: KeyRateLimit[] | null;
+  /** How many times the key's usage was reset (manually or periodically); counters start anew with each. */
+  reset_usage?: number;
 }
 
 export interface BootstrapRecord {
@@ -95,6 +146,16 @@ export const ApiKey = new Entity<ApiKeyRecord>({
 export const ApiKeyByHash = new Entity<ApiKeyRecord>({
   name: 'ApiKeyByHash',
   key: (r) => ({ pk: `KEYHASH#${r.key_hash}`, sk: 'KEYHASH' }),
+});
+
+/**
+ * The hash of the key a rotation replaced: a copy of the record under the old hash, accepted until
+ * `previous_key_expires_at` (DynamoDB's TTL removes it some time after).
+ */
+export const ApiKeyPreviousHash = new Entity<ApiKeyRecord>({
+  name: 'ApiKeyByHash',
+  key: (r) => ({ pk: `KEYHASH#${r.previous_key_hash ?? '-'}`, sk: 'KEYHASH' }),
+  ttl: (r) => (r.previous_key_expires_at ? Math.ceil(Date.parse(r.previous_key_expires_at) / 1000) + 86_400 : undefined),
 });
 
 export const Bootstrap = new Entity<BootstrapRecord>({

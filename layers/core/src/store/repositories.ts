@@ -6,12 +6,15 @@ import {
   TransactWriteCommand,
   type DynamoDBDocumentClient,
   type QueryCommandInput,
+  type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
+import { auditForTransaction } from './audit-context.ts';
 import { ConflictError, NotFoundError } from '../http/errors.ts';
 import type { Entity, Item, ItemKey } from './entity.ts';
 import {
   ApiKey,
   ApiKeyByHash,
+  ApiKeyPreviousHash,
   Bootstrap,
   Organisation,
   Workspace,
@@ -58,6 +61,17 @@ export class TableClient {
       Put: { TableName: this.tableName, Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
     };
   }
+
+  /**
+   * Runs a transaction. Inside an audited admin request (store/audit-context.ts) the request's
+   * audit entry is written by the same transaction, so the change and its record commit together.
+   */
+  async transact(items: NonNullable<TransactWriteCommandInput['TransactItems']>): Promise<void> {
+    const audit = items.length < 100 ? auditForTransaction() : undefined;
+    const all = audit ? [...items, { Put: { TableName: this.tableName, Item: audit.item } }] : items;
+    await this.doc.send(new TransactWriteCommand({ TransactItems: all }));
+    audit?.committed();
+  }
 }
 
 export class OrganisationRepository {
@@ -68,6 +82,18 @@ export class OrganisationRepository {
   get(id: string): Promise<OrganisationRecord | undefined> {
     return this.#t.get(Organisation, { pk: `ORG#${id}`, sk: 'ORG' });
   }
+
+  /** Saves a changed organisation that exists. */
+  async update(org: OrganisationRecord): Promise<void> {
+    try {
+      await this.#t.transact([
+        { Put: { TableName: this.#t.tableName, Item: Organisation.toItem(org), ConditionExpression: 'attribute_exists(pk)' } },
+      ]);
+    } catch (err) {
+      if (isCancelled(err)) throw new NotFoundError(`Organisation ${org.id} not found`);
+      throw err;
+    }
+  }
 }
 
 export class WorkspaceRepository {
@@ -77,18 +103,13 @@ export class WorkspaceRepository {
   }
 
   /** Creates the workspace and claims its slug atomically. */
-  async create(ws: WorkspaceRecord): Promise<void> {
+  async create(ws: WorkspaceRecord, alsoPut: readonly Item[] = []): Promise<void> {
     try {
-      await this.#t.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [
-            this.#t.putIfAbsent(Workspace.toItem(ws)),
-            this.#t.putIfAbsent(
-              WorkspaceSlug.toItem({ organisation_id: ws.organisation_id, slug: ws.slug, workspace_id: ws.id }),
-            ),
-          ],
-        }),
-      );
+      await this.#t.transact([
+        this.#t.putIfAbsent(Workspace.toItem(ws)),
+        this.#t.putIfAbsent(WorkspaceSlug.toItem({ organisation_id: ws.organisation_id, slug: ws.slug, workspace_id: ws.id })),
+        ...alsoPut.map((item) => this.#t.putIfAbsent(item)),
+      ]);
     } catch (err) {
       if (isCancelled(err)) throw new ConflictError(`A workspace with slug "${ws.slug}" already exists`);
       throw err;
@@ -97,6 +118,38 @@ export class WorkspaceRepository {
 
   getById(orgId: string, id: string): Promise<WorkspaceRecord | undefined> {
     return this.#t.get(Workspace, { pk: `ORG#${orgId}`, sk: `WS#${id}` });
+  }
+
+  /** Every workspace of the organisation, oldest first. */
+  async list(orgId: string): Promise<WorkspaceRecord[]> {
+    const all = await this.#t.queryAll(Workspace, {
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'WS#' },
+      ConsistentRead: true,
+    });
+    return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  }
+
+  /** Saves a changed workspace that exists (its slug never changes). */
+  async update(ws: WorkspaceRecord): Promise<void> {
+    try {
+      await this.#t.transact([
+        { Put: { TableName: this.#t.tableName, Item: Workspace.toItem(ws), ConditionExpression: 'attribute_exists(pk)' } },
+      ]);
+    } catch (err) {
+      if (isCancelled(err)) throw new NotFoundError(`Workspace ${ws.id} not found`);
+      throw err;
+    }
+  }
+
+  /** Deletes the workspace, its slug and the given items that belong to it, in one transaction. */
+  async delete(ws: WorkspaceRecord, alsoDelete: readonly ItemKey[] = []): Promise<void> {
+    const del = (key: ItemKey) => ({ Delete: { TableName: this.#t.tableName, Key: key } });
+    await this.#t.transact([
+      { Delete: { TableName: this.#t.tableName, Key: Workspace.key(ws), ConditionExpression: 'attribute_exists(pk)' } },
+      del({ pk: `ORG#${ws.organisation_id}`, sk: `WSSLUG#${ws.slug}` }),
+      ...alsoDelete.map(del),
+    ]);
   }
 
   /** Resolves a workspace named by id or slug. */
@@ -114,14 +167,19 @@ export class ApiKeyRepository {
     this.#t = t;
   }
 
+  /** The record and its copies under the current hash and, during a transition, the previous one. */
+  #puts(key: ApiKeyRecord, condition?: string) {
+    const put = (item: Item) => ({ Put: { TableName: this.#t.tableName, Item: item, ...(condition ? { ConditionExpression: condition } : {}) } });
+    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [put(ApiKey.toItem(key)), put(ApiKeyByHash.toItem(key))];
+    // DynamoDB's TTL may already have removed it: no condition.
+    if (key.previous_key_hash) items.push({ Put: { TableName: this.#t.tableName, Item: ApiKeyPreviousHash.toItem(key) } });
+    return items;
+  }
+
   /** Stores the record and its hash copy in one transaction; fails if either exists. */
   async create(key: ApiKeyRecord): Promise<void> {
     try {
-      await this.#t.doc.send(
-        new TransactWriteCommand({
-          TransactItems: [this.#t.putIfAbsent(ApiKey.toItem(key)), this.#t.putIfAbsent(ApiKeyByHash.toItem(key))],
-        }),
-      );
+      await this.#t.transact([this.#t.putIfAbsent(ApiKey.toItem(key)), this.#t.putIfAbsent(ApiKeyByHash.toItem(key))]);
     } catch (err) {
       if (isCancelled(err)) throw new ConflictError('An API key with this id or value already exists');
       throw err;
@@ -155,29 +213,70 @@ export class ApiKeyRepository {
       .then((keys) => keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)));
   }
 
-  /** Saves a changed key: the record and its hash copy together, only if the key still exists. */
-  async update(key: ApiKeyRecord): Promise<void> {
-    const put = (item: Record<string, unknown>) => ({
-      Put: { TableName: this.#t.tableName, Item: item, ConditionExpression: 'attribute_exists(pk)' },
-    });
+  /**
+   * Saves a changed key: the record and its hash copies together, only if the key still exists
+   * (and, with `ifUnchangedSince`, nobody saved it since that `last_updated_at`). `dropHash` removes
+   * the copy under a previous hash whose transition ended.
+   */
+  async update(key: ApiKeyRecord, opts: { ifUnchangedSince?: string; dropHash?: string } = {}): Promise<void> {
+    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = this.#puts(key, 'attribute_exists(pk)');
+    if (opts.ifUnchangedSince !== undefined) {
+      items[0] = {
+        Put: {
+          TableName: this.#t.tableName,
+          Item: ApiKey.toItem(key),
+          ConditionExpression: 'attribute_exists(pk) AND last_updated_at = :u',
+          ExpressionAttributeValues: { ':u': opts.ifUnchangedSince },
+        },
+      };
+    }
+    if (opts.dropHash) items.push({ Delete: { TableName: this.#t.tableName, Key: { pk: `KEYHASH#${opts.dropHash}`, sk: 'KEYHASH' } } });
     try {
-      await this.#t.doc.send(new TransactWriteCommand({ TransactItems: [put(ApiKey.toItem(key)), put(ApiKeyByHash.toItem(key))] }));
+      await this.#t.transact(items);
     } catch (err) {
-      if (isCancelled(err)) throw new NotFoundError(`API key ${key.id} not found`);
+      if (isCancelled(err)) throw new NotFoundError(`API key ${key.id} not found or changed meanwhile`);
       throw err;
     }
   }
 
-  /** Deletes the record and its hash copy together. */
+  /**
+   * A rotation: `next` carries the new hash and, as its previous hash, the one `current` had. The
+   * old hash's copy is rewritten (it now describes a previous key), the new hash must be unused, and
+   * a still older previous hash is dropped.
+   */
+  async rotate(current: ApiKeyRecord, next: ApiKeyRecord): Promise<void> {
+    const t = this.#t.tableName;
+    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+      {
+        Put: {
+          TableName: t,
+          Item: ApiKey.toItem(next),
+          ConditionExpression: 'attribute_exists(pk) AND key_hash = :h',
+          ExpressionAttributeValues: { ':h': current.key_hash },
+        },
+      },
+      this.#t.putIfAbsent(ApiKeyByHash.toItem(next)),
+      { Put: { TableName: t, Item: ApiKeyPreviousHash.toItem(next) } },
+    ];
+    if (current.previous_key_hash && current.previous_key_hash !== next.previous_key_hash) {
+      items.push({ Delete: { TableName: t, Key: { pk: `KEYHASH#${current.previous_key_hash}`, sk: 'KEYHASH' } } });
+    }
+    try {
+      await this.#t.transact(items);
+    } catch (err) {
+      if (isCancelled(err)) throw new ConflictError(`API key ${current.id} changed meanwhile; try again`);
+      throw err;
+    }
+  }
+
+  /** Deletes the record and its hash copies together. */
   async delete(key: ApiKeyRecord): Promise<void> {
-    await this.#t.doc.send(
-      new TransactWriteCommand({
-        TransactItems: [
-          { Delete: { TableName: this.#t.tableName, Key: ApiKey.key(key) } },
-          { Delete: { TableName: this.#t.tableName, Key: ApiKeyByHash.key(key) } },
-        ],
-      }),
-    );
+    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+      { Delete: { TableName: this.#t.tableName, Key: ApiKey.key(key) } },
+      { Delete: { TableName: this.#t.tableName, Key: ApiKeyByHash.key(key) } },
+    ];
+    if (key.previous_key_hash) items.push({ Delete: { TableName: this.#t.tableName, Key: ApiKeyPreviousHash.key(key) } });
+    await this.#t.transact(items);
   }
 }
 

@@ -34,9 +34,14 @@ describe('core app', () => {
     const admin = await app.request('/v1/api-keys/a/b/c', { method: 'PATCH' });
     expect(admin.status).toBe(404);
     expect(await admin.json()).toMatchObject({ object: 'error', errorCode: 'AB02' });
-    const gateway = await app.request('/v1/nowhere', { method: 'POST' });
+    const gateway = await app.request('/nowhere', { method: 'POST' });
     expect(gateway.status).toBe(404);
     expect(await gateway.json()).toMatchObject({ error: { type: 'not_found_error' } });
+    // Every other /v1 path is the gateway's passthrough, which authenticates first; health keeps its 404.
+    const proxied = await app.request('/v1/nowhere', { method: 'POST' });
+    expect(proxied.status).toBe(401);
+    const health = await app.request('/v1/health', { method: 'POST' });
+    expect(health.status).toBe(404);
   });
 
   it('closes the admin API when API_ACCESS_ENABLED=OFF, naming the flag', async () => {

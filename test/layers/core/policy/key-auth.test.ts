@@ -8,12 +8,12 @@ import { beforeAll, beforeEach, describe, expect, it, vi, type MockInstance } fr
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { AuthenticationError } from '../../../../layers/core/src/http/errors.ts';
 import { hashApiKey } from '../../../../layers/core/src/policy/api-key-secret.ts';
-import { KeyAuthenticator } from '../../../../layers/core/src/policy/key-auth.ts';
+import { KeyAuthenticator, type PrincipalDirectory } from '../../../../layers/core/src/policy/key-auth.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import type { ApiKeyRecord } from '../../../../layers/core/src/store/entities.ts';
 import type { ApiKeyRepository } from '../../../../layers/core/src/store/repositories.ts';
 import { createTestDeps } from '../../../support/deps.ts';
-import { keyRecord } from '../../../support/records.ts';
+import { keyRecord, workspaceRecord } from '../../../support/records.ts';
 
 const TTL = 10_000;
 const MAX_STALE = 60_000;
@@ -62,15 +62,79 @@ describe('KeyAuthenticator', () => {
     const { record, key } = await storedKey({ user_id: 'u-1', type: 'workspace-user' });
     const p = await auth.authenticate(key);
     expect(p).toEqual({
+      kind: 'api-key',
       keyId: record.id,
       organisationId: orgId,
       workspaceId: wsId,
       userId: 'u-1',
+      email: null,
       keyType: 'workspace-user',
+      // Without a directory a user key is a member; with one, the user's role in the workspace.
+      role: 'member',
       owner: false,
       scopes: new Set(['completions.write', 'logs.view']),
       defaults: null,
+      limits: { usage_limits: null, rate_limits: null, reset_usage: 0, last_reset_at: null },
     });
+  });
+
+  it('roles by key type: the owner key, organisation keys (admins), workspace service keys (managers)', async () => {
+    const owner = await storedKey({ owner: true, type: 'organisation-service', workspace_id: null });
+    const admin = await storedKey({ type: 'organisation-service', workspace_id: null });
+    const service = await storedKey({ type: 'workspace-service' });
+    expect((await auth.authenticate(owner.key)).role).toBe('owner');
+    expect((await auth.authenticate(admin.key)).role).toBe('admin');
+    expect((await auth.authenticate(service.key)).role).toBe('manager');
+  });
+
+  it('accepts the key a rotation replaced until its transition ends, then names the rotation', async () => {
+    const { record, key: oldKey } = await storedKey();
+    const next = keyRecord({ organisation_id: orgId, workspace_id: wsId }, clock.now());
+    const rotated: ApiKeyRecord = {
+      ...record,
+      key_hash: next.record.key_hash,
+      key_mask: next.record.key_mask,
+      previous_key_hash: record.key_hash,
+      previous_key_expires_at: new Date(clock.now() + 60_000).toISOString(),
+    };
+    await repo.rotate(record, rotated);
+    auth.invalidate(record.key_hash);
+    expect((await auth.authenticate(oldKey)).keyId).toBe(record.id);
+    expect((await auth.authenticate(next.key)).keyId).toBe(record.id);
+    clock.advance(60_000);
+    const err = await rejection(auth.authenticate(oldKey));
+    expect(err).toBeInstanceOf(AuthenticationError);
+    expect((err as Error).message).toContain('rotated');
+    expect((await auth.authenticate(next.key)).keyId).toBe(record.id);
+  });
+
+  it("a workspace key carries its workspace's default metadata under its own; an archived workspace refuses it", async () => {
+    const ws = workspaceRecord(orgId, 'meta', { id: wsId, defaults: { metadata: { team: 'workspace', env: 'prod' } } });
+    const directory: PrincipalDirectory = {
+      workspace: async () => ws,
+      userRole: async () => undefined,
+      defaultOrganisation: async () => orgId,
+      organisationExists: async () => true,
+      maxSessionTtl: async () => null,
+    };
+    const withDirectory = new KeyAuthenticator(repo, clock, { ttlMs: TTL, directory });
+    const { key } = await storedKey({ defaults: { metadata: { team: 'key' } } });
+    expect((await withDirectory.authenticate(key)).defaults?.metadata).toEqual({ team: 'key', env: 'prod' });
+    ws.status = 'archived';
+    withDirectory.invalidateAll();
+    const err = await rejection(withDirectory.authenticate(key));
+    expect((err as Error).message).toContain('archived');
+    // A user key whose user is no longer a member is refused.
+    ws.status = 'active';
+    const user = await storedKey({ type: 'workspace-user', user_id: 'gone' });
+    expect(((await rejection(withDirectory.authenticate(user.key))) as Error).message).toContain('no longer a member');
+  });
+
+  it('a JWT-shaped value without JWT configured is refused naming GW_JWKS_URL, without reading the table', async () => {
+    const err = await rejection(auth.authenticate('eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ4In0.c2ln'));
+    expect((err as AuthenticationError).status).toBe(401);
+    expect((err as Error).message).toContain('GW_JWKS_URL');
+    expect(reads).not.toHaveBeenCalled();
   });
 
   it.each([undefined, null, ''])('rejects a missing key (%j) naming the header, without reading the table', async (raw) => {

@@ -1,14 +1,17 @@
-/** `/v1/api-keys`: create (three types), list, get, delete. */
+/** `/v1/api-keys`: create (three types), list, get, update, rotate, delete. */
 import type { ApiKeyType } from '../../store/entities.ts';
 import { page, parsePaging } from '../pagination.ts';
 import { parseWith, type AdminRoute } from '../route.ts';
-import { createApiKeySchema, updateApiKeySchema } from './schema.ts';
+import { createApiKeySchema, rotateApiKeySchema, updateApiKeySchema } from './schema.ts';
 import { ApiKeyService, toView } from './service.ts';
 
 const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({
   method: 'POST',
   path,
   scope: 'api_keys.create',
+  // SPEC.md: organisation keys are for owners and admins; workspace keys for managers too.
+  roles: type === 'organisation-service' ? ['owner', 'admin'] : ['owner', 'admin', 'manager'],
+  audit: { transactional: true },
   handler: async (ctx) => new ApiKeyService(ctx.deps).create(ctx.principal, type, parseWith(createApiKeySchema, await ctx.body())),
 });
 
@@ -36,15 +39,24 @@ export const apiKeyRoutes: readonly AdminRoute[] = [
     method: 'PUT',
     path: '/v1/api-keys/:id',
     scope: 'api_keys.update',
+    audit: { transactional: true },
     handler: async (ctx) => {
       await new ApiKeyService(ctx.deps).update(ctx.principal, ctx.params.id ?? '', parseWith(updateApiKeySchema, await ctx.body()));
       return {};
     },
   },
   {
+    method: 'POST',
+    path: '/v1/api-keys/:id/rotate',
+    scope: 'api_keys.rotate',
+    audit: { transactional: true },
+    handler: async (ctx) => new ApiKeyService(ctx.deps).rotate(ctx.principal, ctx.params.id ?? '', parseWith(rotateApiKeySchema, await ctx.body())),
+  },
+  {
     method: 'DELETE',
     path: '/v1/api-keys/:id',
     scope: 'api_keys.delete',
+    audit: { transactional: true },
     handler: async (ctx) => {
       await new ApiKeyService(ctx.deps).delete(ctx.principal, ctx.params.id ?? '');
       return {};

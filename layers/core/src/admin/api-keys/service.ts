@@ -1,13 +1,27 @@
-/** API key rules: who may create which type, which scopes a key may carry, what a key shows. */
+/**
+ * API key rules: who may create which type (SPEC.md's roles table), which scopes a key may carry,
+ * updates, rotation, and what a key shows.
+ *
+ * - Organisation keys (`organisation-service`): organisation owners and admins only.
+ * - Workspace keys (`workspace-service`, `workspace-user`): owners and admins in any workspace,
+ *   workspace managers (and workspace service keys) in their own workspace; members none.
+ * - A user key belongs to a user of the workspace (`user_id`, or the calling user).
+ * - A caller can only hand out scopes it holds itself; organisation scopes never go to workspace keys.
+ */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
-import { ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
 import { generateApiKey, hashApiKey, maskApiKey } from '../../policy/api-key-secret.ts';
 import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
 import { ORGANISATION_ONLY_SCOPES, type Scope } from '../../policy/scopes.ts';
-import type { ApiKeyDefaults, ApiKeyRecord, ApiKeyType } from '../../store/entities.ts';
+import { auditTarget } from '../../store/audit-context.ts';
+import type { ApiKeyDefaults, ApiKeyRecord, ApiKeyType, KeyRateLimit, KeyUsageLimits, RotationPolicy } from '../../store/entities.ts';
 import { ConfigRepository } from '../../store/configs.ts';
-import type { CreateApiKeyBody, UpdateApiKeyBody } from './schema.ts';
+import { IdentityRepository } from '../../store/identity.ts';
+import { keyRecipients, rotatedMail, sendKeyMail } from './alerts.ts';
+import { DEFAULT_TRANSITION_MS, rotatedRecord } from './lifecycle.ts';
+import { addPeriod, iso, minPeriodMs, nextUsageReset } from './periods.ts';
+import type { CreateApiKeyBody, RotateApiKeyBody, RotationPolicyBody, UpdateApiKeyBody, UsageLimitsBody } from './schema.ts';
 
 export interface ApiKeyView {
   object: 'api-key';
@@ -20,7 +34,7 @@ export interface ApiKeyView {
   user_id: string | null;
   scopes: string[];
   status: string;
-  /** Masked; the key itself is only returned by the create call. */
+  /** Masked; the key itself is only returned by the create and rotate calls. */
   key: string;
   expires_at: string | null;
   created_at: string;
@@ -28,7 +42,16 @@ export interface ApiKeyView {
   created_by: string | null;
   last_updated_by: string | null;
   last_reset_at: string | null;
+  /** How many times the key's usage was reset; its usage counts start anew with each. */
+  reset_usage: number;
   defaults: ApiKeyDefaults | null;
+  rotation_policy: RotationPolicy | null;
+  last_rotated_at: string | null;
+  /** Until when the key replaced by the last rotation still works (null outside a transition). */
+  key_transition_expires_at: string | null;
+  alert_emails: string[];
+  usage_limits: KeyUsageLimits | null;
+  rate_limits: KeyRateLimit[];
 }
 
 export function toView(r: ApiKeyRecord): ApiKeyView {
@@ -50,7 +73,14 @@ export function toView(r: ApiKeyRecord): ApiKeyView {
     created_by: r.created_by,
     last_updated_by: r.last_updated_by,
     last_reset_at: r.last_reset_at,
+    reset_usage: r.reset_usage ?? 0,
     defaults: r.defaults ?? null,
+    rotation_policy: r.rotation_policy ?? null,
+    last_rotated_at: r.last_rotated_at ?? null,
+    key_transition_expires_at: r.previous_key_hash ? (r.previous_key_expires_at ?? null) : null,
+    alert_emails: r.alert_emails ?? [],
+    usage_limits: r.usage_limits ?? null,
+    rate_limits: r.rate_limits ?? [],
   };
 }
 
@@ -75,19 +105,37 @@ export function newKeyRecord(
       last_updated_at: now,
       last_updated_by: fields.created_by,
       last_reset_at: null,
+      reset_usage: 0,
     },
   };
 }
 
+const organisationScopeProblems = (scopes: readonly string[] | undefined): FieldProblem[] =>
+  (scopes ?? []).flatMap((s, i) =>
+    ORGANISATION_ONLY_SCOPES.has(s as Scope) ? [{ path: `scopes[${i}]`, message: `${s} is an organisation scope and cannot be given to a workspace key` }] : [],
+  );
+
 export class ApiKeyService {
   readonly #deps: CoreDeps;
+  readonly #identity: IdentityRepository;
   constructor(deps: CoreDeps) {
     this.#deps = deps;
+    this.#identity = new IdentityRepository(deps.repos.table);
+  }
+
+  #now(): number {
+    return this.#deps.clock.now();
+  }
+
+  /** No privilege escalation: a caller can only hand out scopes it holds itself. */
+  #checkGrant(caller: Principal, scopes: readonly string[]): void {
+    if (caller.owner) return;
+    const missing = scopes.filter((s) => !caller.scopes.has(s));
+    if (missing.length) throw new ForbiddenError(`Cannot grant scopes this ${caller.kind === 'jwt' ? 'token' : 'API key'} does not hold: ${missing.join(', ')}`);
   }
 
   async create(caller: Principal, type: ApiKeyType, body: CreateApiKeyBody): Promise<{ id: string; key: string; object: 'api-key' }> {
     const problems: FieldProblem[] = [];
-    let workspaceId: string | null = null;
     if (type === 'organisation-service') {
       if (!isOrganisationPrincipal(caller)) {
         throw new ForbiddenError('Only organisation owners and admins may create organisation keys');
@@ -98,11 +146,7 @@ export class ApiKeyService {
       if (body.workspace_id === undefined) {
         problems.push({ path: 'workspace_id', message: 'is required for workspace keys' });
       }
-      body.scopes.forEach((s, i) => {
-        if (ORGANISATION_ONLY_SCOPES.has(s as Scope)) {
-          problems.push({ path: `scopes[${i}]`, message: `${s} is an organisation scope and cannot be given to a workspace key` });
-        }
-      });
+      problems.push(...organisationScopeProblems(body.scopes));
       if (type === 'workspace-user' && body.user_id === undefined && !caller.userId) {
         problems.push({ path: 'user_id', message: 'is required for workspace user keys' });
       }
@@ -110,31 +154,39 @@ export class ApiKeyService {
         problems.push({ path: 'user_id', message: 'is only allowed for workspace user keys' });
       }
     }
-    if (body.expires_at && Date.parse(body.expires_at) <= this.#deps.clock.now()) {
+    if (body.organisation_id !== undefined && body.organisation_id !== caller.organisationId) {
+      problems.push({ path: 'organisation_id', message: "must be the caller's organisation" });
+    }
+    if (body.expires_at && Date.parse(body.expires_at) <= this.#now()) {
       problems.push({ path: 'expires_at', message: 'must be in the future' });
     }
     if (problems.length) throw new ValidationError(problems);
 
+    let workspaceId: string | null = null;
     if (body.workspace_id !== undefined) {
       const ws = await this.#deps.repos.workspaces.resolve(caller.organisationId, body.workspace_id);
       if (!ws) throw new NotFoundError(`Workspace ${body.workspace_id} not found`, { param: 'workspace_id' });
       if (!isOrganisationPrincipal(caller) && caller.workspaceId !== ws.id) {
         throw new ForbiddenError('Workspace keys may only create keys in their own workspace');
       }
+      if (ws.status === 'archived') throw new ConflictError(`Workspace ${ws.slug} is archived`);
       workspaceId = ws.id;
     }
-    // No privilege escalation: a key can only hand out scopes it holds itself.
-    if (!caller.owner) {
-      const missing = body.scopes.filter((s) => !caller.scopes.has(s));
-      if (missing.length) throw new ForbiddenError(`Cannot grant scopes this API key does not hold: ${missing.join(', ')}`);
+    let userId: string | null = null;
+    if (type === 'workspace-user' && workspaceId) {
+      userId = body.user_id ?? caller.userId;
+      if (userId && !(await this.#isWorkspaceUser(caller.organisationId, workspaceId, userId))) {
+        throw ValidationError.field('user_id', `${userId} is not a user of the workspace`);
+      }
     }
+    this.#checkGrant(caller, body.scopes);
 
     const defaults = await this.#checkDefaults(caller, workspaceId, body.defaults ?? null);
     const { record, key } = newKeyRecord(
       {
         organisation_id: caller.organisationId,
         workspace_id: workspaceId,
-        user_id: type === 'workspace-user' ? (body.user_id ?? caller.userId) : null,
+        user_id: userId,
         type,
         name: body.name,
         description: body.description ?? null,
@@ -143,11 +195,58 @@ export class ApiKeyService {
         owner: false,
         created_by: caller.keyId,
       },
-      this.#deps.clock.now(),
+      this.#now(),
     );
     if (defaults) record.defaults = defaults;
+    if (body.alert_emails) record.alert_emails = body.alert_emails.map((e) => e.toLowerCase());
+    if (body.rate_limits) record.rate_limits = body.rate_limits;
+    if (body.usage_limits) record.usage_limits = this.#usageLimits(body.usage_limits);
+    if (body.rotation_policy) record.rotation_policy = await this.#rotationPolicy(body.rotation_policy, record, 'rotation_policy');
+    auditTarget(record.id, workspaceId);
     await this.#deps.repos.apiKeys.create(record);
     return { id: record.id, key, object: 'api-key' };
+  }
+
+  async #isWorkspaceUser(orgId: string, workspaceId: string, userId: string): Promise<boolean> {
+    const user = await this.#identity.getUser(orgId, userId);
+    if (!user) return false;
+    if (user.role === 'owner' || user.role === 'admin') return true;
+    return (await this.#identity.getMember(orgId, workspaceId, userId)) !== undefined;
+  }
+
+  #usageLimits(body: UsageLimitsBody): KeyUsageLimits {
+    const out: KeyUsageLimits = { ...body };
+    if (body.next_usage_reset_at) {
+      if (Date.parse(body.next_usage_reset_at) <= this.#now()) throw ValidationError.field('usage_limits.next_usage_reset_at', 'must be in the future');
+    } else {
+      const next = nextUsageReset(this.#now(), body);
+      out.next_usage_reset_at = next === null ? null : iso(next);
+    }
+    return out;
+  }
+
+  /** A policy as stored: the first rotation computed, the transition checked against the period. */
+  async #rotationPolicy(body: RotationPolicyBody, key: ApiKeyRecord, path: string): Promise<RotationPolicy> {
+    const now = this.#now();
+    const period = body.rotation_period ?? null;
+    const transition = body.key_transition_period_ms ?? DEFAULT_TRANSITION_MS;
+    const problems: FieldProblem[] = [];
+    if (body.next_rotation_at && Date.parse(body.next_rotation_at) <= now) {
+      problems.push({ path: `${path}.next_rotation_at`, message: 'must be in the future' });
+    }
+    if (period && transition >= minPeriodMs(period)) {
+      problems.push({ path: `${path}.key_transition_period_ms`, message: `must be shorter than the ${period} rotation period` });
+    }
+    // An automatic rotation makes a key nobody has seen: it is e-mailed, so someone must receive it.
+    if ((await keyRecipients(this.#deps, key)).length === 0) {
+      problems.push({ path, message: 'needs alert_emails (or a user key): the key an automatic rotation makes is e-mailed to them' });
+    }
+    if (problems.length) throw new ValidationError(problems);
+    return {
+      rotation_period: period,
+      next_rotation_at: body.next_rotation_at ? iso(Date.parse(body.next_rotation_at)) : period ? iso(addPeriod(now, period)) : null,
+      key_transition_period_ms: transition,
+    };
   }
 
   /** A pinned config must exist in the key's workspace (or, for organisation keys, the organisation). */
@@ -160,39 +259,63 @@ export class ApiKeyService {
     return defaults;
   }
 
-  async update(caller: Principal, id: string, body: UpdateApiKeyBody): Promise<void> {
+  /** A key the caller may change: organisation keys only by owners and admins. */
+  async #manageable(caller: Principal, id: string, what: string): Promise<ApiKeyRecord> {
     const record = await this.get(caller, id);
     if (record.type === 'organisation-service' && !isOrganisationPrincipal(caller)) {
-      throw new ForbiddenError('Only organisation keys may change organisation keys');
+      throw new ForbiddenError(`Only organisation keys may ${what} organisation keys`);
     }
-    const problems: FieldProblem[] = [];
-    if (record.workspace_id !== null) {
-      body.scopes?.forEach((s, i) => {
-        if (ORGANISATION_ONLY_SCOPES.has(s as Scope)) {
-          problems.push({ path: `scopes[${i}]`, message: `${s} is an organisation scope and cannot be given to a workspace key` });
-        }
-      });
-    }
-    if (body.expires_at && Date.parse(body.expires_at) <= this.#deps.clock.now()) {
+    auditTarget(record.id, record.workspace_id);
+    return record;
+  }
+
+  async update(caller: Principal, id: string, body: UpdateApiKeyBody): Promise<void> {
+    const record = await this.#manageable(caller, id, 'change');
+    const problems: FieldProblem[] = record.workspace_id !== null ? organisationScopeProblems(body.scopes) : [];
+    if (body.expires_at && Date.parse(body.expires_at) <= this.#now()) {
       problems.push({ path: 'expires_at', message: 'must be in the future' });
     }
     if (problems.length) throw new ValidationError(problems);
-    if (body.scopes && !caller.owner) {
-      const missing = body.scopes.filter((s) => !caller.scopes.has(s));
-      if (missing.length) throw new ForbiddenError(`Cannot grant scopes this API key does not hold: ${missing.join(', ')}`);
-    }
-    const next: ApiKeyRecord = {
+    if (body.scopes) this.#checkGrant(caller, body.scopes);
+    const now = this.#now();
+    let next: ApiKeyRecord = {
       ...record,
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.description !== undefined ? { description: body.description } : {}),
       ...(body.scopes !== undefined ? { scopes: [...new Set(body.scopes)] } : {}),
-      ...(body.expires_at !== undefined ? { expires_at: body.expires_at } : {}),
+      ...(body.expires_at !== undefined ? { expires_at: body.expires_at, expiry_warning_for: null } : {}),
       ...(body.defaults !== undefined ? { defaults: await this.#checkDefaults(caller, record.workspace_id, body.defaults) } : {}),
-      last_updated_at: new Date(this.#deps.clock.now()).toISOString(),
+      ...(body.alert_emails !== undefined ? { alert_emails: body.alert_emails?.map((e) => e.toLowerCase()) ?? null } : {}),
+      ...(body.rate_limits !== undefined ? { rate_limits: body.rate_limits } : {}),
+      ...(body.usage_limits !== undefined ? { usage_limits: body.usage_limits ? this.#usageLimits(body.usage_limits) : null } : {}),
+      last_updated_at: iso(now),
       last_updated_by: caller.keyId,
     };
+    // A key whose expiry moved into the future works again.
+    if (record.status === 'expired' && body.expires_at !== undefined) next.status = 'active';
+    if (body.rotation_policy !== undefined) {
+      next = { ...next, rotation_policy: body.rotation_policy ? await this.#rotationPolicy(body.rotation_policy, next, 'rotation_policy') : null, rotation_notice_for: null };
+    }
+    if (body.reset_usage) {
+      next = { ...next, reset_usage: (record.reset_usage ?? 0) + 1, last_reset_at: iso(now), status: next.status === 'exhausted' ? 'active' : next.status };
+    }
     await this.#deps.repos.apiKeys.update(next);
     this.#deps.keyAuth.invalidate(record.key_hash);
+  }
+
+  /**
+   * Manual rotation: a new key at once, the old one accepted for `key_transition_period_ms`
+   * (default: the key's policy, else one hour). Works with or without a rotation policy.
+   */
+  async rotate(caller: Principal, id: string, body: RotateApiKeyBody): Promise<{ id: string; key: string; key_transition_expires_at: string; object: 'api-key' }> {
+    const record = await this.#manageable(caller, id, 'rotate');
+    if (record.status === 'expired') throw new ConflictError(`API key ${id} has expired: it cannot be rotated`);
+    const transition = body.key_transition_period_ms ?? record.rotation_policy?.key_transition_period_ms ?? DEFAULT_TRANSITION_MS;
+    const rotation = rotatedRecord(record, this.#now(), transition, caller.keyId);
+    await this.#deps.repos.apiKeys.rotate(record, rotation.record);
+    this.#deps.keyAuth.invalidate(record.key_hash);
+    await sendKeyMail(this.#deps, rotation.record, rotatedMail(rotation.record, rotation.transitionEnds));
+    return { id: record.id, key: rotation.key, key_transition_expires_at: rotation.transitionEnds, object: 'api-key' };
   }
 
   /** A key the caller may see, or 404 (never 403, so ids of other workspaces do not leak). */
@@ -219,11 +342,8 @@ export class ApiKeyService {
   }
 
   async delete(caller: Principal, id: string): Promise<void> {
-    const record = await this.get(caller, id);
+    const record = await this.#manageable(caller, id, 'delete');
     if (record.owner) throw new ForbiddenError('The organisation owner key cannot be deleted');
-    if (record.type === 'organisation-service' && !isOrganisationPrincipal(caller)) {
-      throw new ForbiddenError('Only organisation keys may delete organisation keys');
-    }
     await this.#deps.repos.apiKeys.delete(record);
     this.#deps.keyAuth.invalidate(record.key_hash);
   }

@@ -30,6 +30,8 @@ export interface Attempt {
   error?: GantryError;
   /** Set when the response cache took part: HIT, MISS, SEMANTIC HIT ... */
   cacheStatus?: string;
+  /** The target as actually called, when a wrapper rewrote it (a managed `@slug` provider). */
+  target?: ResolvedTarget;
 }
 
 /** Calls one resolved target once. Throws a GantryError for gateway-side problems. */
@@ -120,15 +122,15 @@ export class RoutingExecutor {
     let waited = 0;
     for (let made = 0; ; made++) {
       const attempt = await this.#call(target, opts.signal).catch(asAttempt);
-      if (!codes.includes(attempt.status)) return { ...attempt, target, retries: made };
-      if (made >= attempts) return { ...attempt, target, retries: attempts > 0 ? -1 : 0 };
+      if (!codes.includes(attempt.status)) return { ...attempt, target: attempt.target ?? target, retries: made };
+      if (made >= attempts) return { ...attempt, target: attempt.target ?? target, retries: attempts > 0 ? -1 : 0 };
 
       let wait = backoffDelay(made, this.#random);
       if (retry?.use_retry_after_header && attempt.status === 429) {
         const asked = retryAfterMs(attempt.headers, this.#clock.now());
         if (asked !== undefined) {
           // Waiting past the budget would only delay the same failure.
-          if (waited + asked > RETRY_AFTER_BUDGET_MS) return { ...attempt, target, retries: -1 };
+          if (waited + asked > RETRY_AFTER_BUDGET_MS) return { ...attempt, target: attempt.target ?? target, retries: -1 };
           wait = asked;
         }
       }

@@ -24,11 +24,17 @@ export async function resolveConfig(headers: Headers, principal: Principal, deps
   }
   const raw = sent || pinned;
   const provider = headers.get('x-gw-provider') ?? undefined;
+  // x-gw-virtual-key (legacy): the config's root uses it unless it names its own provider, as with
+  // x-gw-provider; a managed `x-gw-provider: @slug` wins over it.
+  const virtualKey = headers.get('x-gw-virtual-key')?.trim() || undefined;
+  const withVirtualKey = (c: ConfigNode): ConfigNode =>
+    virtualKey && !provider?.startsWith('@') && c.provider === undefined && c.virtual_key === undefined ? { ...c, virtual_key: virtualKey } : c;
   if (raw) {
     const headerProvider = provider ? { headerProvider: provider } : {};
     if (raw.startsWith('{')) {
       try {
-        return { config: parseConfigHeader(raw, { requestProvider: provider !== undefined }), fromHeaders: false, ...headerProvider };
+        const config = parseConfigHeader(raw, { requestProvider: provider !== undefined || virtualKey !== undefined });
+        return { config: withVirtualKey(config), fromHeaders: false, ...headerProvider };
       } catch (err) {
         // Config problems carry the admin code AB01 and every path, also on the gateway.
         if (err instanceof ValidationError) throw new ValidationError(err.problems, { param: 'x-gw-config', openaiCode: 'AB01' });
@@ -37,11 +43,11 @@ export async function resolveConfig(headers: Headers, principal: Principal, deps
     }
     const saved = await deps.savedConfigs.forGateway(principal, raw);
     if (!saved) throw ValidationError.field('x-gw-config', `no saved config "${raw}" in this workspace`);
-    return { config: saved, fromHeaders: false, ...headerProvider };
+    return { config: withVirtualKey(saved), fromHeaders: false, ...headerProvider };
   }
   const customHost = headers.get('x-gw-custom-host') ?? undefined;
   return {
-    config: { ...(provider ? { provider } : {}), ...(customHost ? { custom_host: customHost } : {}) },
+    config: { ...(provider ? { provider } : {}), ...(customHost ? { custom_host: customHost } : {}), ...(virtualKey ? { virtual_key: virtualKey } : {}) },
     fromHeaders: true,
   };
 }

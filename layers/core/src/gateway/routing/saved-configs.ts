@@ -33,7 +33,14 @@ export class SavedConfigCache implements SavedConfigSource {
     const now = this.#clock.now();
     let entry = this.#entries.get(key);
     if (!entry || now - entry.at >= this.#ttlMs) {
-      const rec = await this.#repo.resolve(principal.organisationId, idOrSlug);
+      let rec: Awaited<ReturnType<ConfigRepository['resolve']>>;
+      try {
+        rec = await this.#repo.resolve(principal.organisationId, idOrSlug);
+      } catch (err) {
+        // The table cannot be read (health says degraded): a config read before keeps serving meanwhile.
+        if (!entry) throw err;
+        return entry.workspaceId === principal.workspaceId ? entry.config : undefined;
+      }
       // Re-validated on load: a config stored before a validator change must not crash the engine.
       const usable = rec && rec.status === 'active' ? parseConfig(rec.config) : undefined;
       entry = { config: usable, workspaceId: rec?.workspace_id, at: now };

@@ -81,6 +81,8 @@ export interface ResolvedTarget {
   strict_openai_compliance: boolean;
   /** Provider options (keys such as aws_region, azure_resource_name ...). */
   options: Record<string, unknown>;
+  /** Resolved from a managed provider or virtual key: its options come from the administrator only. */
+  managed?: boolean;
 }
 
 /** What conditions are evaluated against. */

@@ -4,12 +4,16 @@
  */
 import * as z from 'zod';
 import {
+  checkStreamOptions,
   integer,
   integerAtLeast,
   integerBetween,
   isRecord,
+  logitBias,
   numberBetween,
   parseRequestBody,
+  stopSequences as stop,
+  streamOptions,
   typeMessage,
 } from './common.ts';
 
@@ -127,23 +131,6 @@ const thinking = z.discriminatedUnion('type', [
   z.looseObject({ type: z.literal('disabled') }),
 ]);
 
-const stop = z.union(
-  [
-    z.string(),
-    z
-      .array(z.string())
-      .min(1, { error: 'must have at least 1 sequence' })
-      .max(4, { error: 'must be at most 4 sequences' }),
-  ],
-  { error: typeMessage('must be a string or an array of at most 4 strings') },
-);
-
-const logitBias = z.record(z.string().regex(/^\d+$/), numberBetween(-100, 100), {
-  error: (iss) => (iss.code === 'invalid_key' ? 'is not a token id (keys must be integer strings)' : undefined),
-});
-
-const streamOptions = z.looseObject({ include_usage: z.boolean().optional() });
-
 const requestShape = z.looseObject({
   model: z.string().min(1, { error: 'must not be empty' }),
   messages: z.array(message).min(1, { error: 'must contain at least 1 message' }),
@@ -190,9 +177,7 @@ export const chatRequestSchema = requestShape.superRefine(
     if (typeof req.top_logprobs === 'number' && req.logprobs !== true) {
       ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: 'requires logprobs to be true' });
     }
-    if (isRecord(req.stream_options) && req.stream !== true) {
-      ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'is only allowed when stream is true' });
-    }
+    checkStreamOptions(req, ctx);
     const choice: unknown = req.tool_choice;
     const named =
       isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string'

@@ -216,3 +216,45 @@ export function integerBetween(min: number, max: number) {
 export function integerAtLeast(min: number) {
   return boundedInteger(min, Infinity, `must be at least ${min}`);
 }
+
+/** A string with at least one character. */
+export function nonEmptyString() {
+  return z.string().min(1, { error: 'must not be empty' });
+}
+
+/** `stop`: one sequence or up to 4 (SPEC "Limits"). */
+export const stopSequences = z.union(
+  [
+    z.string(),
+    z
+      .array(z.string())
+      .min(1, { error: 'must have at least 1 sequence' })
+      .max(4, { error: 'must be at most 4 sequences' }),
+  ],
+  { error: typeMessage('must be a string or an array of at most 4 strings') },
+);
+
+/** `logit_bias`: token ids (integer strings) to a bias in -100..100. */
+export const logitBias = z.record(z.string().regex(/^\d+$/), numberBetween(-100, 100), {
+  error: (iss) => (iss.code === 'invalid_key' ? 'is not a token id (keys must be integer strings)' : undefined),
+});
+
+export const streamOptions = z.looseObject({ include_usage: z.boolean().optional() });
+
+/** OpenAI-style `metadata`: at most 16 string pairs, keys up to 64 and values up to 512 characters. */
+export const metadata = z.record(z.string(), z.string().max(512, { error: 'must be at most 512 characters' })).check((payload) => {
+  const keys = Object.keys(payload.value);
+  if (keys.length > 16) {
+    payload.issues.push({ code: 'custom', message: 'must have at most 16 key-value pairs', input: payload.value });
+  }
+  for (const key of keys) {
+    if (key.length > 64) payload.issues.push({ code: 'custom', path: [key], message: 'key must be at most 64 characters', input: key });
+  }
+});
+
+/** Adds the "only with stream: true" rule for `stream_options` to a cross-field check. */
+export function checkStreamOptions(req: Record<string, unknown>, ctx: z.RefinementCtx): void {
+  if (isRecord(req.stream_options) && req.stream !== true) {
+    ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'is only allowed when stream is true' });
+  }
+}

@@ -1,0 +1,27 @@
+/**
+ * Observability wiring of the Lambda functions. Lambda freezes the environment once an invocation
+ * ends, so the work gateway hooks start after the response (log events, limit settlement) is
+ * finished before the invocation does; and every log line carries the request's trace id.
+ */
+import { randomUUID } from 'node:crypto';
+import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { CoreDeps } from '../../layers/core/src/deps.ts';
+
+/** The request's `x-gw-trace-id`, generated and set on the event when the client sent none. */
+export function ensureTraceId(event: APIGatewayProxyEvent): string {
+  const headers = (event.headers ??= {});
+  const name = Object.keys(headers).find((k) => k.toLowerCase() === 'x-gw-trace-id');
+  const given = name ? headers[name] : undefined;
+  if (given) return given;
+  const id = randomUUID();
+  headers['x-gw-trace-id'] = id;
+  if (event.multiValueHeaders) event.multiValueHeaders['x-gw-trace-id'] = [id];
+  return id;
+}
+
+/** Waits for the gateway hooks' `complete` (scheduled after the response) and its work. */
+export async function flushHooks(deps: CoreDeps): Promise<void> {
+  // The pipeline runs `complete` in a setImmediate once the body has ended.
+  await new Promise((resolve) => setImmediate(resolve));
+  await Promise.all(deps.gatewayHooks.map((h) => h.flush?.()));
+}

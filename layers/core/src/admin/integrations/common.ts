@@ -1,0 +1,121 @@
+/**
+ * What integrations, providers and virtual keys share: slugs, masking, sealing credentials with
+ * the cipher (the plaintext never reaches the table), and naming the caller's workspace.
+ */
+import { randomBytes } from 'node:crypto';
+import * as z from 'zod';
+import type { CoreDeps } from '../../deps.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
+import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { CipherError, type Cipher, type CipherContext } from '../../ports/cipher.ts';
+
+export const SLUG_PATTERN = /^[a-zA-Z0-9_-]+$/;
+
+export const slugSchema = z
+  .string({ error: 'must be a string' })
+  .min(1, 'must not be empty')
+  .max(255, 'must be at most 255 characters')
+  .regex(SLUG_PATTERN, 'may only contain letters, digits, "_" and "-"');
+
+export const nameSchema = z
+  .string({ error: 'is required and must be a string' })
+  .trim()
+  .min(1, 'must not be empty')
+  .max(255, 'must be at most 255 characters');
+
+export const noteSchema = z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').nullish();
+
+export const expiresAtSchema = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' }).nullish();
+
+/** The credential: any printable string a provider issues. */
+export const keySchema = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(16_384, 'must be at most 16384 characters');
+
+/** A slug derived from a name: lower case, runs of other characters as "-". */
+export function slugFrom(name: string, fallback: string): string {
+  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48);
+  return base || fallback;
+}
+
+export const withSuffix = (slug: string): string => `${slug.slice(0, 240)}-${randomBytes(3).toString('hex')}`;
+
+/**
+ * Creates with `slug`; when the slug was generated (not chosen by the caller) and is taken, tries
+ * again with a random suffix. A chosen slug that is taken stays a conflict.
+ */
+export async function createWithSlug<T>(slug: string, generated: boolean, create: (slug: string) => Promise<T>): Promise<T> {
+  let candidate = slug;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await create(candidate);
+    } catch (err) {
+      if (!generated || attempt >= 3 || !(err instanceof ConflictError) || err.param !== 'slug') throw err;
+      candidate = withSuffix(slug);
+    }
+  }
+}
+
+/** Enough to recognise a credential, never enough to use it. */
+export function maskSecret(value: unknown): string {
+  if (typeof value !== 'string' || value.length < 16) return '****';
+  return `${value.slice(0, 4)}****${value.slice(-4)}`;
+}
+
+export function maskAll(secretConfig: Record<string, unknown>): Record<string, string> {
+  return Object.fromEntries(Object.entries(secretConfig).map(([k, v]) => [k, maskSecret(v)]));
+}
+
+/** What is encrypted: the key and the secret configuration fields. */
+export interface Credentials {
+  key?: string;
+  config: Record<string, unknown>;
+}
+
+export const integrationContext = (organisationId: string, integrationId: string): CipherContext => ({
+  organisation_id: organisationId,
+  integration_id: integrationId,
+});
+
+export const virtualKeyContext = (organisationId: string, virtualKeyId: string): CipherContext => ({
+  organisation_id: organisationId,
+  virtual_key_id: virtualKeyId,
+});
+
+/** One ciphertext for the key and the secret fields; null when there is nothing secret. */
+export async function sealCredentials(cipher: Cipher, context: CipherContext, creds: Credentials): Promise<string | null> {
+  if (creds.key === undefined && Object.keys(creds.config).length === 0) return null;
+  return cipher.encrypt(JSON.stringify(creds), context);
+}
+
+export async function openCredentials(cipher: Cipher, secret: string | null, context: CipherContext): Promise<Credentials> {
+  if (secret === null) return { config: {} };
+  const parsed = JSON.parse(await cipher.decrypt(secret, context)) as Partial<Credentials>;
+  if (typeof parsed !== 'object' || parsed === null) throw new CipherError('The decrypted credentials are not an object');
+  return { ...(typeof parsed.key === 'string' ? { key: parsed.key } : {}), config: parsed.config ?? {} };
+}
+
+/**
+ * The workspace a workspace-level resource belongs to: the one named (id or slug), else the
+ * calling workspace key's own. Workspace keys may only name their own.
+ */
+export async function workspaceFor(deps: CoreDeps, caller: Principal, requested: string | null | undefined, what: string): Promise<string> {
+  if (requested === undefined || requested === null) {
+    if (caller.workspaceId) return caller.workspaceId;
+    throw ValidationError.field('workspace_id', 'is required when the caller is an organisation key');
+  }
+  const ws = await deps.repos.workspaces.resolve(caller.organisationId, requested);
+  if (!ws) throw new NotFoundError(`Workspace ${requested} not found`, { param: 'workspace_id' });
+  if (!isOrganisationPrincipal(caller) && caller.workspaceId !== ws.id) {
+    throw new ForbiddenError(`Workspace keys may only manage ${what} of their own workspace`);
+  }
+  return ws.id;
+}
+
+/** The workspace a list is limited to: named, or the workspace key's own; undefined: all of the organisation. */
+export async function listWorkspace(deps: CoreDeps, caller: Principal, requested: string | null, what: string): Promise<string | undefined> {
+  if (requested === null && isOrganisationPrincipal(caller)) return undefined;
+  return workspaceFor(deps, caller, requested, what);
+}
+
+export function isPast(iso: string | null, nowMs: number): boolean {
+  return iso !== null && Date.parse(iso) <= nowMs;
+}

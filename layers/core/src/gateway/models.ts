@@ -1,0 +1,96 @@
+/**
+ * `GET /v1/models` and `GET /v1/models/{model}` on the gateway: the built-in catalog in OpenAI's
+ * list shape, for the provider the request resolves to (`x-gw-provider`, else the first target of
+ * `x-gw-config` or the key's default config), or for every provider when none is named.
+ * Authenticated like every gateway route; prices are the caller's effective ones.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CoreDeps } from '../deps.ts';
+import { asGantryError, NotFoundError, toOpenAIBody, ValidationError } from '../http/errors.ts';
+import { jsonResponse } from '../http/json.ts';
+import type { Principal } from '../policy/principal.ts';
+import { CATALOG_CREATED, catalogModels, findModel, type CatalogModel } from '../pricing/catalog.ts';
+import { findProvider, providerIds } from '../providers/registry.ts';
+import { requireGatewayAccess } from './access.ts';
+import { resolveConfig } from './routing/resolve-config.ts';
+import type { ConfigNode } from './routing/types.ts';
+
+export interface ModelObject {
+  id: string;
+  object: 'model';
+  created: number;
+  owned_by: string;
+  provider: string;
+  endpoint_types: string[];
+  context_window: number | null;
+  /** USD per million tokens, as this caller is charged; null when not published. */
+  pricing: { input_per_million: number | null; output_per_million: number | null; cached_input_per_million: number | null; currency: 'USD' };
+}
+
+function firstProvider(node: ConfigNode | undefined): string | undefined {
+  if (!node) return undefined;
+  if (typeof node.provider === 'string' && node.provider) return node.provider;
+  return firstProvider(node.targets?.[0]);
+}
+
+/** The provider a models request is about, or undefined for all of them. */
+async function requestedProvider(req: Request, principal: Principal, deps: CoreDeps): Promise<string | undefined> {
+  const header = req.headers.get('x-gw-provider')?.trim();
+  let id = header || undefined;
+  let param = 'x-gw-provider';
+  if (!id && (req.headers.get('x-gw-config') || principal.defaults?.config_id)) {
+    const { config } = await resolveConfig(req.headers, principal, deps);
+    id = firstProvider(config);
+    param = 'x-gw-config';
+  }
+  if (!id) return undefined;
+  const provider = findProvider(id);
+  if (!provider) throw ValidationError.field(param, `unknown provider "${id}"; known: ${providerIds().join(', ')}`);
+  return provider.id;
+}
+
+function toObject(m: CatalogModel, principal: Principal, deps: CoreDeps): ModelObject {
+  const price = deps.pricing.effectivePrice(principal.organisationId, principal.workspaceId, m.provider, m.id)?.price ?? m.price;
+  return {
+    id: m.id,
+    object: 'model',
+    created: CATALOG_CREATED,
+    owned_by: m.provider,
+    provider: m.provider,
+    endpoint_types: m.types,
+    context_window: m.contextWindow ?? null,
+    pricing: {
+      input_per_million: price.input ?? null,
+      output_per_million: price.output ?? null,
+      cached_input_per_million: price.cachedInput ?? null,
+      currency: 'USD',
+    },
+  };
+}
+
+async function handle(req: Request, deps: CoreDeps, model: string | undefined): Promise<Response> {
+  const traceId = req.headers.get('x-gw-trace-id') || randomUUID();
+  const headers: Record<string, string> = { 'x-gw-trace-id': traceId };
+  try {
+    const principal = await deps.keyAuth.authenticateRequest(req.headers, 'gateway');
+    requireGatewayAccess(principal);
+    const provider = await requestedProvider(req, principal, deps);
+    if (provider) headers['x-gw-provider'] = provider;
+    await deps.pricing.prefetch(principal.organisationId);
+    if (model === undefined) {
+      const data = catalogModels(provider).map((m) => toObject(m, principal, deps));
+      return jsonResponse({ object: 'list', data }, 200, headers);
+    }
+    const found = provider ? findModel(provider, model) : catalogModels().find((m) => m.id === model);
+    if (!found) throw new NotFoundError(`The model ${model} is not in the catalog${provider ? ` of provider ${provider}` : ''}`, { param: 'model', openaiCode: 'model_not_found' });
+    return jsonResponse(toObject(found, principal, deps), 200, headers);
+  } catch (err) {
+    const e = asGantryError(err);
+    if (e.status >= 500) deps.logger.error('models request failed', { traceId, error: err });
+    return jsonResponse(toOpenAIBody(e), e.status, { ...e.headers, ...headers });
+  }
+}
+
+export const listModels = (req: Request, deps: CoreDeps): Promise<Response> => handle(req, deps, undefined);
+
+export const retrieveModel = (req: Request, deps: CoreDeps, model: string): Promise<Response> => handle(req, deps, model);

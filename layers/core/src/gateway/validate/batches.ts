@@ -1,0 +1,20 @@
+/**
+ * POST /v1/batches (SPEC "Batch" and "Limits"): the input file, the endpoint its lines call, the
+ * 24-hour completion window, and metadata of at most 16 pairs (keys up to 64 and values up to
+ * 512 characters).
+ */
+import * as z from 'zod';
+import { metadata, nonEmptyString, parseRequestBody } from './common.ts';
+
+export const batchRequestSchema = z.looseObject({
+  input_file_id: nonEmptyString(),
+  endpoint: nonEmptyString().regex(/^\/v1\/\S+$/, { error: 'must be an endpoint path such as /v1/chat/completions' }),
+  completion_window: z.literal('24h'),
+  metadata: metadata.nullish(),
+});
+
+export type BatchRequest = z.output<typeof batchRequestSchema>;
+
+export function parseBatchRequest(body: unknown): BatchRequest {
+  return parseRequestBody(batchRequestSchema, body);
+}

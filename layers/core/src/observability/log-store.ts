@@ -1,0 +1,251 @@
+/**
+ * Request log items. A log lives under pk `LOG#<ws>#<day>#<shard>`, sk `<created_at>#<id>`: per
+ * workspace and UTC day, spread over a few shards so that one busy workspace does not make a hot
+ * partition. A pointer item `LOGID#<id>` finds a log by id. Lists are Query operations, newest
+ * first, over the days the workspace's rollups say have requests (plus the last two days), with
+ * every shard of a day read in parallel and merged; the cursor is the sort key to continue below.
+ */
+import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ValidationError } from '../http/errors.ts';
+import type { BlobStore } from '../ports/blob.ts';
+import type { Clock } from '../ports/clock.ts';
+import { matches, type LogFilters } from './filters.ts';
+import type { LogEvent } from './log-event.ts';
+import type { RollupStore } from './rollups.ts';
+import { fnv1a } from './sketch.ts';
+import { DAY_MS, dayKey, iso } from './time.ts';
+
+export const LOG_SHARDS = 4;
+export const LOG_TYPE = 'Log';
+export const POINTER_TYPE = 'LogPointer';
+
+export const logShard = (id: string): number => fnv1a(id) % LOG_SHARDS;
+export const logPk = (ws: string, day: string, shard: number): string => `LOG#${ws}#${day}#${shard}`;
+export const logSk = (e: Pick<LogEvent, 'started_ms' | 'id'>): string => `${iso(e.started_ms)}#${e.id}`;
+export const pointerKey = (id: string) => ({ pk: `LOGID#${id}`, sk: 'LOGID' });
+
+/**
+ * A log item keeps the event as JSON text in `e` (without its bodies) and the bodies in `rqb` and
+ * `rsb`: three attributes instead of fifty makes writes cheaper, and lists and aggregations read
+ * `e` alone. Filters run on the parsed events.
+ */
+const SUMMARY_PROJECTION = { ProjectionExpression: '#sk, #e', ExpressionAttributeNames: { '#e': 'e' } };
+
+const KEY_ATTRIBUTES = new Set(['pk', 'sk', '_type', 'ttl']);
+
+export function eventOf(item: Record<string, unknown>): LogEvent {
+  if (typeof item.e === 'string') {
+    const event = JSON.parse(item.e) as LogEvent;
+    if (typeof item.rqb === 'string') event.request_body = JSON.parse(item.rqb) as unknown;
+    if (typeof item.rsb === 'string') event.response_body = JSON.parse(item.rsb) as unknown;
+    return event;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(item)) if (!KEY_ATTRIBUTES.has(k)) out[k] = v;
+  return out as unknown as LogEvent;
+}
+
+export interface LogPage {
+  events: LogEvent[];
+  /** Where the next page starts; absent on the last page. */
+  cursor?: string;
+  /** Items read for this page. */
+  examined: number;
+}
+
+export interface PageOptions {
+  limit: number;
+  cursor?: string | undefined;
+  /** Read the bodies too (exports); lists and aggregations leave them out. */
+  bodies?: boolean;
+  /** Items read at most for this page (filters may skip many); the page may come back short, with a cursor. */
+  maxExamined?: number;
+}
+
+const encodeCursor = (sk: string): string => Buffer.from(JSON.stringify({ b: sk })).toString('base64url');
+
+function decodeCursor(cursor: string): string {
+  try {
+    const parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as { b?: unknown };
+    if (typeof parsed.b === 'string' && /^\d{4}-\d{2}-\d{2}T/.test(parsed.b)) return parsed.b;
+  } catch {
+    // falls through
+  }
+  throw ValidationError.field('cursor', 'is not a cursor this API returned');
+}
+
+interface ShardRead {
+  matches: { sk: string; event: LogEvent }[];
+  /** The last sort key read; everything above it (within the range) has been read. */
+  lowest: string | undefined;
+  exhausted: boolean;
+}
+
+export class LogStore {
+  readonly #doc: DynamoDBDocumentClient;
+  readonly #table: string;
+  readonly #clock: Clock;
+  readonly #retentionDays: number;
+  readonly #rollups: RollupStore;
+
+  constructor(opts: { doc: DynamoDBDocumentClient; tableName: string; clock: Clock; logRetentionDays: number; rollups: RollupStore }) {
+    this.#doc = opts.doc;
+    this.#table = opts.tableName;
+    this.#clock = opts.clock;
+    this.#retentionDays = opts.logRetentionDays;
+    this.#rollups = opts.rollups;
+  }
+
+  ttlOf(e: LogEvent): number {
+    return Math.floor(e.started_ms / 1000) + this.#retentionDays * 86_400;
+  }
+
+  itemOf(e: LogEvent): Record<string, unknown> {
+    const { request_body: rq, response_body: rs, ...rest } = e;
+    const ws = e.workspace_id ?? '-';
+    return {
+      pk: logPk(ws, dayKey(e.started_ms), logShard(e.id)),
+      sk: logSk(e),
+      _type: LOG_TYPE,
+      ttl: this.ttlOf(e),
+      e: JSON.stringify(rest),
+      ...(rq !== undefined ? { rqb: JSON.stringify(rq) } : {}),
+      ...(rs !== undefined ? { rsb: JSON.stringify(rs) } : {}),
+    };
+  }
+
+  pointerOf(e: LogEvent): Record<string, unknown> {
+    const item = this.itemOf(e);
+    return { ...pointerKey(e.id), _type: POINTER_TYPE, ws: e.workspace_id ?? '-', org: e.organisation_id, lpk: item.pk, lsk: item.sk, ttl: item.ttl };
+  }
+
+  /** A log by id, with its workspace; undefined when unknown or past the retention. */
+  async get(id: string): Promise<LogEvent | undefined> {
+    const pointer = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: pointerKey(id) }));
+    const p = pointer.Item;
+    if (!p) return undefined;
+    const out = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: p.lpk, sk: p.lsk } }));
+    if (!out.Item) return undefined;
+    const event = eventOf(out.Item);
+    return event.started_ms < this.#clock.now() - this.#retentionDays * DAY_MS ? undefined : event;
+  }
+
+  /** One page of a workspace's logs matching the filters, newest first. */
+  async page(ws: string, f: LogFilters, opts: PageOptions): Promise<LogPage> {
+    const hi = opts.cursor ? decodeCursor(opts.cursor) : `${iso(f.to)}#~`;
+    const exclusive = opts.cursor ? hi : undefined;
+    const lo = iso(f.from);
+    if (hi < lo) return { events: [], examined: 0 };
+    const days = await this.#days(ws, f, hi.slice(0, 10));
+    const max = opts.maxExamined ?? 2_000;
+    const budget = { left: max };
+    const out: { sk: string; event: LogEvent }[] = [];
+    for (const day of days) {
+      const need = opts.limit - out.length;
+      const reads = await Promise.all(
+        Array.from({ length: LOG_SHARDS }, (_, s) => this.#readShard(logPk(ws, day, s), lo, hi, exclusive, need, f, budget, opts.bodies ?? false)),
+      );
+      const open = reads.filter((r) => !r.exhausted);
+      // Below the highest place a shard stopped at, not every shard has been read yet.
+      const boundary = open.length ? open.map((r) => r.lowest ?? hi).reduce((a, b) => (a > b ? a : b)) : undefined;
+      const kept = reads
+        .flatMap((r) => r.matches)
+        .filter((m) => boundary === undefined || m.sk >= boundary)
+        .sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
+      out.push(...kept.slice(0, need));
+      if (out.length >= opts.limit) {
+        return { events: out.map((m) => m.event), cursor: encodeCursor((out[out.length - 1] as { sk: string }).sk), examined: max - budget.left };
+      }
+      if (boundary !== undefined) return { events: out.map((m) => m.event), cursor: encodeCursor(boundary), examined: max - budget.left };
+    }
+    return { events: out.map((m) => m.event), examined: max - budget.left };
+  }
+
+  /** Every matching log, page by page; throws once more than `maxExamined` items were read in all. */
+  async *all(ws: string, f: LogFilters, opts: { bodies?: boolean; maxExamined: number; pageSize?: number }): AsyncGenerator<LogEvent> {
+    let cursor: string | undefined;
+    let left = opts.maxExamined;
+    do {
+      if (left <= 0) throw new TooManyLogsError(opts.maxExamined);
+      const page = await this.page(ws, f, { limit: opts.pageSize ?? 500, cursor, bodies: opts.bodies ?? false, maxExamined: Math.min(left, 5_000) });
+      for (const e of page.events) yield e;
+      cursor = page.cursor;
+      left -= page.examined;
+    } while (cursor);
+  }
+
+  async #days(ws: string, f: LogFilters, hiDay: string): Promise<string[]> {
+    const now = this.#clock.now();
+    const recent = [dayKey(now), dayKey(now - DAY_MS)];
+    const active = await this.#rollups.activeDays(ws, f.from, f.to);
+    const first = dayKey(f.from);
+    const last = dayKey(f.to) < hiDay ? dayKey(f.to) : hiDay;
+    return [...new Set([...active, ...recent])].filter((d) => d >= first && d <= last).sort().reverse();
+  }
+
+  async #readShard(
+    pk: string,
+    lo: string,
+    hi: string,
+    exclusive: string | undefined,
+    need: number,
+    f: LogFilters,
+    budget: { left: number },
+    bodies: boolean,
+  ): Promise<ShardRead> {
+    const found: ShardRead['matches'] = [];
+    let lowest: string | undefined;
+    let start: Record<string, unknown> | undefined;
+    for (;;) {
+      if (budget.left <= 0) return { matches: found, lowest, exhausted: false };
+      const page = await this.#doc.send(
+        new QueryCommand({
+          TableName: this.#table,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
+          ExpressionAttributeValues: { ':pk': pk, ':lo': lo, ':hi': hi },
+          ...(bodies
+            ? { ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' } }
+            : { ProjectionExpression: SUMMARY_PROJECTION.ProjectionExpression, ExpressionAttributeNames: { ...SUMMARY_PROJECTION.ExpressionAttributeNames, '#pk': 'pk', '#sk': 'sk' } }),
+          ScanIndexForward: false,
+          Limit: Math.max(1, Math.min(Math.max(need - found.length, 25), 250, budget.left)),
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        budget.left--;
+        const sk = String(item.sk);
+        lowest = sk;
+        if (sk === exclusive) continue;
+        const event = eventOf(item);
+        if (matches(event, f)) found.push({ sk, event });
+      }
+      start = page.LastEvaluatedKey;
+      if (!start) return { matches: found, lowest, exhausted: true };
+      if (found.length >= need) return { matches: found, lowest, exhausted: false };
+    }
+  }
+}
+
+/** The filters need the logs themselves, and more of them than one answer may read. */
+export class TooManyLogsError extends ValidationError {
+  constructor(max: number) {
+    super([
+      {
+        path: 'time_of_generation_min',
+        message: `these filters are answered from the request logs, and the range holds more than ${max} of them: narrow the time range or filter on one dimension only (answered from rollups)`,
+      },
+    ]);
+  }
+}
+
+/** Loads bodies kept in blob storage back into the event. */
+export async function withBodies(e: LogEvent, blobs: BlobStore): Promise<LogEvent> {
+  const out = { ...e };
+  for (const kind of ['request', 'response'] as const) {
+    const ref = e[`${kind}_body_ref`];
+    if (!ref) continue;
+    const bytes = await blobs.get(ref);
+    if (bytes) out[`${kind}_body`] = JSON.parse(Buffer.from(bytes).toString('utf8')) as unknown;
+  }
+  return out;
+}

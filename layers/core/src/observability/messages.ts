@@ -1,0 +1,17 @@
+/** What travels on the `logs` queue: log events, and rollup updates the worker must retry alone. */
+import type { LogEvent } from './log-event.ts';
+import type { RollupDeltaMessage } from './aggregate.ts';
+
+export const LOGS_QUEUE = 'logs';
+export const EXPORTS_QUEUE = 'log-exports';
+
+/** One event, or several sent together (one queue message: fewer SQS requests, bigger ingest batches). */
+export type LogQueueMessage = { kind: 'log'; event: LogEvent } | { kind: 'logs'; events: LogEvent[] } | RollupDeltaMessage;
+
+export interface ExportQueueMessage {
+  kind: 'export';
+  organisation_id: string;
+  export_id: string;
+  /** The run this message belongs to; a message of an older run (restarted, cancelled) is dropped. */
+  run: string;
+}

@@ -1,0 +1,169 @@
+/**
+ * Rollup items: one per workspace, granularity (minute, hour, day), dimension, dimension value and
+ * time bucket, holding an Aggregate. Keys: pk `RU#<ws>#<gran>#<dim>`, sk `<bucket>#<value>` (bucket
+ * as `2026-01-01T10:05`), so a time range of one dimension is one Query. The ingest worker adds to
+ * them with single UpdateItem calls (ADD is atomic), one per distinct item of a batch.
+ */
+import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import {
+  addEvent,
+  COUNTERS,
+  DIMENSIONS,
+  dimensionValue,
+  emptyAggregate,
+  fromItem,
+  mergeInto,
+  SUMS,
+  type Aggregate,
+  type CounterName,
+  type Dimension,
+  type RollupKey,
+} from './aggregate.ts';
+import type { LogEvent } from './log-event.ts';
+import { bucketKey, DAY_MS, floorTo, GRANULARITY_MS, MINUTE_ROLLUP_DAYS, type Granularity, type Segment } from './time.ts';
+
+export const ROLLUP_TYPE = 'Rollup';
+const GRANULARITIES: readonly Granularity[] = ['m', 'h', 'd'];
+
+export const rollupPk = (ws: string, gran: Granularity, dim: Dimension): string => `RU#${ws}#${gran}#${dim}`;
+export const rollupSk = (bucket: number, value: string): string => `${bucketKey(bucket)}#${value}`;
+export const keyString = (k: RollupKey): string => `${rollupPk(k.ws, k.gran, k.dim)}|${rollupSk(k.bucket, k.value)}`;
+
+/** Workspace of an event's rollups and logs; `-` for requests refused before the key was known. */
+export const scopeOf = (e: Pick<LogEvent, 'workspace_id'>): string => e.workspace_id ?? '-';
+
+export interface PendingRollup {
+  key: RollupKey;
+  agg: Aggregate;
+  /** The messages whose events are in it. */
+  messageIds: Set<string>;
+}
+
+/** Pre-aggregates a batch: one pending update per distinct rollup item, whatever the batch size. */
+export function rollupsOf(events: readonly { messageId: string; event: LogEvent }[]): Map<string, PendingRollup> {
+  const out = new Map<string, PendingRollup>();
+  for (const { messageId, event } of events) {
+    for (const gran of GRANULARITIES) {
+      const bucket = floorTo(event.started_ms, GRANULARITY_MS[gran]);
+      for (const dim of DIMENSIONS) {
+        const key: RollupKey = { ws: scopeOf(event), gran, dim, value: dimensionValue(event, dim), bucket };
+        const id = keyString(key);
+        let p = out.get(id);
+        if (!p) {
+          p = { key, agg: emptyAggregate(), messageIds: new Set() };
+          out.set(id, p);
+        }
+        addEvent(p.agg, event, { start: bucket, gran });
+        p.messageIds.add(messageId);
+      }
+    }
+  }
+  return out;
+}
+
+export interface RollupRow {
+  ws: string;
+  gran: Granularity;
+  value: string;
+  bucket: number;
+  agg: Aggregate;
+}
+
+export class RollupStore {
+  readonly #doc: DynamoDBDocumentClient;
+  readonly #table: string;
+  readonly #metricsRetentionDays: number;
+
+  constructor(doc: DynamoDBDocumentClient, tableName: string, metricsRetentionDays: number) {
+    this.#doc = doc;
+    this.#table = tableName;
+    this.#metricsRetentionDays = metricsRetentionDays;
+  }
+
+  /** Unix seconds after which DynamoDB may delete the item: minutes go early, hours and days with the retention. */
+  ttlOf(key: RollupKey): number {
+    const days = key.gran === 'm' ? MINUTE_ROLLUP_DAYS + 1 : this.#metricsRetentionDays + 1;
+    return Math.floor((key.bucket + GRANULARITY_MS[key.gran] + days * DAY_MS) / 1000);
+  }
+
+  /** Adds an aggregate to its item in one atomic UpdateItem (creating it on the first add). */
+  async add(key: RollupKey, agg: Aggregate): Promise<void> {
+    const names: Record<string, string> = { '#ty': '_type', '#ttl': 'ttl', '#b': 'b', '#g': 'g', '#dm': 'dm', '#v': 'v', '#ws': 'ws' };
+    const values: Record<string, unknown> = {
+      ':ty': ROLLUP_TYPE,
+      ':ttl': this.ttlOf(key),
+      ':b': key.bucket,
+      ':g': key.gran,
+      ':dm': key.dim,
+      ':v': key.value,
+      ':ws': key.ws,
+    };
+    const adds: string[] = [];
+    let i = 0;
+    const add = (attr: string, value: unknown) => {
+      names[`#a${i}`] = attr;
+      values[`:a${i}`] = value;
+      adds.push(`#a${i} :a${i}`);
+      i++;
+    };
+    for (const s of SUMS) if (agg.sums[s] !== 0) add(s, agg.sums[s]);
+    for (const c of Object.keys(COUNTERS) as CounterName[]) {
+      for (const [k, v] of agg.counters[c]) if (v !== 0) add(`${COUNTERS[c]}${k}`, v);
+    }
+    if (agg.users.size > 0) add('u', new Set(agg.users));
+    if (agg.seen.size > 0) add('t', new Set(agg.seen));
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: { pk: rollupPk(key.ws, key.gran, key.dim), sk: rollupSk(key.bucket, key.value) },
+        UpdateExpression: `SET #ty = :ty, #b = :b, #g = :g, #dm = :dm, #v = :v, #ws = :ws, #ttl = if_not_exists(#ttl, :ttl)${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
+  /** Every item of one workspace, dimension and segment (all values), following pagination. */
+  async query(ws: string, dim: Dimension, segment: Segment): Promise<RollupRow[]> {
+    const unit = GRANULARITY_MS[segment.gran];
+    const rows: RollupRow[] = [];
+    let start: Record<string, unknown> | undefined;
+    do {
+      const page = await this.#doc.send(
+        new QueryCommand({
+          TableName: this.#table,
+          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+          ExpressionAttributeValues: {
+            ':pk': rollupPk(ws, segment.gran, dim),
+            ':lo': `${bucketKey(segment.start)}#`,
+            // `$` sorts right after `#`, so every value of the last bucket is in.
+            ':hi': `${bucketKey(segment.end - unit)}$`,
+          },
+          ExclusiveStartKey: start,
+        }),
+      );
+      for (const item of page.Items ?? []) {
+        rows.push({ ws, gran: segment.gran, value: String(item.v), bucket: Number(item.b), agg: fromItem(item) });
+      }
+      start = page.LastEvaluatedKey;
+    } while (start);
+    return rows;
+  }
+
+  /** Days (UTC, `YYYY-MM-DD`) in [from, to] on which the workspace has requests, newest first. */
+  async activeDays(ws: string, from: number, to: number): Promise<string[]> {
+    const rows = await this.query(ws, 'all', { gran: 'd', start: floorTo(from, DAY_MS), end: floorTo(to, DAY_MS) + DAY_MS });
+    return rows
+      .filter((r) => r.agg.sums.n > 0)
+      .map((r) => bucketKey(r.bucket).slice(0, 10))
+      .sort()
+      .reverse();
+  }
+}
+
+/** Sums rows into one aggregate. */
+export function sumRows(rows: readonly RollupRow[]): Aggregate {
+  const total = emptyAggregate();
+  for (const r of rows) mergeInto(total, r.agg);
+  return total;
+}

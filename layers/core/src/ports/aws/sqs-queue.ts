@@ -1,0 +1,124 @@
+/** Queue over an SQS standard queue: JSON bodies, sent with SendMessageBatch. */
+import { SendMessageBatchCommand, SQSClient, type BatchResultErrorEntry } from '@aws-sdk/client-sqs';
+import type { Queue } from '../queue.ts';
+
+export interface SqsQueueOptions {
+  queueUrl: string;
+  /** A shared client; when absent one is built from the options below. */
+  client?: SQSClient;
+  region?: string;
+  /** An SQS-compatible endpoint (tests, ElasticMQ); absent in AWS. */
+  endpoint?: string;
+}
+
+/** SQS's batch limits: 10 entries, and 256 KiB for one body and for the bodies of one request. */
+export const SQS_MAX_BATCH_ENTRIES = 10;
+export const SQS_MAX_PAYLOAD_BYTES = 256 * 1024;
+/** Sends of the entries SQS reports as failed (server faults only), before giving up. */
+const MAX_SENDS = 3;
+
+export interface SqsSendFailure {
+  /** Position of the body in the `sendBatch` call (0 for `send`). */
+  index: number;
+  code: string;
+  message: string;
+  senderFault: boolean;
+}
+
+/** Some bodies were not accepted; the others were (SQS has no all-or-nothing batches). */
+export class SqsSendError extends Error {
+  override name = 'SqsSendError';
+  readonly failures: readonly SqsSendFailure[];
+  constructor(queueUrl: string, failures: SqsSendFailure[]) {
+    const list = failures.map((f) => `#${f.index} ${f.code}: ${f.message}`).join('; ');
+    super(`SQS did not accept ${failures.length} message(s) for ${queueUrl}: ${list}`);
+    this.failures = failures;
+  }
+}
+
+interface Entry {
+  index: number;
+  body: string;
+  bytes: number;
+}
+
+export class SqsQueue<T> implements Queue<T> {
+  readonly client: SQSClient;
+  readonly queueUrl: string;
+
+  constructor(opts: SqsQueueOptions) {
+    this.queueUrl = opts.queueUrl;
+    this.client =
+      opts.client ??
+      new SQSClient({
+        ...(opts.region ? { region: opts.region } : {}),
+        ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+      });
+  }
+
+  async send(body: T): Promise<void> {
+    await this.sendBatch([body]);
+  }
+
+  async sendBatch(bodies: readonly T[]): Promise<void> {
+    // Encode and check everything first, so a body that cannot go sends nothing.
+    const entries = bodies.map((b, index) => encode(b, index));
+    const failures: SqsSendFailure[] = [];
+    for (const chunk of chunks(entries)) failures.push(...(await this.#sendChunk(chunk)));
+    if (failures.length > 0) throw new SqsSendError(this.queueUrl, failures.sort((a, b) => a.index - b.index));
+  }
+
+  /** Sends one request's worth, resending entries that failed on SQS's side; answers the rest. */
+  async #sendChunk(chunk: Entry[]): Promise<SqsSendFailure[]> {
+    let pending = chunk;
+    const final: SqsSendFailure[] = [];
+    for (let send = 1; pending.length > 0; send++) {
+      const out = await this.client.send(
+        new SendMessageBatchCommand({
+          QueueUrl: this.queueUrl,
+          // Ids are only unique within a request; the body's position is one.
+          Entries: pending.map((e) => ({ Id: String(e.index), MessageBody: e.body })),
+        }),
+      );
+      const failed = new Map<string, BatchResultErrorEntry>((out.Failed ?? []).map((f) => [f.Id ?? '', f]));
+      const retry: Entry[] = [];
+      for (const e of pending) {
+        const f = failed.get(String(e.index));
+        if (!f) continue;
+        // A sender fault (bad body) fails the same way every time.
+        if (!f.SenderFault && send < MAX_SENDS) retry.push(e);
+        else final.push({ index: e.index, code: f.Code ?? 'Unknown', message: f.Message ?? '', senderFault: !!f.SenderFault });
+      }
+      pending = retry;
+    }
+    return final;
+  }
+}
+
+function encode(body: unknown, index: number): Entry {
+  const json = JSON.stringify(body) as string | undefined;
+  if (json === undefined) throw new TypeError(`Message #${index} has no JSON form`);
+  // JSON leaves U+FFFE and U+FFFF as they are, and SQS refuses them; escaped they mean the same.
+  const escaped = json.replace(/[\ufffe\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16)}`);
+  const bytes = Buffer.byteLength(escaped, 'utf8');
+  if (bytes > SQS_MAX_PAYLOAD_BYTES) {
+    throw new RangeError(`Message #${index} is ${bytes} bytes of JSON, over SQS's limit of ${SQS_MAX_PAYLOAD_BYTES} bytes (256 KiB)`);
+  }
+  return { index, body: escaped, bytes };
+}
+
+/** Requests of at most 10 entries whose bodies add up to at most 256 KiB, in order. */
+function* chunks(entries: Entry[]): Generator<Entry[]> {
+  let chunk: Entry[] = [];
+  let bytes = 0;
+  for (const e of entries) {
+    if (chunk.length === SQS_MAX_BATCH_ENTRIES || bytes + e.bytes > SQS_MAX_PAYLOAD_BYTES) {
+      yield chunk;
+      chunk = [];
+      bytes = 0;
+    }
+    chunk.push(e);
+    bytes += e.bytes;
+  }
+  if (chunk.length > 0) yield chunk;
+}

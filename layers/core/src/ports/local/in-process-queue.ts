@@ -1,0 +1,199 @@
+/**
+ * Queue in this process (local runtime), with SQS's delivery contract: batches, partial failure,
+ * redelivery with a growing delay, and a dead-letter list after too many attempts.
+ */
+import { randomUUID } from 'node:crypto';
+import type { Clock } from '../clock.ts';
+import type { Queue, QueueConsumer, QueueMessage } from '../queue.ts';
+
+export interface InProcessQueueOptions<T> {
+  name: string;
+  consumer?: QueueConsumer<T>;
+  /** Most messages in one delivery (default 25). */
+  batchSize?: number;
+  /** How long a partial batch waits for more messages before it goes out (default 20 ms). */
+  flushMs?: number;
+  /** Deliveries before a message goes to the dead-letter list (default 5). */
+  maxAttempts?: number;
+  /** Delay before the first redelivery, doubled for each later one (default 100 ms). */
+  backoffMs?: number;
+  /** For tests. The default one's timers are unref'd; a clock passed here keeps its own. */
+  clock?: Clock;
+  onDeadLetter?: (m: QueueMessage<T>) => void;
+}
+
+/** Real time, with timers that never keep the process alive. */
+const unrefClock: Clock = {
+  now: () => Date.now(),
+  sleep: (ms, signal) =>
+    new Promise<void>((resolve, reject) => {
+      if (signal?.aborted) return reject(signal.reason);
+      const onAbort = () => {
+        clearTimeout(timer);
+        reject(signal?.reason);
+      };
+      const timer = setTimeout(() => {
+        signal?.removeEventListener('abort', onAbort);
+        resolve();
+      }, ms);
+      timer.unref();
+      signal?.addEventListener('abort', onAbort, { once: true });
+    }),
+};
+
+export class InProcessQueue<T> implements Queue<T> {
+  readonly name: string;
+  readonly #batchSize: number;
+  readonly #flushMs: number;
+  readonly #maxAttempts: number;
+  readonly #backoffMs: number;
+  readonly #clock: Clock;
+  readonly #onDeadLetter: ((m: QueueMessage<T>) => void) | undefined;
+  #consumer: QueueConsumer<T> | undefined;
+  /** Ready for delivery, oldest first. */
+  readonly #ready: QueueMessage<T>[] = [];
+  readonly #dead: QueueMessage<T>[] = [];
+  /** One per message waiting out its backoff; settles once it is back in #ready. */
+  readonly #backoffs = new Set<Promise<void>>();
+  /** The delivery loop while it runs (it never rejects). */
+  #pump: Promise<void> | undefined;
+  /** Cuts the wait for a partial batch short once a full batch is ready. */
+  #flushWait: AbortController | undefined;
+  readonly #stop = new AbortController();
+  #closed = false;
+
+  constructor(opts: InProcessQueueOptions<T>) {
+    this.name = opts.name;
+    this.#consumer = opts.consumer;
+    this.#batchSize = positiveInt('batchSize', opts.batchSize ?? 25);
+    this.#flushMs = nonNegative('flushMs', opts.flushMs ?? 20);
+    this.#maxAttempts = positiveInt('maxAttempts', opts.maxAttempts ?? 5);
+    this.#backoffMs = nonNegative('backoffMs', opts.backoffMs ?? 100);
+    this.#clock = opts.clock ?? unrefClock;
+    this.#onDeadLetter = opts.onDeadLetter;
+  }
+
+  async send(body: T): Promise<void> {
+    await this.sendBatch([body]);
+  }
+
+  /** Enqueues and returns; delivery happens later, never on the caller's time. */
+  async sendBatch(bodies: readonly T[]): Promise<void> {
+    if (this.#closed) throw new Error(`Queue ${this.name} is closed`);
+    // Clone all first so a body that cannot be cloned enqueues nothing of its batch.
+    const messages = bodies.map((b) => ({ id: randomUUID(), body: structuredClone(b), attempts: 0 }));
+    this.#enqueue(messages);
+  }
+
+  setConsumer(c: QueueConsumer<T>): void {
+    this.#consumer = c;
+    this.#kick();
+  }
+
+  /**
+   * Resolves once nothing is ready, in flight or waiting for a redelivery. Rejects when messages
+   * wait and no consumer is attached, since waiting would never end.
+   */
+  async drain(): Promise<void> {
+    for (;;) {
+      if (this.#pump) await this.#pump;
+      else if (this.#backoffs.size > 0) await Promise.all(this.#backoffs);
+      else if (this.#ready.length > 0) {
+        if (!this.#consumer) {
+          throw new Error(`Queue ${this.name} has ${this.#ready.length} message(s) and no consumer`);
+        }
+        this.#kick();
+      } else return;
+    }
+  }
+
+  /** Nothing ready, in flight or waiting for a redelivery. */
+  get idle(): boolean {
+    return !this.#pump && this.#backoffs.size === 0 && this.#ready.length === 0;
+  }
+
+  deadLetters(): readonly QueueMessage<T>[] {
+    return [...this.#dead];
+  }
+
+  /** Drains, then refuses new messages and stops every timer. */
+  async close(): Promise<void> {
+    await this.drain();
+    this.#closed = true;
+    this.#stop.abort(new Error(`Queue ${this.name} is closed`));
+  }
+
+  #enqueue(messages: QueueMessage<T>[]): void {
+    this.#ready.push(...messages);
+    if (this.#ready.length >= this.#batchSize) this.#flushWait?.abort();
+    this.#kick();
+  }
+
+  #kick(): void {
+    if (this.#pump || !this.#consumer || this.#ready.length === 0) return;
+    this.#pump = this.#run().finally(() => {
+      this.#pump = undefined;
+      // Messages that came back while the loop was finishing.
+      this.#kick();
+    });
+  }
+
+  async #run(): Promise<void> {
+    if (this.#ready.length < this.#batchSize && this.#flushMs > 0) {
+      this.#flushWait = new AbortController();
+      try {
+        await this.#clock.sleep(this.#flushMs, AbortSignal.any([this.#flushWait.signal, this.#stop.signal]));
+      } catch {
+        // Cut short: a full batch is ready, or the queue closed.
+      } finally {
+        this.#flushWait = undefined;
+      }
+    }
+    // One batch at a time keeps messages in order; later ones wait for the current batch.
+    for (let consumer = this.#consumer; consumer && this.#ready.length > 0; consumer = this.#consumer) {
+      await this.#deliver(consumer, this.#ready.splice(0, this.#batchSize));
+    }
+  }
+
+  async #deliver(consumer: QueueConsumer<T>, batch: QueueMessage<T>[]): Promise<void> {
+    let failed: ReadonlySet<string>;
+    try {
+      failed = new Set(await consumer(batch));
+    } catch {
+      // As in SQS: a consumer that throws fails its whole batch.
+      failed = new Set(batch.map((m) => m.id));
+    }
+    for (const m of batch) if (failed.has(m.id)) this.#retry(m);
+  }
+
+  #retry(m: QueueMessage<T>): void {
+    if (m.attempts + 1 >= this.#maxAttempts) {
+      this.#dead.push(m);
+      try {
+        this.#onDeadLetter?.(m);
+      } catch {
+        // A failing hook must not stop delivery of everything else.
+      }
+      return;
+    }
+    const next = { ...m, attempts: m.attempts + 1 };
+    const backoff = this.#clock
+      .sleep(this.#backoffMs * 2 ** m.attempts, this.#stop.signal)
+      .then(
+        () => this.#enqueue([next]),
+        () => undefined,
+      )
+      .finally(() => this.#backoffs.delete(backoff));
+    this.#backoffs.add(backoff);
+  }
+}
+
+function positiveInt(name: string, v: number): number {
+  if (!Number.isInteger(v) || v < 1) throw new RangeError(`${name} must be a positive integer, got ${v}`);
+  return v;
+}
+
+function nonNegative(name: string, v: number): number {
+  if (!Number.isFinite(v) || v < 0) throw new RangeError(`${name} must be a non-negative number, got ${v}`);
+  return v;
+}

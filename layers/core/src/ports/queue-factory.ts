@@ -1,0 +1,87 @@
+/**
+ * Queues by name. Locally one in-process queue per name, which consumers attach to; in AWS an SQS
+ * queue whose URL the function's environment names (`QUEUE_URL_<NAME>`), consumed by its worker.
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { SqsQueue } from './aws/sqs-queue.ts';
+import { InProcessQueue, type InProcessQueueOptions } from './local/in-process-queue.ts';
+import type { Queue } from './queue.ts';
+
+export interface QueueFactory {
+  get<T>(name: string): Queue<T> & Partial<Pick<InProcessQueue<T>, 'setConsumer' | 'drain' | 'deadLetters'>>;
+}
+
+/** The environment variable holding a queue's URL: `log-events` -> `QUEUE_URL_LOG_EVENTS`. */
+export const queueUrlVariable = (name: string): string => `QUEUE_URL_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+
+/** Options every local queue gets (tests pass a ManualClock here). */
+export type LocalQueueDefaults = Omit<InProcessQueueOptions<unknown>, 'name' | 'consumer' | 'onDeadLetter'>;
+
+export class LocalQueueFactory implements QueueFactory {
+  readonly #queues = new Map<string, InProcessQueue<unknown>>();
+  readonly #defaults: LocalQueueDefaults;
+
+  constructor(defaults: LocalQueueDefaults = {}) {
+    this.#defaults = defaults;
+  }
+
+  get<T>(name: string): InProcessQueue<T> {
+    let queue = this.#queues.get(name);
+    if (!queue) {
+      queue = new InProcessQueue<unknown>({ ...this.#defaults, name });
+      this.#queues.set(name, queue);
+    }
+    // One queue per name whatever T the callers name; producer and consumer agree on it.
+    return queue as InProcessQueue<T>;
+  }
+
+  /** Drains every queue, also of messages their consumers sent to other queues. */
+  async drain(): Promise<void> {
+    // A consumer may send to a queue that was already drained (or that did not exist yet).
+    for (;;) {
+      const queues = [...this.#queues.values()];
+      await Promise.all(queues.map((q) => q.drain()));
+      if (queues.length === this.#queues.size && queues.every((q) => q.idle)) return;
+    }
+  }
+
+  /** Drains and closes every queue (shutdown). */
+  async close(): Promise<void> {
+    await this.drain();
+    await Promise.all([...this.#queues.values()].map((q) => q.close()));
+  }
+}
+
+export interface SqsQueueFactoryOptions {
+  /** Queue URLs by environment variable name (`QUEUE_URL_LOG_EVENTS` -> URL), from the config. */
+  queueUrls: Readonly<Record<string, string>>;
+  region?: string;
+  /** A shared client; when absent one is built on first use. */
+  client?: SQSClient;
+}
+
+export class SqsQueueFactory implements QueueFactory {
+  readonly #opts: SqsQueueFactoryOptions;
+  readonly #queues = new Map<string, SqsQueue<unknown>>();
+  #client: SQSClient | undefined;
+
+  constructor(opts: SqsQueueFactoryOptions) {
+    this.#opts = opts;
+    this.#client = opts.client;
+  }
+
+  /** Throws naming the variable when this function's environment has no URL for the queue. */
+  get<T>(name: string): SqsQueue<T> {
+    let queue = this.#queues.get(name);
+    if (!queue) {
+      const variable = queueUrlVariable(name);
+      const queueUrl = this.#opts.queueUrls[variable];
+      if (!queueUrl) throw new Error(`No URL for queue "${name}": set ${variable}`);
+      // One client for every queue of the process.
+      this.#client ??= new SQSClient(this.#opts.region ? { region: this.#opts.region } : {});
+      queue = new SqsQueue<unknown>({ queueUrl, client: this.#client });
+      this.#queues.set(name, queue);
+    }
+    return queue as SqsQueue<T>;
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * One call to a native provider: the OpenAI request becomes the provider's (URL, headers, body,
+ * signature), the provider's answer becomes OpenAI's (JSON, SSE chunks or error), with the usage
+ * always reported through `onOutcome`, streamed or not, asked for or not.
+ */
+import type { IncomingHttpHeaders } from 'node:http';
+import { Readable } from 'node:stream';
+import { ValidationError } from '../../http/errors.ts';
+import type { EndpointType } from '../types.ts';
+import type { NativeProvider, OutgoingRequest, ProviderRequestContext, StreamOutcome } from '../transform.ts';
+import { isRecord, optionString } from './chat-input.ts';
+import { providerError, usageOf } from './chat-output.ts';
+
+export interface SendRequest extends OutgoingRequest {
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+}
+
+export interface SendResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Readable;
+}
+
+/** `UpstreamClient.send` fits this. */
+export type Send = (req: SendRequest) => Promise<SendResponse>;
+
+export interface NativeOutcome extends StreamOutcome {
+  /** The status the client gets (the provider's). */
+  status: number;
+}
+
+export interface NativeCall {
+  provider: NativeProvider;
+  endpoint: EndpointType;
+  ctx: ProviderRequestContext;
+  send: Send;
+  /** `custom_host`, already SSRF-checked: replaces the provider's base URL. */
+  baseUrl?: string | undefined;
+  /** Extra request headers (forward_headers). */
+  headers?: Record<string, string> | undefined;
+  timeoutMs?: number | undefined;
+  signal?: AbortSignal | undefined;
+  /** Called once, when the answer has been read or the stream ended (or was abandoned). */
+  onOutcome?: ((outcome: NativeOutcome) => void) | undefined;
+}
+
+const MAX_ERROR_BYTES = 1 << 20;
+const MAX_JSON_BYTES = 64 << 20;
+/** Provider headers not passed on: the body they describe is rewritten. */
+const REWRITTEN = /^(content-length|content-type|content-encoding|transfer-encoding|connection|keep-alive)$/i;
+
+/** The provider request for an endpoint: URL from options, option headers, transformed body, credentials. */
+export async function buildNativeRequest(
+  provider: NativeProvider,
+  endpoint: EndpointType,
+  ctx: ProviderRequestContext,
+  extra: { baseUrl?: string | undefined; headers?: Record<string, string> | undefined } = {},
+): Promise<OutgoingRequest> {
+  const route = provider.endpoints[endpoint];
+  if (!route) throw ValidationError.field('provider', `provider ${provider.id} does not support the ${endpoint} endpoint`);
+  const ep = route(ctx);
+  // A custom host replaces every host of the provider.
+  const base = extra.baseUrl ?? ep.baseUrl ?? provider.baseUrl(ctx);
+  const headers: Record<string, string> = { ...extra.headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream, application/vnd.amazon.eventstream, application/json' : 'application/json', 'accept-encoding': 'identity', 'user-agent': 'gantry' };
+  for (const [option, header] of Object.entries(provider.optionHeaders ?? {})) {
+    const value = optionString(ctx, option);
+    if (value) headers[header] = value;
+  }
+  const body = provider.transformRequest ? provider.transformRequest(endpoint, ctx.request, ctx) : ctx.request;
+  const req: OutgoingRequest = { url: new URL(base + ep.path), method: ep.method, headers, body: ep.method === 'GET' ? undefined : JSON.stringify(body) };
+  return provider.authenticate(req, ctx);
+}
+
+async function readAll(body: Readable, cap: number): Promise<{ text: string; truncated: boolean }> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > cap) {
+      body.destroy();
+      return { text: Buffer.concat(chunks).toString('utf8'), truncated: true };
+    }
+    chunks.push(chunk);
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), truncated: false };
+}
+
+function keptHeaders(headers: IncomingHttpHeaders, contentType: string): IncomingHttpHeaders {
+  const out: IncomingHttpHeaders = {};
+  for (const [k, v] of Object.entries(headers)) if (!REWRITTEN.test(k)) out[k] = v;
+  out['content-type'] = contentType;
+  return out;
+}
+
+const jsonAnswer = (status: number, headers: IncomingHttpHeaders, value: unknown): SendResponse => {
+  const bytes = Buffer.from(JSON.stringify(value));
+  return { status, headers: { ...keptHeaders(headers, 'application/json'), 'content-length': String(bytes.length) }, body: Readable.from([bytes]) };
+};
+
+/**
+ * Sends the call and answers in OpenAI's format. Errors keep the provider's status with an OpenAI
+ * error body, so retries and fallbacks decide on it as for any provider.
+ */
+export async function callNative(call: NativeCall): Promise<SendResponse> {
+  const { provider, endpoint, ctx } = call;
+  let reported = false;
+  const report = (o: NativeOutcome) => {
+    if (reported) return;
+    reported = true;
+    call.onOutcome?.(o);
+  };
+  const req = await buildNativeRequest(provider, endpoint, ctx, { baseUrl: call.baseUrl, headers: call.headers });
+  const res = await call.send({ ...req, timeoutMs: call.timeoutMs, signal: call.signal });
+  const meta = { headers: res.headers };
+
+  if (res.status >= 400) {
+    const { text } = await readAll(res.body, MAX_ERROR_BYTES);
+    const error = provider.transformError(res.status, text, meta);
+    report({ status: res.status, error });
+    return jsonAnswer(res.status, res.headers, error);
+  }
+
+  if (ctx.stream && provider.transformStream) {
+    const transformer = provider.transformStream(endpoint, ctx);
+    const source = res.body;
+    async function* run(): AsyncGenerator<Buffer> {
+      try {
+        try {
+          for await (const chunk of source as AsyncIterable<Buffer>) {
+            const text = transformer.push(chunk);
+            if (text) yield Buffer.from(text);
+          }
+        } catch {
+          // The provider connection broke: end() reports the truncated answer.
+        }
+        const tail = transformer.end();
+        if (tail) yield Buffer.from(tail);
+      } finally {
+        source.destroy();
+        report({ status: res.status, ...transformer.outcome() });
+      }
+    }
+    return {
+      status: res.status,
+      headers: { ...keptHeaders(res.headers, 'text/event-stream; charset=utf-8'), 'cache-control': 'no-cache' },
+      body: Readable.from(run(), { objectMode: false }),
+    };
+  }
+
+  const { text, truncated } = await readAll(res.body, MAX_JSON_BYTES);
+  let json: unknown;
+  try {
+    if (truncated) throw new Error('too large');
+    json = JSON.parse(text);
+  } catch {
+    const error = providerError(502, `The provider answered ${res.status} with a body that is not JSON`, 'invalid_provider_response');
+    report({ status: 502, error });
+    return jsonAnswer(502, res.headers, error);
+  }
+  const answer = provider.transformResponse ? provider.transformResponse(endpoint, json, ctx, meta) : json;
+  const outcome: NativeOutcome = { status: res.status };
+  const usage = usageOf(answer);
+  if (usage) outcome.usage = usage;
+  if (isRecord(answer) && typeof answer.model === 'string') outcome.model = answer.model;
+  const first = isRecord(answer) && Array.isArray(answer.choices) ? answer.choices[0] : undefined;
+  if (isRecord(first) && typeof first.finish_reason === 'string') outcome.finishReason = first.finish_reason as NativeOutcome['finishReason'] & string;
+  report(outcome);
+  return jsonAnswer(res.status, res.headers, answer);
+}
