@@ -9,8 +9,7 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
 
-// The ESM bundle still contains CommonJS dependencies that call require(); give them one.
-export const REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+import { REQUIRE_SHIM } from './lambda-code.ts';
 
 export interface LocalBundle {
   entry: string;

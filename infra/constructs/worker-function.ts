@@ -3,18 +3,13 @@
  * arm64, an ESM bundle by esbuild, JSON logs in its own log group, X-Ray, and a role of its own
  * that may write to that log group only until grants add more.
  */
-import { fileURLToPath } from 'node:url';
 import { Validations, type Duration } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Function as LambdaFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { lambdaCode, LAMBDA_HANDLER } from '../lambda-code.ts';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-
-// The ESM bundle still contains CommonJS dependencies that call require(); give them one.
-const REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
 export interface WorkerFunctionProps {
   /** The handler file, relative to the repository root (`lambdas/workers/<name>/handler.ts`). */
@@ -26,18 +21,16 @@ export interface WorkerFunctionProps {
 }
 
 export class WorkerFunction extends Construct {
-  readonly fn: NodejsFunction;
+  readonly fn: LambdaFunction;
 
   constructor(scope: Construct, id: string, props: WorkerFunctionProps) {
     super(scope, id);
     const logGroup = new LogGroup(this, 'Logs', { retention: RetentionDays.ONE_MONTH });
     const role = new Role(this, 'Role', { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     logGroup.grantWrite(role);
-    this.fn = new NodejsFunction(this, 'Function', {
-      entry: `${ROOT}${props.entry}`,
-      handler: 'handler',
-      depsLockFilePath: `${ROOT}package-lock.json`,
-      projectRoot: ROOT,
+    this.fn = new LambdaFunction(this, 'Function', {
+      code: lambdaCode(props.entry),
+      handler: LAMBDA_HANDLER,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: props.memorySize ?? 512,
@@ -47,16 +40,6 @@ export class WorkerFunction extends Construct {
       loggingFormat: LoggingFormat.JSON,
       tracing: Tracing.ACTIVE,
       environment: { POWERTOOLS_SERVICE_NAME: props.service, ...props.environment },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: false,
-        mainFields: ['module', 'main'],
-        // The Node.js runtime ships AWS SDK v3.
-        externalModules: ['@aws-sdk/*'],
-        banner: REQUIRE_SHIM,
-      },
     });
     Validations.of(role).acknowledge({
       id: 'AwsSolutions-IAM5[Resource::*]',

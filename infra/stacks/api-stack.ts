@@ -1,4 +1,3 @@
-import { fileURLToPath } from 'node:url';
 import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogField,
@@ -13,8 +12,8 @@ import {
 } from 'aws-cdk-lib/aws-apigateway';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Architecture, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, OutputFormat } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Architecture, Function as LambdaFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
+import { lambdaCode, LAMBDA_HANDLER } from '../lambda-code.ts';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
@@ -22,16 +21,12 @@ import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, 
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const LOCK_FILE = `${ROOT}package-lock.json`;
-export const GATEWAY_ENTRY = `${ROOT}lambdas/gateway/handler.ts`;
-export const ADMIN_ENTRY = `${ROOT}lambdas/admin/handler.ts`;
+export const GATEWAY_ENTRY = 'lambdas/gateway/handler.ts';
+export const ADMIN_ENTRY = 'lambdas/admin/handler.ts';
 
 /** Stage name in the invoke URL: https://<id>.execute-api.<region>.amazonaws.com/prod/v1/... */
 export const STAGE_NAME = 'prod';
 
-// The ESM bundle still contains CommonJS dependencies that call require(); give them one.
-const REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
 
 // JSON, so Logs Insights can query it; latencies and integration errors separate API Gateway time
 // from function time.
@@ -78,8 +73,8 @@ interface FunctionSpec {
 /** The REST API with the gateway function (streamed) and the admin function (buffered). */
 export class ApiStack extends Stack {
   readonly api: RestApi;
-  readonly gateway: NodejsFunction;
-  readonly admin: NodejsFunction;
+  readonly gateway: LambdaFunction;
+  readonly admin: LambdaFunction;
 
   constructor(scope: Construct, id: string, props: ApiStackProps) {
     super(scope, id, props);
@@ -162,17 +157,15 @@ export class ApiStack extends Stack {
     this.acknowledgeApiFindings();
   }
 
-  private nodeFunction(id: string, spec: FunctionSpec): NodejsFunction {
+  private nodeFunction(id: string, spec: FunctionSpec): LambdaFunction {
     const logGroup = new LogGroup(this, `${id}Logs`, { retention: RetentionDays.ONE_MONTH });
     // An explicit role instead of AWSLambdaBasicExecutionRole: it may write to its own log group only.
     const role = new Role(this, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
     logGroup.grantWrite(role);
 
-    const fn = new NodejsFunction(this, id, {
-      entry: spec.entry,
-      handler: 'handler',
-      depsLockFilePath: LOCK_FILE,
-      projectRoot: ROOT,
+    const fn = new LambdaFunction(this, id, {
+      code: lambdaCode(spec.entry),
+      handler: LAMBDA_HANDLER,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: spec.memorySize,
@@ -186,16 +179,6 @@ export class ApiStack extends Stack {
         BLOB_BUCKET: spec.blobs.bucketName,
         POWERTOOLS_SERVICE_NAME: spec.service,
         ...(spec.credentialsKey ? { CIPHER_KMS_KEY_ID: spec.credentialsKey.keyArn } : {}),
-      },
-      bundling: {
-        format: OutputFormat.ESM,
-        target: 'node24',
-        minify: true,
-        sourceMap: false,
-        mainFields: ['module', 'main'],
-        // The Node.js runtime ships AWS SDK v3; bundling it would only add size and cold start.
-        externalModules: ['@aws-sdk/*'],
-        banner: REQUIRE_SHIM,
       },
     });
 

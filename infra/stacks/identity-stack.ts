@@ -8,7 +8,6 @@ import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -47,7 +46,7 @@ export function grantSendMail(fn: LambdaFunction, mailFrom: string): void {
 }
 
 export class IdentityStack extends Stack {
-  readonly lifecycleWorker: NodejsFunction;
+  readonly lifecycleWorker: LambdaFunction;
   readonly lifecycleDeadLetters: Queue;
   readonly lifecycleSchedule: Schedule;
 

@@ -9,7 +9,6 @@ import { PolicyStatement, Role, ServicePrincipal, type IGrantable } from 'aws-cd
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
 import { SqsDestination } from 'aws-cdk-lib/aws-lambda-destinations';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
@@ -36,8 +35,8 @@ export interface LimitsStackProps extends StackProps {
 export class LimitsStack extends Stack {
   readonly alerts: Queue;
   readonly alertsDeadLetters: Queue;
-  readonly alertsWorker: NodejsFunction;
-  readonly resetWorker: NodejsFunction;
+  readonly alertsWorker: LambdaFunction;
+  readonly resetWorker: LambdaFunction;
   readonly resetDeadLetters: Queue;
   readonly resetSchedule: Schedule;
 

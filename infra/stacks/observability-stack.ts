@@ -7,9 +7,8 @@
 import { Duration, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, type IGrantable } from 'aws-cdk-lib/aws-iam';
-import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { SqsEventSource } from 'aws-cdk-lib/aws-lambda-event-sources';
-import type { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import type { Bucket } from 'aws-cdk-lib/aws-s3';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
@@ -39,10 +38,10 @@ export interface ObservabilityStackProps extends StackProps {
 export class ObservabilityStack extends Stack {
   readonly logs: Queue;
   readonly logsDeadLetters: Queue;
-  readonly ingestWorker: NodejsFunction;
+  readonly ingestWorker: LambdaFunction;
   readonly exports: Queue;
   readonly exportsDeadLetters: Queue;
-  readonly exportWorker: NodejsFunction;
+  readonly exportWorker: LambdaFunction;
 
   constructor(scope: Construct, id: string, props: ObservabilityStackProps) {
     super(scope, id, props);
@@ -52,7 +51,7 @@ export class ObservabilityStack extends Stack {
       Validations.of(q).acknowledge({ id: 'Serverless-SQSRedrivePolicy', reason: `This is the dead-letter queue of the ${of} queue.` });
       return q;
     };
-    const workerAcks = (fn: NodejsFunction, queue: string) =>
+    const workerAcks = (fn: LambdaFunction, queue: string) =>
       Validations.of(fn).acknowledge(
         { id: 'Serverless-LambdaDLQ', reason: `Invoked by the SQS event source: a message that keeps failing moves to the ${queue} dead-letter queue.` },
         { id: 'Serverless-LambdaAsyncFailureDestination', reason: 'Invoked synchronously by the SQS event source mapping, never asynchronously.' },

@@ -75,6 +75,11 @@ export function startMockAzure(): Promise<MockServer> {
     const keyOk = req.headers['api-key'] === AZURE_KEY || req.headers.authorization === `Bearer ${ENTRA_TOKEN}`;
     if (!keyOk) return { status: 401, json: { error: { code: '401', message: 'Access denied due to invalid subscription key or wrong API endpoint.' } } };
     const body = (req.json ?? {}) as Record<string, any>;
+    if (req.path.split('?')[0]!.endsWith('/embeddings')) {
+      const inputs: unknown[] = Array.isArray(body.input) ? body.input : [body.input];
+      const vector = (index: number) => (body.encoding_format === 'base64' ? Buffer.from(new Float32Array([index, 0.5, -0.5]).buffer).toString('base64') : [index, 0.5, -0.5]);
+      return { json: { object: 'list', data: inputs.map((_, index) => ({ object: 'embedding', index, embedding: vector(index) })), model: 'text-embedding-3-small', usage: { prompt_tokens: 4, total_tokens: 4 } } };
+    }
     if (JSON.stringify(body.messages ?? '').includes('violent')) return { status: 400, json: contentFilterError };
     const tools = (body.tools ?? []).length > 0 && JSON.stringify(body.messages?.at(-1) ?? '').includes('Rome');
     if (body.stream) return { chunks: azureStream(tools, body.stream_options?.include_usage === true) };

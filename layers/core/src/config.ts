@@ -2,42 +2,57 @@
  * Configuration is read once from the environment, validated, and passed down. A missing or bad
  * variable fails at start with its name.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
+import en from 'zod/v4/locales/en.js';
 
 /** An unset or empty variable counts as absent, so defaults apply (never a silent 0). */
 const blankAsUnset = (v: unknown) => (typeof v === 'string' && v.trim() === '' ? undefined : v);
 
-const onOff = z.preprocess(
-  (v) => (typeof v === 'string' ? blankAsUnset(v.trim().toUpperCase()) : v),
-  z
-    .enum(['ON', 'OFF', 'TRUE', 'FALSE', '1', '0'])
-    .optional()
-    .transform((v) => v === undefined || !['OFF', 'FALSE', '0'].includes(v)),
+/** Runs `fn` on the raw value before `schema` sees it. */
+function preprocess<S extends z.core.$ZodType>(fn: (v: unknown) => unknown, schema: S): z.ZodMiniPipe<z.ZodMiniTransform, S> {
+  return z.pipe(z.transform(fn), schema);
+}
+
+const upperBlankAsUnset = (v: unknown) => (typeof v === 'string' ? blankAsUnset(v.trim().toUpperCase()) : v);
+
+const onOff = preprocess(
+  upperBlankAsUnset,
+  z.pipe(
+    z.optional(z.enum(['ON', 'OFF', 'TRUE', 'FALSE', '1', '0'])),
+    z.transform((v) => v === undefined || !['OFF', 'FALSE', '0'].includes(v)),
+  ),
 );
 
+const nonEmpty = () => z.string().check(z.minLength(1));
+const optionalNonEmpty = () => preprocess(blankAsUnset, z.optional(nonEmpty()));
+const optionalUrl = () => preprocess(blankAsUnset, z.optional(z.url()));
+
+/** An integer (seconds, hours, ...) within `bounds`, `fallback` when unset. */
+const wholeNumber = (fallback: number, ...bounds: z.core.$ZodCheck<number>[]) =>
+  preprocess(blankAsUnset, z._default(z.coerce.number().check(z.int(), ...bounds), fallback));
+
 const envSchema = z.object({
-  TABLE_NAME: z.string().min(1),
+  TABLE_NAME: nonEmpty(),
   /** DynamoDB endpoint override (DynamoDB Local); absent in AWS. */
-  DYNAMODB_ENDPOINT: z.url().optional(),
-  AWS_REGION: z.string().min(1).default('us-east-1'),
-  GW_TRUSTED_CUSTOM_HOSTS: z.string().optional(),
+  DYNAMODB_ENDPOINT: z.optional(z.url()),
+  AWS_REGION: z._default(nonEmpty(), 'us-east-1'),
+  GW_TRUSTED_CUSTOM_HOSTS: z.optional(z.string()),
   /** Blob storage: an S3 bucket in AWS, else a directory (local runtime). */
-  BLOB_BUCKET: z.string().min(1).optional(),
-  GW_BLOB_DIR: z.string().min(1).optional(),
+  BLOB_BUCKET: z.optional(nonEmpty()),
+  GW_BLOB_DIR: z.optional(nonEmpty()),
   /** Mail: the SES sender address in AWS; without it (or locally) mail goes to the outbox directory. */
-  MAIL_FROM: z.preprocess(blankAsUnset, z.email().optional()),
-  GW_OUTBOX_DIR: z.string().min(1).optional(),
+  MAIL_FROM: preprocess(blankAsUnset, z.optional(z.email())),
+  GW_OUTBOX_DIR: z.optional(nonEmpty()),
   /** Credential encryption: a KMS key in AWS; else a local key file (GW_CIPHER_KEY_FILE, or cipher.key in GW_DATA_DIR). */
-  CIPHER_KMS_KEY_ID: z.preprocess(blankAsUnset, z.string().min(1).optional()),
-  GW_CIPHER_KEY_FILE: z.preprocess(blankAsUnset, z.string().min(1).optional()),
-  GW_DATA_DIR: z.preprocess(blankAsUnset, z.string().min(1).optional()),
-  LOG_LEVEL: z
-    .string()
-    .optional()
-    .transform((v) => v?.toUpperCase())
-    .pipe(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('WARN')),
+  CIPHER_KMS_KEY_ID: optionalNonEmpty(),
+  GW_CIPHER_KEY_FILE: optionalNonEmpty(),
+  GW_DATA_DIR: optionalNonEmpty(),
+  LOG_LEVEL: z.pipe(
+    z.pipe(z.optional(z.string()), z.transform((v) => v?.toUpperCase())),
+    z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'WARN'),
+  ),
   /** Seconds a warm API key is served from the in-process cache before it is re-read. */
-  GW_KEY_CACHE_TTL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).max(300).default(10)),
+  GW_KEY_CACHE_TTL_SECONDS: wholeNumber(10, z.gte(0), z.lte(300)),
   GUARDRAILS_ENABLED: onOff,
   API_ACCESS_ENABLED: onOff,
   DATA_EXPORTS_ENABLED: onOff,
@@ -45,25 +60,25 @@ const envSchema = z.object({
   AUDIT_LOGS_ENABLED: onOff,
   SCIM_ENABLED: onOff,
   POLICY_ENABLED: onOff,
-  LOG_RETENTION_DISPLAY: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(90)),
-  METRICS_RETENTION_DISPLAY: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).default(365)),
+  LOG_RETENTION_DISPLAY: wholeNumber(90, z.gte(1)),
+  METRICS_RETENTION_DISPLAY: wholeNumber(365, z.gte(1)),
   /** Request logs (the `logging` gateway hook); OFF sends no log events. */
   GW_REQUEST_LOGS: onOff,
   /** CloudWatch EMF metrics on stdout (the `metrics` gateway hook); ON in Lambda, off locally unless asked. */
-  GW_EMF_METRICS: z.preprocess((v) => (typeof v === 'string' ? blankAsUnset(v.trim().toUpperCase()) : v), z.enum(['ON', 'OFF']).default('OFF')),
+  GW_EMF_METRICS: preprocess(upperBlankAsUnset, z._default(z.enum(['ON', 'OFF']), 'OFF')),
   /** JWT authentication: the JWKS URL turns it on; issuer and audience are then required. */
-  GW_JWKS_URL: z.preprocess(blankAsUnset, z.url().optional()),
-  GW_JWT_ISSUER: z.preprocess(blankAsUnset, z.string().min(1).optional()),
+  GW_JWKS_URL: optionalUrl(),
+  GW_JWT_ISSUER: optionalNonEmpty(),
   /** One audience or several, comma-separated. */
-  GW_JWT_AUDIENCE: z.preprocess(blankAsUnset, z.string().min(1).optional()),
-  GW_JWKS_CACHE_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(600)),
+  GW_JWT_AUDIENCE: optionalNonEmpty(),
+  GW_JWKS_CACHE_SECONDS: wholeNumber(600, z.gte(0)),
   /** How soon an unknown key id may trigger another JWKS fetch (rotated keys). */
-  GW_JWKS_COOLDOWN_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(30)),
+  GW_JWKS_COOLDOWN_SECONDS: wholeNumber(30, z.gte(0)),
   /** The base URL invite links point at (e.g. https://gantry.example.com); else the request's origin. */
-  GW_PUBLIC_URL: z.preprocess(blankAsUnset, z.url().optional()),
-  GW_INVITE_TTL_HOURS: z.preprocess(blankAsUnset, z.coerce.number().int().min(1).max(720).default(168)),
+  GW_PUBLIC_URL: optionalUrl(),
+  GW_INVITE_TTL_HOURS: wholeNumber(168, z.gte(1), z.lte(720)),
   /** Local runtime: how often the key lifecycle (expiry, rotation, usage resets, alerts) runs. */
-  GW_KEY_LIFECYCLE_INTERVAL_SECONDS: z.preprocess(blankAsUnset, z.coerce.number().int().min(0).default(60)),
+  GW_KEY_LIFECYCLE_INTERVAL_SECONDS: wholeNumber(60, z.gte(0)),
 });
 
 export interface FeatureFlags {
@@ -110,6 +125,9 @@ export interface AppConfig {
 
 /** Queue URLs come in one variable per queue, so they are picked out by prefix. */
 const queueUrlsSchema = z.record(z.string(), z.url());
+
+/** zod's English messages: zod/mini registers no locale of its own. */
+const ENGLISH: z.core.ParseContext<z.core.$ZodIssue> = { error: en().localeError };
 const queueUrlVariables = (env: Record<string, string | undefined>) =>
   Object.fromEntries(Object.entries(env).filter(([k, v]) => k.startsWith('QUEUE_URL_') && blankAsUnset(v) !== undefined));
 
@@ -126,8 +144,8 @@ export class ConfigError extends Error {
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
-  const parsed = envSchema.safeParse(env);
-  const queueUrls = queueUrlsSchema.safeParse(queueUrlVariables(env));
+  const parsed = envSchema.safeParse(env, ENGLISH);
+  const queueUrls = queueUrlsSchema.safeParse(queueUrlVariables(env), ENGLISH);
   if (!parsed.success || !queueUrls.success) {
     const issues = [...(parsed.error?.issues ?? []), ...(queueUrls.error?.issues ?? [])];
     const problems = issues.map((i) => `${i.path.join('.')}: ${i.message}`);

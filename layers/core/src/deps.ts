@@ -33,6 +33,7 @@ import { unconfiguredCipher, type Cipher } from './ports/cipher.ts';
 import { FileCipher } from './ports/local/cipher-file.ts';
 import { KmsCipher } from './ports/aws/cipher-kms.ts';
 import { ManagedProviderCache, type ManagedProviderSource } from './gateway/managed.ts';
+import type { FetchCredentials } from './providers/transform.ts';
 import { installObservability } from './observability/hooks.ts';
 
 export interface CoreDeps {
@@ -61,6 +62,11 @@ export interface CoreDeps {
   cipher: Cipher;
   /** Managed providers and virtual keys as the gateway reads them (cached, credentials decrypted). */
   managedProviders: ManagedProviderSource;
+  /**
+   * Assumes an integration's AWS role with the gateway's own credentials (Bedrock); absent: STS with
+   * the runtime's credential chain, loaded on first use. Tests set their own.
+   */
+  assumeRole?: FetchCredentials;
 }
 
 /** Reads a saved config for a gateway request, by id or slug, within the caller's workspace. */

@@ -4,10 +4,15 @@
  * (from scratch on unified endpoints, so no `x-gw-*` header and no gateway key can leave; the
  * client's own on the passthrough, minus those) and the body (`override_params` merged over a
  * JSON body; multipart and raw bodies byte for byte), and sends it with the per-attempt timeout.
+ * Native-format providers (Anthropic, Bedrock, Gemini ...) go through their transforms instead,
+ * which are imported on first use: OpenAI-wire traffic and the cold start never load them.
  */
+import { Readable } from 'node:stream';
 import { NotFoundError, UpstreamError, ValidationError } from '../http/errors.ts';
+import type { Clock } from '../ports/clock.ts';
 import { findProvider, providerIds } from '../providers/registry.ts';
 import { applyRequestMap } from '../providers/request-map.ts';
+import type { FetchCredentials } from '../providers/transform.ts';
 import type { EndpointType, ProviderDefinition } from '../providers/types.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
 import { NEVER_FORWARDED } from './headers.ts';
@@ -37,12 +42,60 @@ export interface CallInput {
   headerTimeoutMs?: number | undefined;
   /** True when the target came from headers rather than a config: errors name the headers. */
   fromHeaders: boolean;
+  /** The request's log id (native providers use it as the id of objects they do not name). */
+  requestId?: string;
+  /** Multipart endpoints: the form's text fields (a native provider reads the model there). */
+  fields?: Readonly<Record<string, unknown>>;
+  /** The client's provider key when it is not in `Authorization` (Anthropic's `x-api-key` on /v1/messages). */
+  providerKey?: string | undefined;
+  /** A request that came in Anthropic's format (/v1/messages): `body` is its OpenAI translation. */
+  anthropic?: AnthropicInbound;
+  /** Called with the usage of a native provider's answer once known, streamed or not. */
+  onUsage?: ((usage: NativeUsage) => void) | undefined;
+}
+
+/** An Anthropic Messages request as it came: Anthropic targets take it unchanged. */
+export interface AnthropicInbound {
+  kind: 'messages' | 'count_tokens';
+  /** The client's body text and its parsed value. */
+  text: string;
+  value: Record<string, unknown>;
+  /** Set when the request uses what only Anthropic takes: the refusal for every other target. */
+  anthropicOnly?: Error;
+}
+
+/** What a native provider's answer reported (OpenAI's usage shape). */
+export interface NativeUsage {
+  usage: {
+    prompt_tokens: number;
+    completion_tokens: number;
+    total_tokens: number;
+    prompt_tokens_details?: { cached_tokens?: number };
+    completion_tokens_details?: { reasoning_tokens?: number };
+  };
+  model?: string | undefined;
 }
 
 export interface CallerDeps {
   upstream: UpstreamClient;
   trustedHosts: TrustedHosts;
+  clock: Clock;
+  /**
+   * Assumes an integration's `aws_role_arn` with the gateway's own credentials; defaults to STS
+   * with the runtime's credential chain. Never used for roles a request names itself.
+   */
+  assumeRole?: FetchCredentials | undefined;
 }
+
+type NativeModule = typeof import('../providers/native/index.ts');
+type InboundModule = typeof import('./anthropic-inbound.ts');
+let nativeModule: Promise<NativeModule> | undefined;
+let inboundModule: Promise<InboundModule> | undefined;
+
+/** The native providers' transforms, imported once, on first use. */
+export const loadNative = (): Promise<NativeModule> => (nativeModule ??= import('../providers/native/index.ts'));
+/** Anthropic's format inbound (/v1/messages), imported once, on first use. */
+export const loadAnthropicInbound = (): Promise<InboundModule> => (inboundModule ??= import('./anthropic-inbound.ts'));
 
 const field = (input: CallInput, target: ResolvedTarget, key: 'provider' | 'custom_host') =>
   input.fromHeaders ? (key === 'provider' ? 'x-gw-provider' : 'x-gw-custom-host') : `${target.path}.${key}`;
@@ -141,9 +194,16 @@ function authenticate(headers: Record<string, string>, provider: ProviderDefinit
 }
 
 export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCaller {
-  const clientKey = bearerKey(input.clientHeaders);
+  const clientKey = bearerKey(input.clientHeaders) ?? input.providerKey;
   const passthrough = input.endpoint === 'proxy';
   return async (target, signal): Promise<Attempt> => {
+    const declared = target.provider ? findProvider(target.provider) : undefined;
+    if (declared?.native) return callNativeTarget(deps, input, target, declared, clientKey, signal);
+    if (input.anthropic?.anthropicOnly && input.anthropic.kind === 'messages') throw input.anthropic.anthropicOnly;
+    if (input.anthropic?.kind === 'count_tokens') {
+      resolveProvider(target, input);
+      return estimateTokens(input.anthropic);
+    }
     const { provider, path } = resolveProvider(target, input);
     if (provider.requiresCustomHost && !target.custom_host) {
       throw ValidationError.field(
@@ -244,5 +304,138 @@ async function batchOutput(deps: CallerDeps, c: BatchOutputCall): Promise<Attemp
   }
   const contentPath = fillPath(contentTemplate, { file_id: batch.output_file_id });
   const res = await deps.upstream.send({ url: new URL(c.base + contentPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal });
+  return { status: res.status, headers: res.headers, body: res.body };
+}
+
+// ---- Native-format providers -------------------------------------------------------------------
+
+/** Endpoints whose bodies and answers the native transforms translate (the rest go byte for byte). */
+const TRANSLATED: ReadonlySet<EndpointType> = new Set(['chatComplete', 'complete', 'embed', 'rerank', 'imageGenerate']);
+
+/** Options a request may still set for a managed target: they choose a format, not where its key goes. */
+const HARMLESS_HEADER_OPTIONS = ['anthropic_version', 'anthropic_beta'] as const;
+
+/** The integration's options, with the configuration names the native modules read. */
+function managedOptions(options: Readonly<Record<string, unknown>>, headers: Headers): Record<string, unknown> {
+  const out: Record<string, unknown> = { ...options };
+  // Azure AI Foundry integrations store their endpoint as azure_foundry_url.
+  if (out.azure_endpoint === undefined && typeof out.azure_foundry_url === 'string') out.azure_endpoint = out.azure_foundry_url;
+  for (const key of HARMLESS_HEADER_OPTIONS) {
+    const value = headers.get(`x-gw-${key.replace(/_/g, '-')}`);
+    if (out[key] === undefined && value) out[key] = value;
+  }
+  return out;
+}
+
+function forwardedHeaders(input: CallInput, target: ResolvedTarget): Record<string, string> {
+  const headers: Record<string, string> = {};
+  copyListed(target.forward_headers, input.clientHeaders, headers);
+  copyListed(input.forwardHeaders, input.clientHeaders, headers);
+  return headers;
+}
+
+const jsonAttempt = (status: number, value: unknown): Attempt => {
+  const bytes = Buffer.from(JSON.stringify(value));
+  return { status, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: Readable.from([bytes]) };
+};
+
+/** count_tokens for a target that is not Anthropic: the gateway's estimate, no provider call. */
+async function estimateTokens(inbound: AnthropicInbound): Promise<Attempt> {
+  const { estimateInputTokens } = await loadAnthropicInbound();
+  return jsonAttempt(200, estimateInputTokens(inbound.value));
+}
+
+/**
+ * One call to a native-format provider: its options (the target's, completed by `x-gw-<option>`
+ * headers unless the target is managed), its key, the OpenAI body translated, the answer translated
+ * back. Role assumption with the gateway's own credentials only for managed targets.
+ */
+async function callNativeTarget(
+  deps: CallerDeps,
+  input: CallInput,
+  target: ResolvedTarget,
+  declared: ProviderDefinition,
+  clientKey: string | undefined,
+  signal: AbortSignal | undefined,
+): Promise<Attempt> {
+  const endpoint = input.endpoint;
+  const passthrough = endpoint === 'proxy';
+  const inbound = input.anthropic;
+  const anthropicAsIs = inbound !== undefined && declared.id === 'anthropic';
+  if (inbound?.kind === 'count_tokens' && !anthropicAsIs) return estimateTokens(inbound);
+  if (inbound?.anthropicOnly && !anthropicAsIs) throw inbound.anthropicOnly;
+  if (!passthrough && !anthropicAsIs && declared.endpoints[endpoint] === undefined) {
+    throw ValidationError.field(field(input, target, 'provider'), `provider ${declared.id} does not support the ${endpoint} endpoint`);
+  }
+  const base = target.custom_host
+    ? parseOutboundUrl(target.custom_host, field(input, target, 'custom_host'), deps.trustedHosts).href.replace(/\/+$/, '')
+    : undefined;
+  const native = await loadNative();
+  const provider = native.findNativeProvider(declared.id);
+  if (!provider) throw new UpstreamError(500, `provider ${declared.id} has no native module`);
+
+  const options = target.managed ? managedOptions(target.options, input.clientHeaders) : native.nativeOptions(target.options, input.clientHeaders);
+  // On the passthrough and for Anthropic's own format, the client's version header is the default.
+  const version = input.clientHeaders.get('anthropic-version');
+  if ((passthrough || anthropicAsIs) && version && options.anthropic_version === undefined) options.anthropic_version = version;
+  const overrides = target.override_params;
+  let body: Readonly<Record<string, unknown>>;
+  if (anthropicAsIs) body = Object.keys(overrides).length ? { ...inbound.value, ...overrides } : inbound.value;
+  else if (input.body.kind === 'json') body = providerBody(input, target);
+  else body = { ...input.fields, ...overrides };
+  const ctx = native.nativeContext({
+    body,
+    options,
+    apiKey: target.api_key ?? clientKey,
+    strictOpenAICompliance: target.strict_openai_compliance,
+    clock: deps.clock,
+    requestId: input.requestId ?? 'gantry',
+    fetchCredentials: target.managed ? (deps.assumeRole ?? native.runtimeAssumeRole({ clock: deps.clock })) : undefined,
+  });
+  const send = (r: Parameters<UpstreamClient['send']>[0]) => deps.upstream.send(r);
+  const timeoutMs = input.headerTimeoutMs ?? target.request_timeout;
+  const common = { provider, endpoint, ctx, send, baseUrl: base, timeoutMs, signal };
+
+  if (anthropicAsIs) {
+    const { passThroughRequest } = await loadAnthropicInbound();
+    const text = body === inbound.value ? inbound.text : JSON.stringify(body);
+    const req = await passThroughRequest(text, inbound.kind, ctx, input.clientHeaders);
+    const url = base ? new URL(base + (inbound.kind === 'messages' ? '/messages' : '/messages/count_tokens')) : req.url;
+    const res = await deps.upstream.send({ ...req, url, headers: { ...forwardedHeaders(input, target), ...req.headers }, timeoutMs, signal });
+    return { status: res.status, headers: res.headers, body: res.body };
+  }
+  if (passthrough) {
+    const headers = passthroughHeaders(input);
+    // The key goes in the provider's own format.
+    if (ctx.apiKey !== undefined) delete headers.authorization;
+    const res = await native.callNativeRaw({
+      ...common,
+      headers,
+      path: (input.subPath ?? '') + input.search,
+      method: input.method,
+      body: input.body.kind === 'raw' ? input.body.bytes : input.body.kind === 'json' ? input.body.text : undefined,
+    });
+    return { status: res.status, headers: res.headers, body: res.body };
+  }
+  const translated = input.body.kind === 'json' && TRANSLATED.has(endpoint) && !(ctx.stream && endpoint !== 'chatComplete' && endpoint !== 'complete');
+  if (!translated) {
+    const res = await native.callNativeRaw({
+      ...common,
+      headers: forwardedHeaders(input, target),
+      body: input.body.kind === 'json' ? JSON.stringify(body) : input.body.kind === 'raw' ? input.body.bytes : undefined,
+      contentType: input.body.kind === 'json' ? 'application/json' : input.body.kind === 'raw' ? input.body.contentType : undefined,
+    });
+    return { status: res.status, headers: res.headers, body: res.body };
+  }
+  const onUsage = input.onUsage;
+  const res = await native.callNative({
+    ...common,
+    headers: forwardedHeaders(input, target),
+    onOutcome: onUsage
+      ? (o) => {
+          if (o.usage) onUsage({ usage: o.usage, model: o.model });
+        }
+      : undefined,
+  });
   return { status: res.status, headers: res.headers, body: res.body };
 }

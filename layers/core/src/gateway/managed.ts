@@ -13,7 +13,7 @@ import { ForbiddenError, GantryError, InternalError, ValidationError } from '../
 import type { Principal } from '../policy/principal.ts';
 import type { Cipher } from '../ports/cipher.ts';
 import type { Clock } from '../ports/clock.ts';
-import { integrationContext, openCredentials, virtualKeyContext, type Credentials } from '../admin/integrations/common.ts';
+import { integrationContext, openCredentials, virtualKeyContext, type Credentials } from '../admin/integrations/credentials.ts';
 // Entities, not repositories: the gateway reads three items and bundles no write path.
 import { Integration, Provider, providerKey } from '../store/integrations.ts';
 import type { TableClient } from '../store/repositories.ts';

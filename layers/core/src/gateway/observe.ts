@@ -35,9 +35,13 @@ export function toUsage(u: UsageShape | undefined | null): TokenUsage | undefine
   return usage;
 }
 
-export function observeBody(body: Readable, contentType: string, record: GatewayRecord, clock: Clock, done: () => void): void {
+/**
+ * `parsed`: the caller read the JSON answer's usage already (it was buffered to price it), so only
+ * timings, byte counts and cancellation are watched.
+ */
+export function observeBody(body: Readable, contentType: string, record: GatewayRecord, clock: Clock, done: () => void, opts: { parsed?: boolean } = {}): void {
   const sse = contentType.includes('text/event-stream');
-  const json = !sse && contentType.includes('json');
+  const json = !sse && !opts.parsed && contentType.includes('json');
   const chunks: Buffer[] = [];
   let bytes = 0;
   let finished = false;

@@ -66,6 +66,9 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
     cacheable: true,
   }),
   route('POST', '/rerank', { endpoint: 'rerank', body: 'json', validate: parseRerankRequest, cacheable: true, transformAnswer: sortRerankAnswer }),
+  // Anthropic's Messages format, routed as the chat request it stands for (gateway/messages.ts).
+  route('POST', '/messages', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true, anthropic: 'messages' }),
+  route('POST', '/messages/count_tokens', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, anthropic: 'count_tokens' }),
 
   route('POST', '/files', { endpoint: 'uploadFile', body: 'multipart', validateForm: checkFileUploadForm }),
   route('GET', '/files', { endpoint: 'listFiles', ...none }),

@@ -1,5 +1,5 @@
 /** Outbound e-mail (alerts, invites, rotation notices). SES in AWS; an outbox on disk locally. */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ValidationError, type FieldProblem } from '../http/errors.ts';
 
 export interface MailMessage {

@@ -181,6 +181,8 @@ export function pricingHook(book: PriceBook): GatewayHook {
       if (record.principal) await book.prefetch(record.principal.organisationId);
     },
     complete(record) {
+      // The gateway priced a non-streamed answer already, for its x-gw-cost header: keep that figure.
+      if (record.costMicros !== undefined) return;
       const micros = book.costMicros(record);
       if (micros !== undefined) record.costMicros = micros;
     },

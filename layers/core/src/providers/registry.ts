@@ -1,8 +1,9 @@
 /** Every provider the gateway knows, by id. Adding a provider is one line here plus its declaration. */
 import * as local from './local.ts';
+import * as native from './native-declarations.ts';
 import * as wire from './openai-wire.ts';
 import * as retrieval from './retrieval.ts';
-import type { ProviderDefinition } from './types.ts';
+import type { EndpointType, ProviderDefinition } from './types.ts';
 
 const PROVIDERS: readonly ProviderDefinition[] = [
   wire.openai,
@@ -41,6 +42,14 @@ const PROVIDERS: readonly ProviderDefinition[] = [
   local.lmStudio,
   local.vllm,
   local.llamaCpp,
+  // Native formats: translated to and from OpenAI's by providers/native/ (loaded on first use).
+  native.anthropic,
+  native.bedrock,
+  native.google,
+  native.vertexAI,
+  native.azureOpenAI,
+  native.azureAI,
+  native.cohere,
 ];
 
 const BY_ID: ReadonlyMap<string, ProviderDefinition> = new Map(PROVIDERS.map((p) => [p.id, p]));
@@ -53,3 +62,6 @@ export const providerIds = (): string[] => PROVIDERS.map((p) => p.id);
 
 /** Every declaration, in registry order (the provider table in docs/providers.md follows it). */
 export const allProviders = (): readonly ProviderDefinition[] => PROVIDERS;
+
+/** The providers that serve an endpoint through the unified API (`chatComplete`: the chat endpoint's). */
+export const providersServing = (endpoint: EndpointType): string[] => PROVIDERS.filter((p) => p.endpoints[endpoint] !== undefined).map((p) => p.id);

@@ -68,6 +68,12 @@ export interface ProviderDefinition {
   readonly requiresCustomHost?: boolean;
   /** Where the provider's wire format differs from OpenAI's only in names (see request-map.ts). */
   readonly requestMap?: RequestMap;
+  /**
+   * The provider's wire format is not OpenAI's: calls go through its transforms in
+   * `providers/native/` (loaded on first use). `baseUrl` and `endpoints` are then the documented
+   * defaults, shown and counted; the native module builds the real URLs from the provider options.
+   */
+  readonly native?: boolean;
 }
 
 /**

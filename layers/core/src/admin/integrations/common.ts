@@ -1,13 +1,12 @@
 /**
- * What integrations, providers and virtual keys share: slugs, masking, sealing credentials with
- * the cipher (the plaintext never reaches the table), and naming the caller's workspace.
+ * What integrations, providers and virtual keys share: slugs, masking and naming the caller's
+ * workspace. Sealing credentials is in credentials.ts.
  */
 import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
 import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
-import { CipherError, type Cipher, type CipherContext } from '../../ports/cipher.ts';
 
 export const SLUG_PATTERN = /^[a-zA-Z0-9_-]+$/;
 
@@ -62,35 +61,6 @@ export function maskSecret(value: unknown): string {
 
 export function maskAll(secretConfig: Record<string, unknown>): Record<string, string> {
   return Object.fromEntries(Object.entries(secretConfig).map(([k, v]) => [k, maskSecret(v)]));
-}
-
-/** What is encrypted: the key and the secret configuration fields. */
-export interface Credentials {
-  key?: string;
-  config: Record<string, unknown>;
-}
-
-export const integrationContext = (organisationId: string, integrationId: string): CipherContext => ({
-  organisation_id: organisationId,
-  integration_id: integrationId,
-});
-
-export const virtualKeyContext = (organisationId: string, virtualKeyId: string): CipherContext => ({
-  organisation_id: organisationId,
-  virtual_key_id: virtualKeyId,
-});
-
-/** One ciphertext for the key and the secret fields; null when there is nothing secret. */
-export async function sealCredentials(cipher: Cipher, context: CipherContext, creds: Credentials): Promise<string | null> {
-  if (creds.key === undefined && Object.keys(creds.config).length === 0) return null;
-  return cipher.encrypt(JSON.stringify(creds), context);
-}
-
-export async function openCredentials(cipher: Cipher, secret: string | null, context: CipherContext): Promise<Credentials> {
-  if (secret === null) return { config: {} };
-  const parsed = JSON.parse(await cipher.decrypt(secret, context)) as Partial<Credentials>;
-  if (typeof parsed !== 'object' || parsed === null) throw new CipherError('The decrypted credentials are not an object');
-  return { ...(typeof parsed.key === 'string' ? { key: parsed.key } : {}), config: parsed.config ?? {} };
 }
 
 /**

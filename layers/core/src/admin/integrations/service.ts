@@ -11,16 +11,8 @@ import { findProvider } from '../../providers/registry.ts';
 import type { ProviderDefinition } from '../../providers/types.ts';
 import { Workspace } from '../../store/entities.ts';
 import { IntegrationRepository, ProviderRepository, type IntegrationRecord, type ProviderRecord } from '../../store/integrations.ts';
-import {
-  createWithSlug,
-  integrationContext,
-  maskAll,
-  maskSecret,
-  openCredentials,
-  sealCredentials,
-  slugFrom,
-  type Credentials,
-} from './common.ts';
+import { createWithSlug, maskAll, maskSecret, slugFrom } from './common.ts';
+import { integrationContext, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
 import { validateConfigurations } from './configurations.ts';
 import type { CreateIntegrationBody, UpdateIntegrationBody } from './schema.ts';
 

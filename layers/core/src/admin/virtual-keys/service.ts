@@ -16,13 +16,11 @@ import {
   listWorkspace,
   maskAll,
   maskSecret,
-  openCredentials,
-  sealCredentials,
   slugFrom,
-  virtualKeyContext,
   withSuffix,
   workspaceFor,
 } from '../integrations/common.ts';
+import { openCredentials, sealCredentials, virtualKeyContext } from '../integrations/credentials.ts';
 import { validateConfigurations, type SplitConfiguration } from '../integrations/configurations.ts';
 import type { CreateVirtualKeyBody, UpdateVirtualKeyBody } from './schema.ts';
 

@@ -15,7 +15,8 @@ const EMBED_TIMEOUT_MS = 10_000;
 export function createEmbedder(deps: EmbedderDeps, settings: NonNullable<CacheSettings['embedding']>, fallbackKey: string | undefined): Embedder | undefined {
   const provider = findProvider(settings.provider);
   const path = provider?.endpoints.embed;
-  if (!provider || !path) return undefined;
+  // Native-format providers' embeddings are not OpenAI's request: the cache cannot call them directly.
+  if (!provider || !path || provider.native) return undefined;
   const base = settings.custom_host
     ? parseOutboundUrl(settings.custom_host, 'cache.embedding.custom_host', deps.trustedHosts).href.replace(/\/+$/, '')
     : provider.baseUrl;

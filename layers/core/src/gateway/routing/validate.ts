@@ -6,7 +6,7 @@
  * spent on them, and so that rules spanning nodes (target names, inheritance of the provider)
  * can see the whole tree.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
 import {
   integerAtLeast,
@@ -70,52 +70,52 @@ const httpUrl = z.string().check((payload) => {
 });
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
-const nonEmpty = z.string().min(1);
+const nonEmpty = z.string().check(z.minLength(1));
 const statusCode = integerBetween(100, 599);
 const hookList = z.array(z.union([z.string(), z.looseObject({})], { error: typeMessage('must be a string or an object') }));
 
 const strategySchema = z.looseObject({
   mode: z.enum(MODES as [StrategyMode, ...StrategyMode[]], { error: requiredOr }),
-  on_status_codes: z.array(statusCode).optional(),
-  conditions: z.array(z.looseObject({ query: z.looseObject({}), then: nonEmpty })).min(1).optional(),
-  default: nonEmpty.optional(),
+  on_status_codes: z.optional(z.array(statusCode)),
+  conditions: z.optional(z.array(z.looseObject({ query: z.looseObject({}), then: nonEmpty })).check(z.minLength(1))),
+  default: z.optional(nonEmpty),
 });
 
 const retrySchema = z.looseObject({
   attempts: integerIn(0, 5),
-  on_status_codes: z.array(statusCode).optional(),
-  use_retry_after_header: z.boolean().optional(),
+  on_status_codes: z.optional(z.array(statusCode)),
+  use_retry_after_header: z.optional(z.boolean()),
 });
 
 const cacheSchema = z.looseObject({
   mode: z.enum(CACHE_MODES, { error: requiredOr }),
-  max_age: integerAtLeast(1).optional(),
-  similarity_threshold: numberBetween(0, 1).optional(),
-  embedding: z
-    .looseObject({ provider: nonEmpty, model: nonEmpty, api_key: nonEmpty.optional(), custom_host: httpUrl.optional() })
-    .optional(),
+  max_age: z.optional(integerAtLeast(1)),
+  similarity_threshold: z.optional(numberBetween(0, 1)),
+  embedding: z.optional(
+    z.looseObject({ provider: nonEmpty, model: nonEmpty, api_key: z.optional(nonEmpty), custom_host: z.optional(httpUrl) }),
+  ),
 });
 
 /** One node's own fields; its targets are walked separately. */
 const nodeSchema = z.looseObject({
-  strategy: strategySchema.optional(),
-  targets: z.array(z.unknown()).min(1).optional(),
-  name: nonEmpty.optional(),
-  weight: z.number().min(0, { error: 'must be >= 0' }).optional(),
-  provider: nonEmpty.optional(),
-  api_key: nonEmpty.optional(),
-  virtual_key: nonEmpty.optional(),
-  override_params: z.looseObject({}).optional(),
-  retry: retrySchema.optional(),
-  request_timeout: integerBetween(1, 900_000).optional(),
-  cache: cacheSchema.optional(),
-  custom_host: httpUrl.optional(),
-  forward_headers: z.array(z.string().regex(HEADER_NAME, { error: 'must be a header name' })).optional(),
-  strict_openai_compliance: z.boolean().optional(),
-  before_request_hooks: hookList.optional(),
-  after_request_hooks: hookList.optional(),
-  input_guardrails: hookList.optional(),
-  output_guardrails: hookList.optional(),
+  strategy: z.optional(strategySchema),
+  targets: z.optional(z.array(z.unknown()).check(z.minLength(1))),
+  name: z.optional(nonEmpty),
+  weight: z.optional(z.number().check(z.gte(0, { error: 'must be >= 0' }))),
+  provider: z.optional(nonEmpty),
+  api_key: z.optional(nonEmpty),
+  virtual_key: z.optional(nonEmpty),
+  override_params: z.optional(z.looseObject({})),
+  retry: z.optional(retrySchema),
+  request_timeout: z.optional(integerBetween(1, 900_000)),
+  cache: z.optional(cacheSchema),
+  custom_host: z.optional(httpUrl),
+  forward_headers: z.optional(z.array(z.string().check(z.regex(HEADER_NAME, { error: 'must be a header name' })))),
+  strict_openai_compliance: z.optional(z.boolean()),
+  before_request_hooks: z.optional(hookList),
+  after_request_hooks: z.optional(hookList),
+  input_guardrails: z.optional(hookList),
+  output_guardrails: z.optional(hookList),
 });
 
 // ---- Unknown keys ----------------------------------------------------------------------------

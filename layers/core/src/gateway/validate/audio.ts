@@ -2,7 +2,7 @@
  * The audio endpoints: speech (JSON in, audio bytes out), transcriptions and translations
  * (multipart/form-data in), with OpenAI's request rules. Unknown fields pass through.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { FormSummary } from '../request-body.ts';
 import { nonEmptyString, numberBetween, parseRequestBody, typeMessage } from './common.ts';
 import { checkForm } from './form.ts';
@@ -11,12 +11,12 @@ const MAX_SPEECH_INPUT = 4096;
 
 export const speechRequestSchema = z.looseObject({
   model: nonEmptyString(),
-  input: nonEmptyString().max(MAX_SPEECH_INPUT, { error: `must be at most ${MAX_SPEECH_INPUT} characters` }),
+  input: nonEmptyString().check(z.maxLength(MAX_SPEECH_INPUT, { error: `must be at most ${MAX_SPEECH_INPUT} characters` })),
   voice: z.union([nonEmptyString(), z.looseObject({ id: nonEmptyString() })], { error: typeMessage('must be a voice name or an object with an id') }),
-  instructions: z.string().optional(),
-  response_format: z.enum(['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm']).optional(),
-  speed: numberBetween(0.25, 4).optional(),
-  stream_format: z.enum(['sse', 'audio']).optional(),
+  instructions: z.optional(z.string()),
+  response_format: z.optional(z.enum(['mp3', 'opus', 'aac', 'flac', 'wav', 'pcm'])),
+  speed: z.optional(numberBetween(0.25, 4)),
+  stream_format: z.optional(z.enum(['sse', 'audio'])),
 });
 
 export function parseSpeechRequest(body: unknown): z.output<typeof speechRequestSchema> {

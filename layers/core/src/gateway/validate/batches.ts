@@ -3,14 +3,14 @@
  * 24-hour completion window, and metadata of at most 16 pairs (keys up to 64 and values up to
  * 512 characters).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { metadata, nonEmptyString, parseRequestBody } from './common.ts';
 
 export const batchRequestSchema = z.looseObject({
   input_file_id: nonEmptyString(),
-  endpoint: nonEmptyString().regex(/^\/v1\/\S+$/, { error: 'must be an endpoint path such as /v1/chat/completions' }),
+  endpoint: nonEmptyString().check(z.regex(/^\/v1\/\S+$/, { error: 'must be an endpoint path such as /v1/chat/completions' })),
   completion_window: z.literal('24h'),
-  metadata: metadata.nullish(),
+  metadata: z.nullish(metadata),
 });
 
 export type BatchRequest = z.output<typeof batchRequestSchema>;

@@ -2,7 +2,7 @@
  * Validation of POST /v1/chat/completions bodies (SPEC "Chat completion request" and "Limits").
  * Objects are loose: fields we do not know pass to the provider untouched.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   checkStreamOptions,
   integer,
@@ -27,20 +27,22 @@ const jsonObject = z.looseObject({});
 const always = (): boolean => true;
 
 /** Well-known part types get their required members checked; other types pass through. */
-const contentPart = z.looseObject({ type: z.string() }).superRefine((part, ctx) => {
-  if (part.type === 'text') {
-    if (typeof part.text !== 'string') {
-      ctx.addIssue({ code: 'custom', path: ['text'], message: part.text === undefined ? 'is required' : 'must be a string' });
+const contentPart = z.looseObject({ type: z.string() }).check(
+  z.superRefine((part, ctx) => {
+    if (part.type === 'text') {
+      if (typeof part.text !== 'string') {
+        ctx.addIssue({ code: 'custom', path: ['text'], message: part.text === undefined ? 'is required' : 'must be a string' });
+      }
+    } else if (part.type === 'image_url') {
+      const image = part.image_url;
+      if (!isRecord(image)) {
+        ctx.addIssue({ code: 'custom', path: ['image_url'], message: image === undefined ? 'is required' : 'must be an object' });
+      } else if (typeof image.url !== 'string') {
+        ctx.addIssue({ code: 'custom', path: ['image_url', 'url'], message: image.url === undefined ? 'is required' : 'must be a string' });
+      }
     }
-  } else if (part.type === 'image_url') {
-    const image = part.image_url;
-    if (!isRecord(image)) {
-      ctx.addIssue({ code: 'custom', path: ['image_url'], message: image === undefined ? 'is required' : 'must be an object' });
-    } else if (typeof image.url !== 'string') {
-      ctx.addIssue({ code: 'custom', path: ['image_url', 'url'], message: image.url === undefined ? 'is required' : 'must be a string' });
-    }
-  }
-});
+  }),
+);
 
 const content = z.union([z.string(), z.array(contentPart)], {
   error: typeMessage('must be a string or an array of content parts'),
@@ -54,31 +56,33 @@ const toolCall = z.looseObject({
 
 const functionCall = z.looseObject({ name: z.string(), arguments: z.string() });
 
-const systemMessage = z.looseObject({ role: z.literal('system'), content, name: z.string().optional() });
-const developerMessage = z.looseObject({ role: z.literal('developer'), content, name: z.string().optional() });
-const userMessage = z.looseObject({ role: z.literal('user'), content, name: z.string().optional() });
+const systemMessage = z.looseObject({ role: z.literal('system'), content, name: z.optional(z.string()) });
+const developerMessage = z.looseObject({ role: z.literal('developer'), content, name: z.optional(z.string()) });
+const userMessage = z.looseObject({ role: z.literal('user'), content, name: z.optional(z.string()) });
 
 const assistantMessage = z
   .looseObject({
     role: z.literal('assistant'),
-    content: content.nullish(),
-    name: z.string().optional(),
+    content: z.nullish(content),
+    name: z.optional(z.string()),
     // null as well: SDKs echo a previous response message back with these set to null.
-    tool_calls: z.array(toolCall).nullish(),
-    function_call: functionCall.nullish(),
+    tool_calls: z.nullish(z.array(toolCall)),
+    function_call: z.nullish(functionCall),
   })
-  .superRefine(
-    (msg, ctx) => {
-      if (msg.content == null && msg.tool_calls == null && msg.function_call == null) {
-        ctx.addIssue({ code: 'custom', path: ['content'], message: 'is required unless tool_calls or function_call is present' });
-      }
-    },
-    { when: always },
+  .check(
+    z.superRefine(
+      (msg, ctx) => {
+        if (msg.content == null && msg.tool_calls == null && msg.function_call == null) {
+          ctx.addIssue({ code: 'custom', path: ['content'], message: 'is required unless tool_calls or function_call is present' });
+        }
+      },
+      { when: always },
+    ),
   );
 
 const toolMessage = z.looseObject({ role: z.literal('tool'), content, tool_call_id: z.string() });
 
-const functionMessage = z.looseObject({ role: z.literal('function'), name: z.string(), content: content.nullish() });
+const functionMessage = z.looseObject({ role: z.literal('function'), name: z.string(), content: z.nullish(content) });
 
 // Option order is the order the "must be one of" message lists the roles in.
 const message = z.discriminatedUnion('role', [
@@ -91,10 +95,10 @@ const message = z.discriminatedUnion('role', [
 ]);
 
 const functionDefinition = z.looseObject({
-  name: z.string().regex(FUNCTION_NAME, { error: FUNCTION_NAME_MESSAGE }),
-  description: z.string().optional(),
-  parameters: jsonObject.optional(),
-  strict: z.boolean().optional(),
+  name: z.string().check(z.regex(FUNCTION_NAME, { error: FUNCTION_NAME_MESSAGE })),
+  description: z.optional(z.string()),
+  parameters: z.optional(jsonObject),
+  strict: z.optional(z.boolean()),
 });
 
 const tool = z.looseObject({ type: z.literal('function'), function: functionDefinition });
@@ -119,9 +123,9 @@ const responseFormat = z.discriminatedUnion('type', [
     type: z.literal('json_schema'),
     json_schema: z.looseObject({
       name: z.string(),
-      description: z.string().optional(),
-      schema: jsonObject.optional(),
-      strict: z.boolean().nullish(),
+      description: z.optional(z.string()),
+      schema: z.optional(jsonObject),
+      strict: z.nullish(z.boolean()),
     }),
   }),
 ]);
@@ -132,32 +136,32 @@ const thinking = z.discriminatedUnion('type', [
 ]);
 
 const requestShape = z.looseObject({
-  model: z.string().min(1, { error: 'must not be empty' }),
-  messages: z.array(message).min(1, { error: 'must contain at least 1 message' }),
-  frequency_penalty: numberBetween(-2, 2).nullish(),
-  presence_penalty: numberBetween(-2, 2).nullish(),
-  logit_bias: logitBias.nullish(),
-  logprobs: z.boolean().nullish(),
-  top_logprobs: integerBetween(0, 20).nullish(),
+  model: z.string().check(z.minLength(1, { error: 'must not be empty' })),
+  messages: z.array(message).check(z.minLength(1, { error: 'must contain at least 1 message' })),
+  frequency_penalty: z.nullish(numberBetween(-2, 2)),
+  presence_penalty: z.nullish(numberBetween(-2, 2)),
+  logit_bias: z.nullish(logitBias),
+  logprobs: z.nullish(z.boolean()),
+  top_logprobs: z.nullish(integerBetween(0, 20)),
   // OpenAI rejects 0 for chat (text completions accept it).
-  max_tokens: integerAtLeast(1).nullish(),
-  max_completion_tokens: integerAtLeast(1).nullish(),
-  n: integerBetween(1, 128).nullish(),
-  response_format: responseFormat.optional(),
-  seed: integer().nullish(),
-  stop: stop.nullish(),
-  stream: z.boolean().nullish(),
-  stream_options: streamOptions.nullish(),
+  max_tokens: z.nullish(integerAtLeast(1)),
+  max_completion_tokens: z.nullish(integerAtLeast(1)),
+  n: z.nullish(integerBetween(1, 128)),
+  response_format: z.optional(responseFormat),
+  seed: z.nullish(integer()),
+  stop: z.nullish(stop),
+  stream: z.nullish(z.boolean()),
+  stream_options: z.nullish(streamOptions),
   // Whether it is allowed at all (strict_openai_compliance) is decided by the router, not here.
-  thinking: thinking.nullish(),
-  temperature: numberBetween(0, 2).nullish(),
-  top_p: numberBetween(0, 1).nullish(),
-  tools: z.array(tool).max(128, { error: 'must have at most 128 tools' }).optional(),
-  tool_choice: toolChoice.optional(),
-  parallel_tool_calls: z.boolean().optional(),
-  user: z.string().optional(),
-  functions: z.array(functionDefinition).min(1).max(128).optional(),
-  function_call: functionChoice.optional(),
+  thinking: z.nullish(thinking),
+  temperature: z.nullish(numberBetween(0, 2)),
+  top_p: z.nullish(numberBetween(0, 1)),
+  tools: z.optional(z.array(tool).check(z.maxLength(128, { error: 'must have at most 128 tools' }))),
+  tool_choice: z.optional(toolChoice),
+  parallel_tool_calls: z.optional(z.boolean()),
+  user: z.optional(z.string()),
+  functions: z.optional(z.array(functionDefinition).check(z.minLength(1), z.maxLength(128))),
+  function_call: z.optional(functionChoice),
 });
 
 /** True when `name` names a function among `tools` (tolerating malformed entries). */
@@ -172,31 +176,33 @@ function toolsInclude(tools: readonly unknown[], name: string): boolean {
  * Rules spanning fields. They run even when fields failed (to report everything at once), so each
  * acts only on values of the expected type, leaving wrong types to the field's own problem.
  */
-export const chatRequestSchema = requestShape.superRefine(
-  (req, ctx) => {
-    if (typeof req.top_logprobs === 'number' && req.logprobs !== true) {
-      ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: 'requires logprobs to be true' });
-    }
-    checkStreamOptions(req, ctx);
-    const choice: unknown = req.tool_choice;
-    const named =
-      isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string'
-        ? choice.function.name
-        : undefined;
-    if (named !== undefined || choice === 'auto' || choice === 'required') {
-      const tools: unknown = req.tools;
-      if (!Array.isArray(tools) || tools.length === 0) {
-        ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'requires tools to be specified' });
-      } else if (named !== undefined && !toolsInclude(tools, named)) {
-        ctx.addIssue({
-          code: 'custom',
-          path: ['tool_choice', 'function', 'name'],
-          message: `must name a function in tools (no tool is named ${JSON.stringify(named)})`,
-        });
+export const chatRequestSchema = requestShape.check(
+  z.superRefine(
+    (req, ctx) => {
+      if (typeof req.top_logprobs === 'number' && req.logprobs !== true) {
+        ctx.addIssue({ code: 'custom', path: ['top_logprobs'], message: 'requires logprobs to be true' });
       }
-    }
-  },
-  { when: (payload) => isRecord(payload.value) },
+      checkStreamOptions(req, ctx);
+      const choice: unknown = req.tool_choice;
+      const named =
+        isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string'
+          ? choice.function.name
+          : undefined;
+      if (named !== undefined || choice === 'auto' || choice === 'required') {
+        const tools: unknown = req.tools;
+        if (!Array.isArray(tools) || tools.length === 0) {
+          ctx.addIssue({ code: 'custom', path: ['tool_choice'], message: 'requires tools to be specified' });
+        } else if (named !== undefined && !toolsInclude(tools, named)) {
+          ctx.addIssue({
+            code: 'custom',
+            path: ['tool_choice', 'function', 'name'],
+            message: `must name a function in tools (no tool is named ${JSON.stringify(named)})`,
+          });
+        }
+      }
+    },
+    { when: (payload) => isRecord(payload.value) },
+  ),
 );
 
 export type ChatCompletionRequest = z.output<typeof chatRequestSchema>;

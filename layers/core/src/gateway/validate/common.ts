@@ -4,7 +4,7 @@
  * endpoints have in common. Schemas are built once at module load; nothing here runs per request
  * unless a body is invalid.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
 
 type RawIssue = z.core.$ZodRawIssue;
@@ -178,7 +178,7 @@ export function problemsFromZod(issues: readonly Issue[], input?: unknown): Fiel
 }
 
 /** Parses a request body that must be a JSON object, throwing ValidationError with every problem. */
-export function parseRequestBody<S extends z.ZodType>(schema: S, body: unknown): z.output<S> {
+export function parseRequestBody<S extends z.ZodMiniType>(schema: S, body: unknown): z.output<S> {
   if (!isRecord(body)) throw ValidationError.field('', 'request body must be a JSON object');
   const result = schema.safeParse(body, PARSE_CONTEXT);
   if (result.success) return result.data;
@@ -188,7 +188,7 @@ export function parseRequestBody<S extends z.ZodType>(schema: S, body: unknown):
 /** A JSON number in [min, max]; both bounds share one message so either side reads the same. */
 export function numberBetween(min: number, max: number) {
   const range = `must be between ${min} and ${max}`;
-  return z.number().min(min, { error: range }).max(max, { error: range });
+  return z.number().check(z.gte(min, { error: range }), z.lte(max, { error: range }));
 }
 
 /**
@@ -219,30 +219,30 @@ export function integerAtLeast(min: number) {
 
 /** A string with at least one character. */
 export function nonEmptyString() {
-  return z.string().min(1, { error: 'must not be empty' });
+  return z.string().check(z.minLength(1, { error: 'must not be empty' }));
 }
 
 /** `stop`: one sequence or up to 4 (SPEC "Limits"). */
 export const stopSequences = z.union(
   [
     z.string(),
-    z
-      .array(z.string())
-      .min(1, { error: 'must have at least 1 sequence' })
-      .max(4, { error: 'must be at most 4 sequences' }),
+    z.array(z.string()).check(
+      z.minLength(1, { error: 'must have at least 1 sequence' }),
+      z.maxLength(4, { error: 'must be at most 4 sequences' }),
+    ),
   ],
   { error: typeMessage('must be a string or an array of at most 4 strings') },
 );
 
 /** `logit_bias`: token ids (integer strings) to a bias in -100..100. */
-export const logitBias = z.record(z.string().regex(/^\d+$/), numberBetween(-100, 100), {
+export const logitBias = z.record(z.string().check(z.regex(/^\d+$/)), numberBetween(-100, 100), {
   error: (iss) => (iss.code === 'invalid_key' ? 'is not a token id (keys must be integer strings)' : undefined),
 });
 
-export const streamOptions = z.looseObject({ include_usage: z.boolean().optional() });
+export const streamOptions = z.looseObject({ include_usage: z.optional(z.boolean()) });
 
 /** OpenAI-style `metadata`: at most 16 string pairs, keys up to 64 and values up to 512 characters. */
-export const metadata = z.record(z.string(), z.string().max(512, { error: 'must be at most 512 characters' })).check((payload) => {
+export const metadata = z.record(z.string(), z.string().check(z.maxLength(512, { error: 'must be at most 512 characters' }))).check((payload) => {
   const keys = Object.keys(payload.value);
   if (keys.length > 16) {
     payload.issues.push({ code: 'custom', message: 'must have at most 16 key-value pairs', input: payload.value });
@@ -253,7 +253,7 @@ export const metadata = z.record(z.string(), z.string().max(512, { error: 'must 
 });
 
 /** Adds the "only with stream: true" rule for `stream_options` to a cross-field check. */
-export function checkStreamOptions(req: Record<string, unknown>, ctx: z.RefinementCtx): void {
+export function checkStreamOptions(req: Record<string, unknown>, ctx: z.core.$RefinementCtx): void {
   if (isRecord(req.stream_options) && req.stream !== true) {
     ctx.addIssue({ code: 'custom', path: ['stream_options'], message: 'is only allowed when stream is true' });
   }

@@ -2,7 +2,7 @@
  * POST /v1/completions (SPEC "Text completion request" and "Limits"). Objects are loose: fields we
  * do not know pass to the provider untouched.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   checkStreamOptions,
   integer,
@@ -28,39 +28,41 @@ const prompt = z.union([z.string(), z.array(z.string()), z.array(token), z.array
 const shape = z.looseObject({
   model: nonEmptyString(),
   prompt,
-  best_of: integerBetween(0, 20).nullish(),
-  echo: z.boolean().nullish(),
-  frequency_penalty: numberBetween(-2, 2).nullish(),
-  presence_penalty: numberBetween(-2, 2).nullish(),
-  logit_bias: logitBias.nullish(),
-  logprobs: integerBetween(0, 5).nullish(),
-  max_tokens: integerAtLeast(0).nullish(),
-  n: integerBetween(1, 128).nullish(),
-  seed: integer().nullish(),
-  stop: stopSequences.nullish(),
-  stream: z.boolean().nullish(),
-  stream_options: streamOptions.nullish(),
-  suffix: z.string().nullish(),
-  temperature: numberBetween(0, 2).nullish(),
-  top_p: numberBetween(0, 1).nullish(),
-  user: z.string().optional(),
+  best_of: z.nullish(integerBetween(0, 20)),
+  echo: z.nullish(z.boolean()),
+  frequency_penalty: z.nullish(numberBetween(-2, 2)),
+  presence_penalty: z.nullish(numberBetween(-2, 2)),
+  logit_bias: z.nullish(logitBias),
+  logprobs: z.nullish(integerBetween(0, 5)),
+  max_tokens: z.nullish(integerAtLeast(0)),
+  n: z.nullish(integerBetween(1, 128)),
+  seed: z.nullish(integer()),
+  stop: z.nullish(stopSequences),
+  stream: z.nullish(z.boolean()),
+  stream_options: z.nullish(streamOptions),
+  suffix: z.nullish(z.string()),
+  temperature: z.nullish(numberBetween(0, 2)),
+  top_p: z.nullish(numberBetween(0, 1)),
+  user: z.optional(z.string()),
 });
 
-export const completionRequestSchema = shape.superRefine(
-  (req, ctx) => {
-    checkStreamOptions(req, ctx);
-    const bestOf: unknown = req.best_of;
-    if (typeof bestOf === 'number') {
-      if (req.stream === true) {
-        ctx.addIssue({ code: 'custom', path: ['best_of'], message: 'cannot be used when stream is true (the candidates are not streamable)' });
+export const completionRequestSchema = shape.check(
+  z.superRefine(
+    (req, ctx) => {
+      checkStreamOptions(req, ctx);
+      const bestOf: unknown = req.best_of;
+      if (typeof bestOf === 'number') {
+        if (req.stream === true) {
+          ctx.addIssue({ code: 'custom', path: ['best_of'], message: 'cannot be used when stream is true (the candidates are not streamable)' });
+        }
+        const n: unknown = req.n;
+        if (typeof n === 'number' && Number.isInteger(bestOf) && bestOf <= n) {
+          ctx.addIssue({ code: 'custom', path: ['best_of'], message: `must be greater than n (${n})` });
+        }
       }
-      const n: unknown = req.n;
-      if (typeof n === 'number' && Number.isInteger(bestOf) && bestOf <= n) {
-        ctx.addIssue({ code: 'custom', path: ['best_of'], message: `must be greater than n (${n})` });
-      }
-    }
-  },
-  { when: (payload) => isRecord(payload.value) },
+    },
+    { when: (payload) => isRecord(payload.value) },
+  ),
 );
 
 export type CompletionRequest = z.output<typeof completionRequestSchema>;

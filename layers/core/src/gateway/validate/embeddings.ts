@@ -1,5 +1,5 @@
 /** POST /v1/embeddings: OpenAI's request rules. Unknown fields pass through. */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { integerAtLeast, nonEmptyString, parseRequestBody } from './common.ts';
 
 const MAX_INPUTS = 2048;
@@ -41,9 +41,9 @@ const input = z.unknown().check((payload) => {
 export const embeddingRequestSchema = z.looseObject({
   model: nonEmptyString(),
   input,
-  encoding_format: z.enum(['float', 'base64']).optional(),
-  dimensions: integerAtLeast(1).optional(),
-  user: z.string().optional(),
+  encoding_format: z.optional(z.enum(['float', 'base64'])),
+  dimensions: z.optional(integerAtLeast(1)),
+  user: z.optional(z.string()),
 });
 
 export type EmbeddingRequest = z.output<typeof embeddingRequestSchema>;

@@ -2,7 +2,7 @@
  * The image endpoints: generations (JSON), edits and variations (multipart/form-data), with
  * OpenAI's request rules. Unknown fields pass through.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { FormSummary } from '../request-body.ts';
 import { integerBetween, nonEmptyString, parseRequestBody } from './common.ts';
 import { checkForm } from './form.ts';
@@ -11,15 +11,15 @@ const RESPONSE_FORMATS = ['url', 'b64_json'] as const;
 
 export const imageGenerationSchema = z.looseObject({
   prompt: nonEmptyString(),
-  model: z.string().nullish(),
-  n: integerBetween(1, 10).nullish(),
-  response_format: z.enum(RESPONSE_FORMATS).nullish(),
-  size: z.string().nullish(),
-  quality: z.string().nullish(),
-  style: z.string().nullish(),
-  stream: z.boolean().nullish(),
-  partial_images: integerBetween(0, 3).nullish(),
-  user: z.string().optional(),
+  model: z.nullish(z.string()),
+  n: z.nullish(integerBetween(1, 10)),
+  response_format: z.nullish(z.enum(RESPONSE_FORMATS)),
+  size: z.nullish(z.string()),
+  quality: z.nullish(z.string()),
+  style: z.nullish(z.string()),
+  stream: z.nullish(z.boolean()),
+  partial_images: z.nullish(integerBetween(0, 3)),
+  user: z.optional(z.string()),
 });
 
 export function parseImageGeneration(body: unknown): z.output<typeof imageGenerationSchema> {

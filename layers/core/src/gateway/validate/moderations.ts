@@ -2,7 +2,7 @@
  * POST /v1/moderations (SPEC "Endpoints"): `input` is required; `model` is one of the two text
  * moderation models, `text-moderation-latest` when left out.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { parseRequestBody, typeMessage } from './common.ts';
 
 export const MODERATION_MODELS = ['text-moderation-stable', 'text-moderation-latest'] as const;
@@ -10,13 +10,13 @@ export const DEFAULT_MODERATION_MODEL = 'text-moderation-latest';
 
 /** Text, texts, or multimodal parts (`{type: "text" | "image_url", ...}`) as OpenAI takes them. */
 const part = z.union([z.string(), z.looseObject({ type: z.string() })], { error: typeMessage('must be a string or an input part') });
-const input = z.union([z.string(), z.array(part).min(1, { error: 'must not be empty' })], {
+const input = z.union([z.string(), z.array(part).check(z.minLength(1, { error: 'must not be empty' }))], {
   error: typeMessage('must be a string, an array of strings or an array of input parts'),
 });
 
 export const moderationRequestSchema = z.looseObject({
   input,
-  model: z.enum(MODERATION_MODELS).optional(),
+  model: z.optional(z.enum(MODERATION_MODELS)),
 });
 
 export type ModerationRequest = z.output<typeof moderationRequestSchema>;

@@ -2,7 +2,7 @@
  * POST /v1/rerank (SPEC "Endpoints" and "Rerank result"): the request rules, and the answer's
  * results sorted by relevance, most relevant first.
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { integerAtLeast, isRecord, nonEmptyString, parseRequestBody, typeMessage } from './common.ts';
 
 const document = z.union([z.string(), z.looseObject({ text: z.string() })], {
@@ -12,15 +12,15 @@ const document = z.union([z.string(), z.looseObject({ text: z.string() })], {
 export const rerankRequestSchema = z.looseObject({
   model: nonEmptyString(),
   query: nonEmptyString(),
-  documents: z.array(document).min(1, { error: 'must have at least 1 document' }),
-  top_n: integerAtLeast(1).optional(),
-  return_documents: z.boolean().optional(),
-  max_tokens_per_doc: integerAtLeast(1).optional(),
+  documents: z.array(document).check(z.minLength(1, { error: 'must have at least 1 document' })),
+  top_n: z.optional(integerAtLeast(1)),
+  return_documents: z.optional(z.boolean()),
+  max_tokens_per_doc: z.optional(integerAtLeast(1)),
   // Provider-specific, passed on as they are.
-  priority: z.number().optional(),
-  rank_fields: z.array(z.string()).optional(),
-  truncation: z.boolean().optional(),
-  parameters: z.looseObject({}).optional(),
+  priority: z.optional(z.number()),
+  rank_fields: z.optional(z.array(z.string())),
+  truncation: z.optional(z.boolean()),
+  parameters: z.optional(z.looseObject({})),
 });
 
 export type RerankRequest = z.output<typeof rerankRequestSchema>;

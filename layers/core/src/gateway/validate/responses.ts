@@ -1,5 +1,5 @@
 /** POST /v1/responses: OpenAI's request rules (and SPEC's sampling limits). Unknown fields pass through. */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import {
   checkStreamOptions,
   integerAtLeast,
@@ -15,26 +15,26 @@ import {
 
 export const responseRequestSchema = z
   .looseObject({
-    model: nonEmptyString().optional(),
-    input: z.union([z.string(), z.array(z.unknown())], { error: typeMessage('must be a string or an array of input items') }).optional(),
-    instructions: z.string().nullish(),
-    previous_response_id: z.string().nullish(),
-    stream: z.boolean().nullish(),
-    stream_options: streamOptions.nullish(),
-    background: z.boolean().nullish(),
-    store: z.boolean().nullish(),
-    temperature: numberBetween(0, 2).nullish(),
-    top_p: numberBetween(0, 1).nullish(),
-    top_logprobs: integerBetween(0, 20).nullish(),
-    max_output_tokens: integerAtLeast(1).nullish(),
-    max_tool_calls: integerAtLeast(1).nullish(),
-    parallel_tool_calls: z.boolean().nullish(),
-    tools: z.array(z.looseObject({ type: z.string() })).optional(),
-    truncation: z.enum(['auto', 'disabled']).nullish(),
-    metadata: metadata.nullish(),
-    user: z.string().optional(),
+    model: z.optional(nonEmptyString()),
+    input: z.optional(z.union([z.string(), z.array(z.unknown())], { error: typeMessage('must be a string or an array of input items') })),
+    instructions: z.nullish(z.string()),
+    previous_response_id: z.nullish(z.string()),
+    stream: z.nullish(z.boolean()),
+    stream_options: z.nullish(streamOptions),
+    background: z.nullish(z.boolean()),
+    store: z.nullish(z.boolean()),
+    temperature: z.nullish(numberBetween(0, 2)),
+    top_p: z.nullish(numberBetween(0, 1)),
+    top_logprobs: z.nullish(integerBetween(0, 20)),
+    max_output_tokens: z.nullish(integerAtLeast(1)),
+    max_tool_calls: z.nullish(integerAtLeast(1)),
+    parallel_tool_calls: z.nullish(z.boolean()),
+    tools: z.optional(z.array(z.looseObject({ type: z.string() }))),
+    truncation: z.nullish(z.enum(['auto', 'disabled'])),
+    metadata: z.nullish(metadata),
+    user: z.optional(z.string()),
   })
-  .superRefine((req, ctx) => checkStreamOptions(req, ctx), { when: (payload) => isRecord(payload.value) });
+  .check(z.superRefine((req, ctx) => checkStreamOptions(req, ctx), { when: (payload) => isRecord(payload.value) }));
 
 export type ResponseRequest = z.output<typeof responseRequestSchema>;
 

@@ -138,3 +138,24 @@ export async function awsCredentials(ctx: ProviderRequestContext, region: string
     throw err;
   }
 }
+
+/**
+ * Role assumption with the gateway's own runtime credentials (the Lambda role's, or the local
+ * default chain), for roles that come from an integration only: given to anyone, it would let a
+ * caller make the gateway assume any role that trusts it. The credential chain is loaded on first
+ * use (it is in the Lambda runtime's AWS SDK).
+ */
+export function runtimeAssumeRole(ctx: Pick<ProviderRequestContext, 'clock' | 'fetch' | 'authEndpoints'>): FetchCredentials {
+  return async (input) => {
+    const { defaultProvider } = await import('@aws-sdk/credential-provider-node');
+    let identity: { accessKeyId: string; secretAccessKey: string; sessionToken?: string | undefined };
+    try {
+      identity = await defaultProvider()();
+    } catch (err) {
+      throw new UpstreamError(502, 'The gateway has no AWS credentials of its own to assume aws_role_arn with', { cause: err });
+    }
+    const base: AwsCredentials = { accessKeyId: identity.accessKeyId, secretAccessKey: identity.secretAccessKey };
+    if (identity.sessionToken) base.sessionToken = identity.sessionToken;
+    return stsAssumeRole(ctx)({ ...input, base });
+  };
+}

@@ -168,3 +168,58 @@ export async function callNative(call: NativeCall): Promise<SendResponse> {
   report(outcome);
   return jsonAnswer(res.status, res.headers, answer);
 }
+
+export interface RawNativeCall extends Omit<NativeCall, 'onOutcome'> {
+  /** The client's bytes, sent as they are, and their content type. */
+  body?: string | Uint8Array | undefined;
+  contentType?: string | undefined;
+  /** The passthrough: this path and query below the provider's base URL (with `method`), errors relayed as they are. */
+  path?: string | undefined;
+  method?: string | undefined;
+}
+
+/**
+ * A call whose body and answer the transforms do not touch: Azure's multipart endpoints and
+ * speech (binary answers), streamed image generation, and the passthrough to any provider path.
+ * The provider's URL, option headers and credentials apply; on the unified endpoints an error
+ * still comes back in OpenAI's shape.
+ */
+export async function callNativeRaw(call: RawNativeCall): Promise<SendResponse> {
+  const { provider, endpoint, ctx } = call;
+  let path: string;
+  let method: string;
+  let base: string;
+  if (call.path !== undefined) {
+    path = call.path;
+    method = call.method ?? 'POST';
+    base = call.baseUrl ?? provider.baseUrl(ctx);
+  } else {
+    const route = provider.endpoints[endpoint];
+    if (!route) throw ValidationError.field('provider', `provider ${provider.id} does not support the ${endpoint} endpoint`);
+    const ep = route(ctx);
+    path = ep.path;
+    method = ep.method;
+    base = call.baseUrl ?? ep.baseUrl ?? provider.baseUrl(ctx);
+  }
+  const headers: Record<string, string> = { ...call.headers, 'accept-encoding': 'identity' };
+  headers['user-agent'] ??= 'gantry';
+  if (call.contentType) headers['content-type'] = call.contentType;
+  for (const [option, header] of Object.entries(provider.optionHeaders ?? {})) {
+    const value = optionString(ctx, option);
+    if (value) headers[header] = value;
+  }
+  const body = method === 'GET' || method === 'HEAD' ? undefined : call.body;
+  const unsigned: OutgoingRequest = { url: new URL(base + path), method, headers, body };
+  let req: OutgoingRequest;
+  try {
+    req = await provider.authenticate(unsigned, ctx);
+  } catch (err) {
+    // The passthrough without any provider credential goes with the client's own headers.
+    if (call.path === undefined || ctx.apiKey !== undefined || !(err instanceof ValidationError)) throw err;
+    req = unsigned;
+  }
+  const res = await call.send({ ...req, timeoutMs: call.timeoutMs, signal: call.signal });
+  if (res.status < 400 || call.path !== undefined) return res;
+  const { text } = await readAll(res.body, MAX_ERROR_BYTES);
+  return jsonAnswer(res.status, res.headers, provider.transformError(res.status, text, { headers: res.headers }));
+}

@@ -6,6 +6,9 @@ import { bedrock } from './bedrock.ts';
 import { cohere } from './cohere.ts';
 import { google, vertexAI } from './google.ts';
 
+export { callNative, callNativeRaw, type NativeCall, type NativeOutcome } from './call.ts';
+export { runtimeAssumeRole } from './aws.ts';
+
 export const NATIVE_PROVIDERS: readonly NativeProvider[] = [anthropic, bedrock, google, vertexAI, azureOpenAI, azureAI, cohere];
 
 const BY_ID: ReadonlyMap<string, NativeProvider> = new Map(NATIVE_PROVIDERS.map((p) => [p.id, p]));

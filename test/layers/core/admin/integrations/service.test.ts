@@ -4,7 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { integrationContext, openCredentials } from '../../../../../layers/core/src/admin/integrations/common.ts';
+import { integrationContext, openCredentials } from '../../../../../layers/core/src/admin/integrations/credentials.ts';
 import { IntegrationService, toView } from '../../../../../layers/core/src/admin/integrations/service.ts';
 import { ProviderService } from '../../../../../layers/core/src/admin/providers/service.ts';
 import { legacyConfigurations, VirtualKeyService, toView as vkView } from '../../../../../layers/core/src/admin/virtual-keys/service.ts';

@@ -1,0 +1,103 @@
+/**
+ * Builds a Lambda function's code with esbuild: ESM, minified, Node 24, the AWS SDK left to the
+ * runtime, and code splitting, so that what a request rarely needs (native providers, JWT
+ * verification ...) sits in chunks imported on first use instead of in the cold-start code.
+ * CDK's NodejsFunction cannot split, so functions use this through `Code.fromAsset` with local
+ * bundling; the bench builds the same way to measure the gateway bundle.
+ */
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
+import { existsSync, readdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { AssetHashType, DockerImage } from 'aws-cdk-lib';
+import { Code } from 'aws-cdk-lib/aws-lambda';
+
+export const ROOT = fileURLToPath(new URL('../', import.meta.url));
+
+// The ESM bundle still contains CommonJS dependencies that call require(); give them one.
+export const REQUIRE_SHIM = "import { createRequire } from 'module'; const require = createRequire(import.meta.url);";
+
+/** The handler a function built by `lambdaCode` exports: `index.mjs`, export `handler`. */
+export const LAMBDA_HANDLER = 'index.handler';
+
+/** SDK packages bundled although they are `@aws-sdk/*`: the runtime is not promised to carry them. */
+const BUNDLED_SDK_PACKAGES = new Set(['@aws-sdk/s3-request-presigner']);
+
+/**
+ * The Node.js runtime ships the AWS SDK v3 (clients, the document client and their internals);
+ * bundling those would only add size and cold start. Every installed `@aws-sdk/*` package is
+ * external but the few in BUNDLED_SDK_PACKAGES.
+ */
+function runtimeSdkPackages(): string[] {
+  const dir = path.join(ROOT, 'node_modules', '@aws-sdk');
+  const names = existsSync(dir) ? readdirSync(dir).map((n) => `@aws-sdk/${n}`) : [];
+  return names.filter((n) => !BUNDLED_SDK_PACKAGES.has(n));
+}
+
+export const LAMBDA_BUILD_OPTIONS: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  target: 'node24',
+  minify: true,
+  splitting: true,
+  mainFields: ['module', 'main'],
+  external: runtimeSdkPackages(),
+  banner: { js: REQUIRE_SHIM },
+  entryNames: 'index',
+  chunkNames: 'chunks/[name]-[hash]',
+  outExtension: { '.js': '.mjs' },
+  legalComments: 'none',
+  logLevel: 'warning',
+};
+
+/** Builds `entry` (relative to the repository root) into `outdir`; returns esbuild's metafile. */
+export function buildLambda(entry: string, outdir: string): Metafile {
+  const result = buildSync({ ...LAMBDA_BUILD_OPTIONS, entryPoints: [path.join(ROOT, entry)], outdir, metafile: true });
+  return result.metafile as Metafile;
+}
+
+export interface BundleSizes {
+  /** The entry plus every chunk it imports statically: what a cold start loads. */
+  eagerBytes: number;
+  /** Everything emitted, lazily imported chunks included. */
+  totalBytes: number;
+}
+
+export function bundleSizes(meta: Metafile, outdir: string): BundleSizes {
+  const outputs = meta.outputs;
+  const key = (p: string) => path.relative(process.cwd(), path.resolve(p));
+  const entry = Object.keys(outputs).find((o) => path.basename(o) === 'index.mjs' && path.resolve(o).startsWith(path.resolve(outdir)));
+  let eager = 0;
+  let total = 0;
+  for (const [name, out] of Object.entries(outputs)) if (name.endsWith('.mjs')) total += out.bytes;
+  const seen = new Set<string>();
+  const visit = (name: string) => {
+    const k = key(name);
+    if (seen.has(k)) return;
+    seen.add(k);
+    const out = outputs[name] ?? outputs[k];
+    if (!out) return;
+    eager += out.bytes;
+    for (const imp of out.imports) if (imp.kind === 'import-statement' && !imp.external) visit(imp.path);
+  };
+  if (entry) visit(entry);
+  return { eagerBytes: eager, totalBytes: total };
+}
+
+/** Lambda code for `entry`, built locally at synth (no Docker). */
+export function lambdaCode(entry: string): Code {
+  return Code.fromAsset(path.join(ROOT, path.dirname(entry)), {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Required by the API; local bundling always succeeds, so the image is never pulled.
+      image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:24'),
+      local: {
+        tryBundle(outputDir: string): boolean {
+          buildLambda(entry, outputDir);
+          return true;
+        },
+      },
+    },
+  });
+}
