@@ -9,7 +9,12 @@
  * the deployment's organisation when absent), `scope` (space-separated) or `scopes` (array or
  * space-separated), and `auth_time` or `iat` for the session age.
  */
-import { createRemoteJWKSet, decodeProtectedHeader, errors, jwtVerify, type JWTPayload } from 'jose';
+import type { JWTPayload } from 'jose';
+
+type Jose = typeof import('jose');
+/** jose is loaded on the first JWT only: API-key requests (most of them) never pay for it. */
+let jose: Promise<Jose> | undefined;
+const loadJose = (): Promise<Jose> => (jose ??= import('jose'));
 import type { JwtConfig } from '../config.ts';
 import { AuthenticationError, UpstreamError } from '../http/errors.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -51,22 +56,24 @@ const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? 
 export class JwtVerifier {
   readonly #config: JwtConfig;
   readonly #clock: Clock;
-  readonly #jwks: ReturnType<typeof createRemoteJWKSet>;
+  #jwks: ReturnType<Jose['createRemoteJWKSet']> | undefined;
 
   constructor(config: JwtConfig, clock: Clock) {
     this.#config = config;
     this.#clock = clock;
-    this.#jwks = createRemoteJWKSet(new URL(config.jwksUrl), {
-      cacheMaxAge: config.cacheMaxAgeMs,
-      cooldownDuration: config.cooldownMs,
-    });
   }
 
   /** Verifies a compact JWT and reads its identity claims; throws 401 AB05 naming the problem. */
   async verify(token: string): Promise<JwtIdentity> {
+    const j = await loadJose();
+    // One key set per verifier: jose caches it and refetches on an unknown key id.
+    this.#jwks ??= j.createRemoteJWKSet(new URL(this.#config.jwksUrl), {
+      cacheMaxAge: this.#config.cacheMaxAgeMs,
+      cooldownDuration: this.#config.cooldownMs,
+    });
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, this.#jwks, {
+      ({ payload } = await j.jwtVerify(token, this.#jwks, {
         issuer: this.#config.issuer,
         audience: this.#config.audience,
         algorithms: ALGORITHMS,
@@ -75,7 +82,7 @@ export class JwtVerifier {
         requiredClaims: ['exp', 'sub'],
       }));
     } catch (err) {
-      throw this.#describe(err, token);
+      throw this.#describe(err, token, j);
     }
     const role = payload.role;
     if (typeof role !== 'string' || !ROLES.includes(role as Role)) {
@@ -97,7 +104,8 @@ export class JwtVerifier {
     };
   }
 
-  #describe(err: unknown, token: string): Error {
+  #describe(err: unknown, token: string, j: Jose): Error {
+    const { errors, decodeProtectedHeader } = j;
     if (err instanceof errors.JWTExpired) {
       const exp = typeof err.payload.exp === 'number' ? ` at ${new Date(err.payload.exp * 1000).toISOString()}` : '';
       return invalid(`The token expired${exp}: sign in again`);
