@@ -180,7 +180,14 @@ describe.each(['direct', 'lambda'] as const)('request logs (%s mode)', (mode) =>
     const res = await chat(ask('stream', { stream: true, stream_options: { include_usage: true } }), { 'x-gw-trace-id': t });
     await res.text();
     const log = await logOf(t);
-    expect(log).toMatchObject({ stream: true, status_code: 200, prompt_tokens: 9, completion_tokens: 2, response_body: null, cancelled: false });
+    expect(log).toMatchObject({ stream: true, status_code: 200, prompt_tokens: 9, completion_tokens: 2, cancelled: false });
+    // The log keeps what the stream amounted to: the assembled message, its finish reason and usage.
+    expect(log.response_body).toMatchObject({
+      object: 'chat.completion',
+      stream: true,
+      choices: [{ index: 0, message: { role: 'assistant', content: 'Hello there' }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 9, completion_tokens: 2 },
+    });
     expect(log.ttft_ms).toEqual(expect.any(Number));
     expect(log.ttft_ms as number).toBeLessThanOrEqual(log.total_ms as number);
   });

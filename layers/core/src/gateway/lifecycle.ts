@@ -56,6 +56,8 @@ export interface GatewayRecord {
   responseBytes?: number;
   /** The provider's response body when it was JSON (for logs); absent for streams. */
   response?: unknown;
+  /** A streamed answer's raw SSE text (bounded), assembled for the log after the response. */
+  streamText?: string;
   /** The client went away before the response ended. */
   cancelled?: boolean;
 }

@@ -10,6 +10,8 @@ import type { GatewayRecord, TokenUsage } from './lifecycle.ts';
 
 /** JSON bodies larger than this are not parsed for usage (they are not chat answers). */
 const MAX_JSON_BYTES = 4 << 20;
+/** How much of a stream is kept for the log: copies, no parsing, on the way through. */
+const MAX_STREAM_LOG_BYTES = 1 << 20;
 
 interface UsageShape {
   prompt_tokens?: number;
@@ -72,6 +74,7 @@ export function observeBody(body: Readable, contentType: string, record: Gateway
     record.endedAt = clock.now();
     record.responseBytes = bytes;
     if (cancelled) record.cancelled = true;
+    if (sse && chunks.length) record.streamText = Buffer.concat(chunks).toString('utf8');
     if (json && chunks.length) {
       try {
         const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { usage?: UsageShape; model?: string };
@@ -89,8 +92,10 @@ export function observeBody(body: Readable, contentType: string, record: Gateway
   body.on('data', (chunk: Buffer) => {
     if (bytes === 0) record.firstByteAt = clock.now();
     bytes += chunk.length;
-    if (parser) parser.feed(decoder.decode(chunk, { stream: true }));
-    else if (json && bytes <= MAX_JSON_BYTES) chunks.push(chunk);
+    if (parser) {
+      parser.feed(decoder.decode(chunk, { stream: true }));
+      if (bytes <= MAX_STREAM_LOG_BYTES) chunks.push(chunk);
+    } else if (json && bytes <= MAX_JSON_BYTES) chunks.push(chunk);
   });
   // Listening for data must not start the flow before the consumer is attached.
   body.pause();

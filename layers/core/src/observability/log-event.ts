@@ -3,6 +3,7 @@
  * response, carried by the `logs` queue to the ingest worker and stored as one table item. Flat,
  * so the worker, the filters and the rollups read fields directly.
  */
+import { assembleStream } from './stream-log.ts';
 import type { GatewayRecord } from '../gateway/lifecycle.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import { redact } from './redact.ts';
@@ -207,8 +208,9 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     response_bytes: r.responseBytes ?? null,
   };
   await attachBody(event, 'request', r.request, opts);
-  // A refusal's answer is the gateway's own error; a provider's answer is kept when it was JSON.
-  const response = r.response ?? (r.errorCode || r.errorMessage ? { error: { message: r.errorMessage ?? null, code: r.errorCode ?? null } } : undefined);
+  // A refusal's answer is the gateway's own error; a provider's answer is kept as JSON, a stream
+  // as the completion it amounted to.
+  const response = r.response ?? (r.streamText ? assembleStream(r.streamText) : undefined) ?? (r.errorCode || r.errorMessage ? { error: { message: r.errorMessage ?? null, code: r.errorCode ?? null } } : undefined);
   const bytes = event.response_bytes;
   await attachBody(event, 'response', response, opts);
   // The byte count is what the client received, not the size of the logged JSON.
