@@ -116,6 +116,8 @@ describe.each(['direct', 'lambda'] as const)('request logs (%s mode)', (mode) =>
     await res.text();
     const log = await logOf(t);
     expect(log).toMatchObject({ status_code: 503, is_success: false, provider: 'openai', model: 'gpt-4o-mini', prompt_tokens: 0, cost_micros: 0 });
+    // The provider's error body, as the client received it.
+    expect(log.response_body).toEqual({ error: { message: 'overloaded' } });
     expect(log.upstream_ms).toEqual(expect.any(Number));
   });
 

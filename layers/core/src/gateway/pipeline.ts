@@ -13,7 +13,7 @@ import type { GatewayRecord } from './lifecycle.ts';
 import { observeBody, toUsage } from './observe.ts';
 import { answeredByFallback, configOrigin } from '../observability/routing-facts.ts';
 import { jsonResponse, tryParseJson } from '../http/json.ts';
-import type { RuntimeBindings } from '../http/bodies.ts';
+import { fastBodyOf, type RuntimeBindings } from '../http/bodies.ts';
 import { requireGatewayAccess } from './access.ts';
 import { bearerKey, createTargetCaller, providerBody, withRequestOptions, type AnthropicInbound, type CallInput } from './call-target.ts';
 import { withCache } from './cache/caching-caller.ts';
@@ -295,7 +295,13 @@ export async function handleGatewayRequest(
       observeBody(answer.body, contentType, record, deps.clock, () => completeLater(deps, record));
     }
     const response = await relay(answer, out);
-    if (answer.status >= 400) completeLater(deps, record);
+    if (answer.status >= 400) {
+      // The provider's error, as the client got it, is what the log shows for this request.
+      const sent = fastBodyOf(response);
+      const parsed = typeof sent === 'string' ? tryParseJson(sent) : undefined;
+      if (parsed?.ok) record.response = parsed.value;
+      completeLater(deps, record);
+    }
     return response;
   } catch (err) {
     const e = asGantryError(err);
