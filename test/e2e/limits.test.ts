@@ -138,6 +138,40 @@ describe.each(['direct', 'lambda'] as const)('limits at the gateway (%s mode)', 
     expect((await chat(k.key)).status).toBe(200);
   });
 
+  it('tells successful answers where the tightest matching limit stands, counting down', async () => {
+    const k = await newKey();
+    await ratePolicy(k.id, { value: 3 });
+    await ratePolicy(k.id, { unit: 'rph', value: 5 });
+    await ratePolicy(k.id, { type: 'tokens', value: 100 });
+    const seen = async (res: Response) => {
+      expect(res.status).toBe(200);
+      await res.arrayBuffer();
+      return ['limit', 'remaining', 'reset'].map((f) => res.headers.get(`x-ratelimit-${f}-requests`));
+    };
+    // "Hi" plus max_tokens 20: 21 tokens reserved of 100, the minute ends in 55 s.
+    const first = await chat(k.key, { max_tokens: 20 });
+    expect(first.headers.get('x-ratelimit-limit-tokens')).toBe('100');
+    expect(first.headers.get('x-ratelimit-remaining-tokens')).toBe('79');
+    expect(first.headers.get('x-ratelimit-reset-tokens')).toBe('55s');
+    expect(await seen(first)).toEqual(['3', '2', '55s']);
+    await eventually(gw, async () => expect(mock.received).toHaveLength(1));
+    expect(await seen(await chat(k.key, { max_tokens: 20 }))).toEqual(['3', '1', '55s']);
+    clock.advance(10_000);
+    // A stream carries them too.
+    expect(await seen(await chat(k.key, { max_tokens: 20, stream: true }))).toEqual(['3', '0', '45s']);
+    const refused = await chat(k.key, { max_tokens: 20 });
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('x-ratelimit-remaining-requests')).toBe('0');
+    // A new minute: the hour's limit (5, 3 used) is now the tightest.
+    clock.advance(45_000);
+    expect(await seen(await chat(k.key, { max_tokens: 20 }))).toEqual(['5', '1', '59m0s']);
+    // A request no policy matches gets none.
+    const other = await chat((await newKey()).key);
+    expect(other.status).toBe(200);
+    expect(other.headers.get('x-ratelimit-limit-requests')).toBeNull();
+    expect(other.headers.get('x-ratelimit-limit-tokens')).toBeNull();
+  });
+
   it('counts per group and makes no counter call for a request no policy matches', async () => {
     const a = await newKey();
     const b = await newKey();

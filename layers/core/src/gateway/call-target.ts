@@ -193,6 +193,22 @@ function authenticate(headers: Record<string, string>, provider: ProviderDefinit
   }
 }
 
+/** What a base URL part may be: one path segment or host label, never a dot segment. */
+const BASE_PART = /^[A-Za-z0-9_-]{1,128}$/;
+
+/** A base URL with `{option}` parts (Workers AI's account id) takes them from the target's provider options. */
+function providerBase(provider: ProviderDefinition, input: CallInput, target: ResolvedTarget): string {
+  if (!provider.baseUrl.includes('{')) return provider.baseUrl;
+  return provider.baseUrl.replace(/\{([a-z0-9_]+)\}/g, (_, option: string) => {
+    const value = target.options[option];
+    const header = `x-gw-${option.replace(/_/g, '-')}`;
+    const where = input.fromHeaders || input.clientHeaders.get(header) === value ? header : `${target.path}.${option}`;
+    if (typeof value !== 'string' || value === '') throw ValidationError.field(where, `is required for ${provider.id}, whose base URL is ${provider.baseUrl}`);
+    if (!BASE_PART.test(value)) throw ValidationError.field(where, 'must be 1 to 128 letters, digits, "-" or "_"');
+    return value;
+  });
+}
+
 export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCaller {
   const clientKey = bearerKey(input.clientHeaders) ?? input.providerKey;
   const passthrough = input.endpoint === 'proxy';
@@ -213,7 +229,7 @@ export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCa
     }
     const base = target.custom_host
       ? parseOutboundUrl(target.custom_host, field(input, target, 'custom_host'), deps.trustedHosts).href.replace(/\/+$/, '')
-      : provider.baseUrl;
+      : providerBase(provider, input, target);
 
     const headers = passthrough ? passthroughHeaders(input) : unifiedHeaders(input, target);
     authenticate(headers, provider, target.api_key ?? clientKey, target.api_key !== undefined, passthrough);

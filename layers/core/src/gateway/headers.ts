@@ -67,6 +67,7 @@ export const OPTION_HEADERS: Readonly<Record<string, string>> = {
   'x-gw-aws-session-token': 'aws_session_token',
   'x-gw-openai-organization': 'openai_organization',
   'x-gw-openai-project': 'openai_project',
+  'x-gw-workers-ai-account-id': 'workers_ai_account_id',
 };
 
 /** Options that are credentials: never put in the record, logs or error messages. */

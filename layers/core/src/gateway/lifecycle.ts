@@ -64,8 +64,11 @@ export interface GatewayRecord {
 
 export interface GatewayHook {
   readonly name: string;
-  /** Before any provider call. Throw a GantryError (429, 402 ...) to refuse the request. */
-  admit?(record: GatewayRecord): Promise<void>;
+  /**
+   * Before any provider call. Throw a GantryError (429, 402 ...) to refuse the request; return
+   * headers to add them to the answer (set once every hook has admitted the request).
+   */
+  admit?(record: GatewayRecord): Promise<void | Record<string, string>>;
   /** After the response has ended or was cancelled; errors are logged, never surfaced. */
   complete?(record: GatewayRecord): void | Promise<void>;
   /**

@@ -18,6 +18,7 @@ import { integrationContext, openCredentials, virtualKeyContext, type Credential
 import { Integration, Provider, providerKey } from '../store/integrations.ts';
 import type { TableClient } from '../store/repositories.ts';
 import { VirtualKey, virtualKeyKey } from '../store/virtual-keys.ts';
+import { parseUsageLimit, type AttachedUsageLimit } from '../policy/limits/attached.ts';
 import type { TargetCaller } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';
 
@@ -38,7 +39,24 @@ export interface ManagedCredential {
   expiresAt: string | null;
   /** Set when it exists but may not be used (integration archived, workspace no longer allowed). */
   refusal?: string;
+  /** A provider's budget, and the provider's id that names its counter. */
+  budget?: { providerId: string; limit: AttachedUsageLimit };
 }
+
+/** A reservation in a managed provider's budget for one target of a request. */
+export interface ProviderBudgetRequest {
+  providerId: string;
+  slug: string;
+  /** The registry provider and the model sent, to price the estimate. */
+  provider: string;
+  model: string | undefined;
+  limit: AttachedUsageLimit;
+  /** The target's config path. */
+  targetPath: string;
+}
+
+/** Reserves in a provider's budget: the refusal (402) is answered, not thrown. */
+export type ProviderBudgetGate = (b: ProviderBudgetRequest) => Promise<GantryError | undefined>;
 
 export interface ManagedProviderSource {
   /** Looks `slug` up in the workspace, as `kind` first and then as the other kind. */
@@ -163,7 +181,9 @@ export class ManagedProviderCache implements ManagedProviderSource {
     }
     if (refusal) return { kind: 'provider', slug, provider: integration.ai_provider_id, options: {}, ...base, refusal };
     const creds = await openCredentials(this.#cipher, integration.secret, integrationContext(org, integration.id));
-    return { ...fromCredentials('provider', slug, integration.ai_provider_id, integration.configurations, creds), ...base };
+    const limit = parseUsageLimit(provider.usage_limits);
+    const budget = limit ? { budget: { providerId: provider.id, limit } } : {};
+    return { ...fromCredentials('provider', slug, integration.ai_provider_id, integration.configurations, creds), ...base, ...budget };
   }
 
   async #loadVirtualKey(org: string, ws: string, slug: string): Promise<ManagedCredential | undefined> {
@@ -180,6 +200,8 @@ export class ManagedProviderCache implements ManagedProviderSource {
 export interface ManagedRequest {
   clientHeaders: Headers;
   params: Readonly<Record<string, unknown>>;
+  /** Enforces a provider's budget; without it budgets are not checked. */
+  budget?: ProviderBudgetGate;
 }
 
 export interface ManagedDeps {
@@ -223,7 +245,9 @@ function referenceOf(target: ResolvedTarget, request: ManagedRequest): Reference
     ref = { kind: 'provider', slug, field: fieldFor(target, headers, 'provider') };
   } else if (target.virtual_key) {
     ref = { kind: 'virtual_key', slug: target.virtual_key, field: fieldFor(target, headers, 'virtual_key') };
-  } else if (inModel) {
+  } else if (inModel && !target.provider) {
+    // "@slug/model" names a managed provider only when nothing else names the provider: with a
+    // registered provider chosen, "@" is part of that provider's model name (Workers AI's "@cf/...").
     return { kind: 'provider', slug: inModel.slug, field: model.field, model: { name: inModel.name, field: model.field } };
   }
   // A model prefixed with the same provider is stripped; another provider's prefix is left alone.
@@ -328,6 +352,17 @@ export function withManagedProviders(inner: TargetCaller, deps: ManagedDeps, pri
     if (cred.customHost !== undefined) next.custom_host = cred.customHost;
     next.managed = true;
     protectEmbedding(target, next, cred, request.clientHeaders);
+    if (cred.budget && request.budget) {
+      // An exhausted budget refuses this target only: a fallback goes on to its next one.
+      const refusal = await request.budget({
+        ...cred.budget,
+        slug: cred.slug,
+        provider: cred.provider,
+        model: typeof model === 'string' ? model : undefined,
+        targetPath: target.path,
+      });
+      if (refusal) return { status: refusal.status, headers: {}, error: refusal, target: next };
+    }
     const attempt = await inner(next, signal);
     // Report the provider actually called (its id, not the slug) to the record and headers.
     return { ...attempt, target: attempt.target ?? next };

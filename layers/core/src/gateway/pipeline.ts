@@ -185,7 +185,11 @@ export async function handleGatewayRequest(
     const { config, fromHeaders, headerProvider } = await resolveConfig(headers, principal, deps);
     Object.assign(record, configOrigin(headers, principal, fromHeaders));
 
-    for (const hook of deps.gatewayHooks) await hook.admit?.(record);
+    // Hooks' headers (the limits' `x-ratelimit-*`) go on every answer once all hooks admitted the
+    // request; they override a provider's own, as the gateway's limit is the one the client meets.
+    const admitted: Record<string, string> = {};
+    for (const hook of deps.gatewayHooks) Object.assign(admitted, await hook.admit?.(record));
+    Object.assign(out, admitted);
 
     const callInput: CallInput = {
       endpoint: spec.endpoint,
@@ -225,7 +229,11 @@ export async function handleGatewayRequest(
     }
     // Header options apply inside the managed wrapper, so they only ever fill non-managed targets.
     call = withRequestOptions(call, parseOptionHeaders(headers));
-    call = withManagedProviders(call, deps, principal, { clientHeaders: headers, params: record.request ?? {} });
+    call = withManagedProviders(call, deps, principal, {
+      clientHeaders: headers,
+      params: record.request ?? {},
+      budget: (b) => deps.limits.hook.reserveProvider(record, b),
+    });
     const executor = new RoutingExecutor({ clock: deps.clock, call });
     const outcome = await executor.execute(config, {
       ctx: { metadata: record.metadata, params: body.kind === 'json' ? body.value : (read.params ?? {}), url: { pathname: record.path } },

@@ -58,3 +58,6 @@ export const cohere = native('cohere', 'Cohere', 'https://api.cohere.com', { kin
   embed: '/v2/embed',
   rerank: '/v2/rerank',
 });
+
+/** Passthrough only (`/v1/endpoints/{name}/invocations`), SigV4-signed for the `sagemaker` service. */
+export const sagemaker = native('sagemaker', 'Amazon SageMaker', 'https://runtime.sagemaker.{aws_region}.amazonaws.com', { kind: 'bearer' }, {});

@@ -28,7 +28,8 @@ export const deepseek = openAICompatible('deepseek', 'DeepSeek', 'https://api.de
 });
 
 export const mistralAi = openAICompatible('mistral-ai', 'Mistral AI', 'https://api.mistral.ai/v1', {
-  endpoints: openAIPaths(...CHAT, 'embed', 'moderate', ...FILES),
+  // Text completions are Codestral's fill-in-the-middle (prompt + suffix); its answer is chat-shaped.
+  endpoints: { ...openAIPaths(...CHAT, 'embed', 'moderate', ...FILES), complete: '/fim/completions' },
 });
 
 export const perplexityAi = openAICompatible('perplexity-ai', 'Perplexity', 'https://api.perplexity.ai', {
@@ -126,4 +127,13 @@ export const nvidiaNim = openAICompatible('nvidia-nim', 'NVIDIA NIM', 'https://i
 
 export const klusterAi = openAICompatible('kluster-ai', 'kluster.ai', 'https://api.kluster.ai/v1', {
   endpoints: openAIPaths(...TEXT, ...FILES, ...BATCHES),
+});
+
+export const ai21 = openAICompatible('ai21', 'AI21 Labs', 'https://api.ai21.com/studio/v1', {
+  endpoints: openAIPaths(...CHAT),
+});
+
+/** The account id is part of the base URL: `workers_ai_account_id` (or `x-gw-workers-ai-account-id`) fills it. */
+export const workersAi = openAICompatible('workers-ai', 'Cloudflare Workers AI', 'https://api.cloudflare.com/client/v4/accounts/{workers_ai_account_id}/ai/v1', {
+  endpoints: openAIPaths('chatComplete', 'embed'),
 });

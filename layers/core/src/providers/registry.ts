@@ -2,6 +2,7 @@
 import * as local from './local.ts';
 import * as native from './native-declarations.ts';
 import * as wire from './openai-wire.ts';
+import * as passthroughOnly from './passthrough-only.ts';
 import * as retrieval from './retrieval.ts';
 import type { EndpointType, ProviderDefinition } from './types.ts';
 
@@ -36,12 +37,18 @@ const PROVIDERS: readonly ProviderDefinition[] = [
   wire.inferenceNet,
   wire.nvidiaNim,
   wire.klusterAi,
+  wire.ai21,
+  wire.workersAi,
   retrieval.jina,
   retrieval.voyage,
   local.ollama,
   local.lmStudio,
   local.vllm,
   local.llamaCpp,
+  // Reached through the passthrough only, with their key in their own format.
+  passthroughOnly.stabilityAi,
+  passthroughOnly.replicate,
+  passthroughOnly.hfInference,
   // Native formats: translated to and from OpenAI's by providers/native/ (loaded on first use).
   native.anthropic,
   native.bedrock,
@@ -50,6 +57,7 @@ const PROVIDERS: readonly ProviderDefinition[] = [
   native.azureOpenAI,
   native.azureAI,
   native.cohere,
+  native.sagemaker,
 ];
 
 const BY_ID: ReadonlyMap<string, ProviderDefinition> = new Map(PROVIDERS.map((p) => [p.id, p]));

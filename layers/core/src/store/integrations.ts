@@ -10,6 +10,7 @@
  */
 import { QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError } from '../http/errors.ts';
+import type { KeyUsageLimits } from './entities.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 
@@ -56,6 +57,8 @@ export interface ProviderRecord {
   integration_id: string;
   note: string | null;
   expires_at: string | null;
+  /** The provider's budget, enforced when a target resolves to it (the API key's shape). */
+  usage_limits?: KeyUsageLimits | null;
   created_at: string;
   last_updated_at: string;
   created_by: string | null;

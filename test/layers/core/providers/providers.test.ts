@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { findProvider, providerIds } from '../../../../layers/core/src/providers/registry.ts';
 import { startGantry, type TestGantry } from '../../../support/gantry.ts';
+import { KEYS, verifySigV4 } from '../../../support/mock-bedrock.ts';
 import { keyRecord } from '../../../support/records.ts';
 import { startMockOpenAI, type MockOpenAI, type Received } from '../../../support/mock-openai.ts';
 import { ORIGINAL_URL_HEADER, RedirectingUpstream } from '../../../support/redirect-upstream.ts';
@@ -19,6 +20,8 @@ interface Row {
   embed?: string;
   /** Local providers: the custom host sent with the request. */
   host?: string;
+  /** Provider options sent as `x-gw-<option>` headers. */
+  headers?: Record<string, string>;
 }
 
 const ROWS: Row[] = [
@@ -56,6 +59,17 @@ const ROWS: Row[] = [
   { id: 'inference-net', chat: 'https://api.inference.net/v1/chat/completions' },
   { id: 'nvidia-nim', chat: 'https://integrate.api.nvidia.com/v1/chat/completions', embed: 'https://integrate.api.nvidia.com/v1/embeddings' },
   { id: 'kluster-ai', chat: 'https://api.kluster.ai/v1/chat/completions' },
+  { id: 'ai21', chat: 'https://api.ai21.com/studio/v1/chat/completions' },
+  {
+    id: 'workers-ai',
+    headers: { 'x-gw-workers-ai-account-id': 'acc-123' },
+    chat: 'https://api.cloudflare.com/client/v4/accounts/acc-123/ai/v1/chat/completions',
+    embed: 'https://api.cloudflare.com/client/v4/accounts/acc-123/ai/v1/embeddings',
+  },
+  // Passthrough only: no unified endpoint (their passthrough calls are tested below).
+  { id: 'stability-ai' },
+  { id: 'replicate' },
+  { id: 'hf-inference' },
   { id: 'jina', embed: 'https://api.jina.ai/v1/embeddings' },
   { id: 'voyage', embed: 'https://api.voyageai.com/v1/embeddings' },
   { id: 'ollama', host: 'http://localhost:11434/v1', chat: 'http://localhost:11434/v1/chat/completions', embed: 'http://localhost:11434/v1/embeddings' },
@@ -95,6 +109,7 @@ describe('OpenAI-wire providers', () => {
         'x-gw-provider': row.id,
         authorization: `Bearer sk-test-${row.id}`,
         ...(row.host ? { 'x-gw-custom-host': row.host } : {}),
+        ...row.headers,
         ...extra,
       },
       body: JSON.stringify(body),
@@ -118,7 +133,7 @@ describe('OpenAI-wire providers', () => {
   it('has a row for every registered provider (and no more)', () => {
     // Native-format providers have their own tests (native/ and test/e2e/native-providers.test.ts).
     expect(ROWS.map((r) => r.id).sort()).toEqual(providerIds().filter((id) => !findProvider(id)?.native).sort());
-    expect(ROWS.length).toBeGreaterThanOrEqual(32);
+    expect(ROWS.length).toBeGreaterThanOrEqual(37);
   });
 
   describe.each(ROWS)('$id', (row) => {
@@ -174,6 +189,175 @@ describe('OpenAI-wire providers', () => {
       expect(error.param).toBe('x-gw-custom-host');
       expect(error.code).toBe('invalid_value');
       expect(error.message).toContain(row.id);
+      expect(mock.received).toHaveLength(0);
+    });
+  });
+
+  it('workers-ai without an account id: 400 naming x-gw-workers-ai-account-id', async () => {
+    const res = await call('/v1/chat/completions', { id: 'workers-ai' }, { model: 'm', messages: [{ role: 'user', content: 'Hi' }] });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { message: string; param: string } };
+    expect(error.param).toBe('x-gw-workers-ai-account-id');
+    expect(error.message).toContain('workers-ai');
+    expect(mock.received).toHaveLength(0);
+  });
+
+  it.each(['../x', 'a/b', 'a?b', 'a b'])('workers-ai refuses the account id %j: 400 naming the header', async (id) => {
+    const res = await call('/v1/chat/completions', { id: 'workers-ai' }, { model: 'm', messages: [{ role: 'user', content: 'Hi' }] }, { 'x-gw-workers-ai-account-id': id });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { param: string; code: string } };
+    expect(error.param).toBe('x-gw-workers-ai-account-id');
+    expect(mock.received).toHaveLength(0);
+  });
+
+  it('workers-ai without an account id in a config target: 400 naming the target option', async () => {
+    const config = { strategy: { mode: 'fallback' }, targets: [{ provider: 'workers-ai', api_key: 'cf-token' }] };
+    const res = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(res.status).toBe(400);
+    const { error } = (await res.json()) as { error: { param: string } };
+    expect(error.param).toMatch(/workers_ai_account_id$/);
+    expect(mock.received).toHaveLength(0);
+  });
+
+  it('workers-ai takes the account id from a config target', async () => {
+    const config = { strategy: { mode: 'fallback' }, targets: [{ provider: 'workers-ai', api_key: 'cf-token', workers_ai_account_id: '0123abcd' }] };
+    const res = await fetch(`${gw.url}/v1/embeddings`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) },
+      // With the provider named, "@cf/..." is Workers AI's own model id, not a managed "@slug/model".
+      body: JSON.stringify({ model: '@cf/baai/bge-large-en-v1.5', input: 'hi' }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const got = mock.received[0]!;
+    expect(JSON.parse(got.body).model).toBe('@cf/baai/bge-large-en-v1.5');
+    expect(got.headers[ORIGINAL_URL_HEADER]).toBe('https://api.cloudflare.com/client/v4/accounts/0123abcd/ai/v1/embeddings');
+    expect(got.headers.authorization).toBe('Bearer cf-token');
+  });
+
+  it('mistral-ai text completions go to the fill-in-the-middle endpoint, unknown fields kept', async () => {
+    const body = { model: 'codestral-latest', prompt: 'def f(', suffix: 'return x', max_tokens: 16, safe_prompt: true };
+    const res = await call('/v1/completions', { id: 'mistral-ai' }, body);
+    expect(res.status).toBe(200);
+    expectReceived({ id: 'mistral-ai' }, 'https://api.mistral.ai/v1/fim/completions', body);
+  });
+
+  describe('passthrough with the provider key', () => {
+    const send = (id: string, path: string, init: { headers?: Record<string, string>; body?: BodyInit; method?: string }) =>
+      fetch(`${gw.url}${path}`, {
+        method: init.method ?? 'POST',
+        headers: { 'x-gw-api-key': key, 'x-gw-provider': id, authorization: `Bearer sk-test-${id}`, ...init.headers },
+        ...(init.body !== undefined ? { body: init.body } : {}),
+      });
+
+    function onlyRequest(id: string, url: string, method = 'POST'): Received {
+      expect(mock.received).toHaveLength(1);
+      const got = mock.received[0]!;
+      expect(got.method).toBe(method);
+      expect(got.headers[ORIGINAL_URL_HEADER]).toBe(url);
+      expect(got.headers.authorization).toBe(`Bearer sk-test-${id}`);
+      expect(Object.keys(got.headers).filter((h) => h.startsWith('x-gw-'))).toEqual([]);
+      expect(JSON.stringify(got.headers)).not.toContain(key);
+      return got;
+    }
+
+    it('stability-ai v2 multipart reaches api.stability.ai/v2beta byte for byte', async () => {
+      const form = new FormData();
+      form.set('prompt', 'a lighthouse');
+      form.set('output_format', 'png');
+      const res = await send('stability-ai', '/v1/v2beta/stable-image/generate/core', { headers: { accept: 'application/json' }, body: form });
+      expect(res.status).toBe(200);
+      const got = onlyRequest('stability-ai', 'https://api.stability.ai/v2beta/stable-image/generate/core');
+      expect(got.headers['content-type']).toMatch(/^multipart\/form-data; boundary=/);
+      expect(got.headers.accept).toBe('application/json');
+      expect(got.body).toContain('a lighthouse');
+      expect(got.body).toContain('name="output_format"');
+    });
+
+    it('stability-ai v1 JSON reaches api.stability.ai/v1/generation', async () => {
+      const body = JSON.stringify({ text_prompts: [{ text: 'a lighthouse' }], samples: 1 });
+      const res = await send('stability-ai', '/v1/v1/generation/stable-diffusion-v1-6/text-to-image', { headers: { 'content-type': 'application/json' }, body });
+      expect(res.status).toBe(200);
+      expect(onlyRequest('stability-ai', 'https://api.stability.ai/v1/generation/stable-diffusion-v1-6/text-to-image').body).toBe(body);
+    });
+
+    it('replicate predictions reach api.replicate.com/v1, query kept', async () => {
+      const body = JSON.stringify({ input: { prompt: 'hi' } });
+      const res = await send('replicate', '/v1/models/black-forest-labs/flux-schnell/predictions?wait=1', { headers: { 'content-type': 'application/json', prefer: 'wait' }, body });
+      expect(res.status).toBe(200);
+      const got = onlyRequest('replicate', 'https://api.replicate.com/v1/models/black-forest-labs/flux-schnell/predictions?wait=1');
+      expect(got.headers.prefer).toBe('wait');
+      expect(got.body).toBe(body);
+    });
+
+    it('replicate GET of a prediction', async () => {
+      const res = await send('replicate', '/v1/predictions/abc123', { method: 'GET' });
+      expect(res.status).toBe(200);
+      onlyRequest('replicate', 'https://api.replicate.com/v1/predictions/abc123', 'GET');
+    });
+
+    it('hf-inference task endpoints reach router.huggingface.co/hf-inference', async () => {
+      const body = JSON.stringify({ inputs: 'I love this' });
+      const res = await send('hf-inference', '/v1/models/distilbert/distilbert-base-uncased-finetuned-sst-2-english', { headers: { 'content-type': 'application/json' }, body });
+      expect(res.status).toBe(200);
+      const got = onlyRequest('hf-inference', 'https://router.huggingface.co/hf-inference/models/distilbert/distilbert-base-uncased-finetuned-sst-2-english');
+      expect(got.body).toBe(body);
+    });
+
+    it('a config key replaces the client Authorization', async () => {
+      const config = { strategy: { mode: 'fallback' }, targets: [{ provider: 'replicate', api_key: 'r8_config' }] };
+      const res = await fetch(`${gw.url}/v1/predictions`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config), authorization: 'Bearer client-key' },
+        body: '{}',
+      });
+      expect(res.status).toBe(200);
+      expect(mock.received[0]!.headers.authorization).toBe('Bearer r8_config');
+    });
+
+    it('sagemaker invocations reach the region runtime host, SigV4-signed for the sagemaker service', async () => {
+      const body = JSON.stringify({ inputs: 'Hello', parameters: { max_new_tokens: 8 } });
+      const res = await fetch(`${gw.url}/v1/endpoints/my-llm/invocations`, {
+        method: 'POST',
+        headers: {
+          'x-gw-api-key': key,
+          'x-gw-provider': 'sagemaker',
+          'x-gw-aws-region': 'eu-west-1',
+          'x-gw-aws-access-key-id': 'AKIDEXAMPLE',
+          'x-gw-aws-secret-access-key': KEYS.AKIDEXAMPLE!,
+          'content-type': 'application/json',
+          'x-amzn-sagemaker-custom-attributes': 'trace=1',
+        },
+        body,
+      });
+      expect(res.status).toBe(200);
+      expect(mock.received).toHaveLength(1);
+      const got = mock.received[0]!;
+      const host = 'runtime.sagemaker.eu-west-1.amazonaws.com';
+      expect(got.headers[ORIGINAL_URL_HEADER]).toBe(`https://${host}/endpoints/my-llm/invocations`);
+      expect(got.body).toBe(body);
+      expect(got.headers['x-amzn-sagemaker-custom-attributes']).toBe('trace=1');
+      expect(Object.keys(got.headers).filter((h) => h.startsWith('x-gw-'))).toEqual([]);
+      expect(JSON.stringify(got.headers)).not.toContain(KEYS.AKIDEXAMPLE!);
+      // The signature is over the provider's host, which the redirect replaced.
+      const check = verifySigV4({ ...got, headers: { ...got.headers, host }, json: undefined });
+      expect(check).toEqual({ ok: true, accessKeyId: 'AKIDEXAMPLE', region: 'eu-west-1', service: 'sagemaker' });
+    });
+
+    it('sagemaker has no unified endpoint: 400 naming the provider', async () => {
+      const res = await call('/v1/chat/completions', { id: 'sagemaker' }, { model: 'm', messages: [{ role: 'user', content: 'Hi' }] });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain('sagemaker');
+      expect(mock.received).toHaveLength(0);
+    });
+
+    it('stability-ai has no unified image endpoint: 400 naming the provider', async () => {
+      const res = await send('stability-ai', '/v1/images/generations', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'x' }) });
+      expect(res.status).toBe(400);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toContain('stability-ai');
       expect(mock.received).toHaveLength(0);
     });
   });

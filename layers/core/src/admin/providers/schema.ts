@@ -1,5 +1,6 @@
 /** Request bodies of the provider routes. */
 import * as z from 'zod';
+import { usageLimitsSchema } from '../api-keys/schema.ts';
 import { expiresAtSchema, nameSchema, noteSchema, slugSchema } from '../integrations/common.ts';
 
 export const createProviderSchema = z.strictObject({
@@ -11,6 +12,8 @@ export const createProviderSchema = z.strictObject({
   workspace_id: z.string({ error: 'must be a string' }).min(1, 'must not be empty').optional(),
   note: noteSchema,
   expires_at: expiresAtSchema,
+  /** The provider's budget (the API key's shape); null or absent: none. */
+  usage_limits: usageLimitsSchema.nullish(),
 });
 
 export const updateProviderSchema = z
@@ -19,8 +22,10 @@ export const updateProviderSchema = z
     note: noteSchema,
     /** null: never expires. */
     expires_at: expiresAtSchema,
+    /** null: no budget any more. */
+    usage_limits: usageLimitsSchema.nullish(),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'must change at least one of name, note, expires_at' });
+  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'must change at least one of name, note, expires_at, usage_limits' });
 
 export type CreateProviderBody = z.output<typeof createProviderSchema>;
 export type UpdateProviderBody = z.output<typeof updateProviderSchema>;

@@ -9,7 +9,29 @@ import { ForbiddenError, NotFoundError, ValidationError, type FieldProblem } fro
 import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
 import { IntegrationRepository, ProviderRepository, type IntegrationRecord, type ProviderRecord } from '../../store/integrations.ts';
 import { createWithSlug, isPast, listWorkspace, slugFrom, workspaceFor } from '../integrations/common.ts';
+import type { KeyUsageLimits } from '../../store/entities.ts';
 import type { CreateProviderBody, UpdateProviderBody } from './schema.ts';
+
+type UsageLimitsBody = NonNullable<CreateProviderBody['usage_limits']>;
+
+/**
+ * A provider's budget as stored. Its periods follow calendar boundaries (as a workspace's do), so
+ * `next_usage_reset_at` has no meaning here; a budget without a credit limit is no budget.
+ */
+function providerUsageLimits(u: UsageLimitsBody | null | undefined, problems: FieldProblem[]): KeyUsageLimits | null {
+  if (!u) return null;
+  if (u.credit_limit == null) problems.push({ path: 'usage_limits.credit_limit', message: 'is required' });
+  if (u.next_usage_reset_at != null) {
+    problems.push({ path: 'usage_limits.next_usage_reset_at', message: 'is not supported for providers: their periods follow calendar boundaries' });
+  }
+  return {
+    type: u.type ?? 'cost',
+    credit_limit: u.credit_limit ?? null,
+    alert_threshold: u.alert_threshold ?? null,
+    periodic_reset: u.periodic_reset ?? null,
+    periodic_reset_days: u.periodic_reset_days ?? null,
+  };
+}
 
 export interface ProviderView {
   object: 'provider';
@@ -24,6 +46,7 @@ export interface ProviderView {
   note: string | null;
   status: 'active' | 'expired';
   expires_at: string | null;
+  usage_limits: KeyUsageLimits | null;
   created_at: string;
   last_updated_at: string;
   created_by: string | null;
@@ -44,6 +67,7 @@ export function toView(r: ProviderRecord, integration: IntegrationRecord | undef
     note: r.note,
     status: isPast(r.expires_at, nowMs) ? 'expired' : 'active',
     expires_at: r.expires_at,
+    usage_limits: r.usage_limits ?? null,
     created_at: r.created_at,
     last_updated_at: r.last_updated_at,
     created_by: r.created_by,
@@ -69,6 +93,7 @@ export class ProviderService {
     const problems: FieldProblem[] = [];
     const now = this.#deps.clock.now();
     if (isPast(body.expires_at ?? null, now)) problems.push({ path: 'expires_at', message: 'must be in the future' });
+    const usageLimits = providerUsageLimits(body.usage_limits, problems);
     const integration = await this.#integrations.resolve(caller.organisationId, body.integration_id);
     if (!integration) problems.push({ path: 'integration_id', message: `no integration "${body.integration_id}" in this organisation` });
     else if (integration.status !== 'active') problems.push({ path: 'integration_id', message: `integration ${integration.slug} is archived` });
@@ -89,6 +114,7 @@ export class ProviderService {
         integration_id: target.id,
         note: body.note ?? null,
         expires_at: body.expires_at ?? null,
+        usage_limits: usageLimits,
         created_at: at,
         last_updated_at: at,
         created_by: caller.keyId,
@@ -147,12 +173,16 @@ export class ProviderService {
   async update(caller: Principal, slugOrId: string, workspace: string | null, body: UpdateProviderBody) {
     const current = await this.get(caller, slugOrId, workspace);
     const now = this.#deps.clock.now();
-    if (body.expires_at && isPast(body.expires_at, now)) throw ValidationError.field('expires_at', 'must be in the future');
+    const problems: FieldProblem[] = [];
+    if (body.expires_at && isPast(body.expires_at, now)) problems.push({ path: 'expires_at', message: 'must be in the future' });
+    const usageLimits = body.usage_limits !== undefined ? providerUsageLimits(body.usage_limits, problems) : undefined;
+    if (problems.length) throw new ValidationError(problems);
     const next: ProviderRecord = {
       ...current,
       ...(body.name !== undefined ? { name: body.name } : {}),
       ...(body.note !== undefined ? { note: body.note ?? null } : {}),
       ...(body.expires_at !== undefined ? { expires_at: body.expires_at ?? null } : {}),
+      ...(usageLimits !== undefined ? { usage_limits: usageLimits } : {}),
       last_updated_at: new Date(now).toISOString(),
       last_updated_by: caller.keyId,
     };

@@ -12,12 +12,12 @@ export const ALERTS_QUEUE = 'alerts';
 
 export type AlertKind = 'threshold' | 'exhausted';
 /** Where the budget is declared: a usage limits policy, an API key's or a workspace's `usage_limits`. */
-export type AlertSource = 'policy' | 'api_key' | 'workspace';
+export type AlertSource = 'policy' | 'api_key' | 'workspace' | 'provider';
 
 export interface UsageAlert {
   kind: AlertKind;
   source: AlertSource;
-  /** The policy's, key's or workspace's id. */
+  /** The policy's, key's or workspace's id; a provider's slug (in `workspace_id`). */
   source_id: string;
   organisation_id: string;
   workspace_id: string;
@@ -44,7 +44,7 @@ export interface AlertRecipients {
 /** Until a users directory is wired in, only the policy's `alert_emails` are told. */
 export const NO_DIRECTORY: AlertRecipients = { forWorkspace: () => Promise.resolve([]) };
 
-const SOURCE_NAMES: Readonly<Record<AlertSource, string>> = { policy: 'Usage limits policy', api_key: 'API key', workspace: 'Workspace' };
+const SOURCE_NAMES: Readonly<Record<AlertSource, string>> = { policy: 'Usage limits policy', api_key: 'API key', workspace: 'Workspace', provider: 'Provider' };
 
 const formatAmount = (type: UsageLimitType, v: number): string =>
   type === 'cost' ? `$${v.toFixed(v < 1 ? 6 : 2)}` : `${Math.round(v).toLocaleString('en-US')} tokens`;

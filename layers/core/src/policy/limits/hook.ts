@@ -18,6 +18,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { FeatureFlags } from '../../config.ts';
 import type { GatewayHook, GatewayRecord } from '../../gateway/lifecycle.ts';
+import type { ProviderBudgetRequest } from '../../gateway/managed.ts';
 import { RateLimitedError, UsageExhaustedError } from '../../http/errors.ts';
 import type { Principal } from '../../policy/principal.ts';
 import type { Clock } from '../../ports/clock.ts';
@@ -62,6 +63,12 @@ export const workspaceBudgetCounter = (workspaceId: string, index: number, perio
   sk: 'E#workspace',
 });
 
+/** The counter of a managed provider's budget in a period. */
+export const providerBudgetCounter = (providerId: string, period: string): CounterKey => ({
+  pk: usageCounterPk(`provider:${providerId}`, period),
+  sk: 'E#provider',
+});
+
 const isCacheHit = (status: string | undefined): boolean => status === 'HIT' || status === 'SEMANTIC HIT';
 
 interface RatePlan {
@@ -98,9 +105,29 @@ interface BudgetPlan {
   valueKey: string;
   period: string;
   set: Record<string, unknown>;
+  /** A provider's budget: the target it was reserved for; settled to nothing when another answered. */
+  targetPath?: string;
 }
 
 type Plan = RatePlan | BudgetPlan;
+
+/**
+ * `x-ratelimit-{limit,remaining,reset}-{requests,tokens}` of the tightest limit of each type (the
+ * least remaining): the refusing ones of a 429, or all those a successful request reserved in.
+ */
+function rateHeaders(rates: readonly { plan: RatePlan; used: number }[], now: number): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const { plan, used } of rates) {
+    const remaining = Math.max(0, plan.limit - used);
+    const shown = headers[`x-ratelimit-remaining-${plan.type}`];
+    if (shown === undefined || remaining < Number(shown)) {
+      headers[`x-ratelimit-limit-${plan.type}`] = String(plan.limit);
+      headers[`x-ratelimit-remaining-${plan.type}`] = String(remaining);
+      headers[`x-ratelimit-reset-${plan.type}`] = formatDuration(plan.windowEnd - now);
+    }
+  }
+  return headers;
+}
 
 interface Held {
   plan: Plan;
@@ -151,7 +178,7 @@ export class LimitsHook implements GatewayHook {
     return this.#d.features.usageLimits;
   }
 
-  async admit(record: GatewayRecord): Promise<void> {
+  async admit(record: GatewayRecord): Promise<void | Record<string, string>> {
     const p = record.principal;
     if (!p?.workspaceId) return;
     const key = this.#keyLimits(p);
@@ -195,7 +222,9 @@ export class LimitsHook implements GatewayHook {
     });
     if (refused.length === 0 && failure === undefined) {
       this.#held.set(record, held);
-      return;
+      // The figures of the reservations just taken, for the answer's `x-ratelimit-*` headers.
+      const rates = held.flatMap((h) => (h.plan.kind === 'rate' ? [{ plan: h.plan, used: typeof h.after.used === 'number' ? h.after.used : h.plan.amount }] : []));
+      return rates.length > 0 ? rateHeaders(rates, now) : undefined;
     }
     // All or nothing: what was taken for a request that does not go ahead is given back.
     await this.#release(held);
@@ -205,6 +234,51 @@ export class LimitsHook implements GatewayHook {
     // A counter store that cannot be reached refuses rather than letting spend run unchecked.
     if (failure !== undefined) throw failure;
     throw this.#refusal(refused, now);
+  }
+
+  /**
+   * A managed provider's budget, reserved when a target resolves to it (after admit: the provider
+   * is only known per target). The refusal is answered rather than thrown, so that a fallback can
+   * try its next target. Settled with the request's other reservations.
+   */
+  async reserveProvider(record: GatewayRecord, b: ProviderBudgetRequest): Promise<UsageExhaustedError | undefined> {
+    const p = record.principal;
+    if (!this.#budgetsOn || !p?.workspaceId) return undefined;
+    const held = this.#held.get(record) ?? [];
+    // A retry of the same target holds its reservation already.
+    if (held.some((h) => h.plan.kind === 'budget' && h.plan.targetPath === b.targetPath)) return undefined;
+    const now = this.#d.clock.now();
+    const tokens = estimateTokens(record.endpoint, record.request);
+    const principal = p as Principal & { workspaceId: string };
+    const demand: Demand = {
+      record,
+      principal,
+      now,
+      tokens: () => tokens,
+      cost: () =>
+        this.#d.costs().micros({
+          organisationId: p.organisationId,
+          workspaceId: p.workspaceId ?? undefined,
+          provider: b.provider,
+          model: b.model ?? record.model,
+          promptTokens: tokens.prompt,
+          completionTokens: tokens.completion,
+        }),
+    };
+    const budget = this.#attachedBudget('provider', b.slug, `the provider @${b.slug}’s usage limit`, principal, b.limit);
+    const period = budgetPeriod(b.limit, calendarAnchor(b.limit), now);
+    const plan: BudgetPlan = {
+      ...this.#budgetPlan(demand, budget, providerBudgetCounter(b.providerId, period.key), 'provider', `provider:@${b.slug}`, period),
+      targetPath: b.targetPath,
+    };
+    const r = await this.#d.repo.reserve(plan.key, plan.amount, plan.limit, plan.set);
+    if (r.ok) {
+      held.push({ plan, after: r.item });
+      this.#held.set(record, held);
+      return undefined;
+    }
+    if (r.item && !r.item.exhausted_alert_sent) this.#later(this.#alertOnce(plan, 'exhausted', r.used, now));
+    return this.#refusal([{ plan, result: r }], now) as UsageExhaustedError;
   }
 
   complete(record: GatewayRecord): void {
@@ -342,24 +416,17 @@ export class LimitsHook implements GatewayHook {
         `Usage limit reached for ${valueKey} (${budget.label}): ${units(left)} of ${units(limit)} left, this request needs up to ${units(amount)}.`,
       );
     }
-    const headers: Record<string, string> = {};
     let retryMs = 0;
     let first: { plan: RatePlan; used: number } | undefined;
+    const rates: { plan: RatePlan; used: number }[] = [];
     for (const r of refused) {
       if (r.plan.kind !== 'rate') continue;
-      const plan = r.plan;
-      first ??= { plan, used: r.result.used };
-      const wait = plan.windowEnd - now;
-      retryMs = Math.max(retryMs, wait);
-      // The tightest refusing limit of each family names the headers.
-      const remaining = Math.max(0, plan.limit - r.result.used);
-      const shown = headers[`x-ratelimit-remaining-${plan.type}`];
-      if (shown === undefined || remaining < Number(shown)) {
-        headers[`x-ratelimit-limit-${plan.type}`] = String(plan.limit);
-        headers[`x-ratelimit-remaining-${plan.type}`] = String(remaining);
-        headers[`x-ratelimit-reset-${plan.type}`] = formatDuration(wait);
-      }
+      first ??= { plan: r.plan, used: r.result.used };
+      rates.push({ plan: r.plan, used: r.result.used });
+      retryMs = Math.max(retryMs, r.plan.windowEnd - now);
     }
+    // The tightest refusing limit of each family names the headers.
+    const headers = rateHeaders(rates, now);
     const retryS = Math.max(1, Math.ceil(retryMs / 1000));
     headers['retry-after'] = String(retryS);
     const f = first as { plan: RatePlan; used: number };
@@ -382,6 +449,7 @@ export class LimitsHook implements GatewayHook {
 
   /** What a reservation turns into once the request is over. */
   #actual(plan: Plan, record: GatewayRecord): number {
+    if (plan.kind === 'budget' && plan.targetPath !== undefined && plan.targetPath !== record.targetPath) return 0;
     const answered = record.upstreamHeadersAt !== undefined && !isCacheHit(record.cacheStatus);
     if (!answered) return 0;
     const unit = plan.kind === 'rate' ? plan.type : plan.budget.type;

@@ -5,6 +5,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { QueueFactory } from '../../ports/queue-factory.ts';
 import type { PriceBook } from '../../pricing/price-book.ts';
 import { IdentityRepository } from '../../store/identity.ts';
+import { Provider, providerKey } from '../../store/integrations.ts';
 import { LimitsRepository } from '../../store/limits.ts';
 import type { Repositories } from '../../store/repositories.ts';
 import { ALERTS_QUEUE, type AlertRecipients, type AlertSubjectReader, type UsageAlert } from './alerts.ts';
@@ -64,6 +65,10 @@ export function tableSubjects(repos: Repositories, limits: LimitsRepository): Al
     if (a.source === 'api_key') {
       const k = await repos.apiKeys.getById(a.organisation_id, a.source_id);
       return k ? { title: `API key "${k.name}"`, alert_emails: k.alert_emails ?? [] } : undefined;
+    }
+    if (a.source === 'provider') {
+      const p = await repos.table.get(Provider, providerKey(a.organisation_id, a.workspace_id, a.source_id), true);
+      return p ? { title: `provider "@${p.slug}" (${p.name})`, alert_emails: [] } : undefined;
     }
     const ws = await repos.workspaces.getById(a.organisation_id, a.source_id);
     return ws ? { title: `workspace "${ws.name}"`, alert_emails: [] } : undefined;

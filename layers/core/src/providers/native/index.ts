@@ -5,11 +5,12 @@ import { azureAI, azureOpenAI } from './azure-openai.ts';
 import { bedrock } from './bedrock.ts';
 import { cohere } from './cohere.ts';
 import { google, vertexAI } from './google.ts';
+import { sagemaker } from './sagemaker.ts';
 
 export { callNative, callNativeRaw, type NativeCall, type NativeOutcome } from './call.ts';
 export { runtimeAssumeRole } from './aws.ts';
 
-export const NATIVE_PROVIDERS: readonly NativeProvider[] = [anthropic, bedrock, google, vertexAI, azureOpenAI, azureAI, cohere];
+export const NATIVE_PROVIDERS: readonly NativeProvider[] = [anthropic, bedrock, google, vertexAI, azureOpenAI, azureAI, cohere, sagemaker];
 
 const BY_ID: ReadonlyMap<string, NativeProvider> = new Map(NATIVE_PROVIDERS.map((p) => [p.id, p]));
 

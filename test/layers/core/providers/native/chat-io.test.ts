@@ -90,7 +90,7 @@ describe('the chunk writer', () => {
 
 describe('the native provider index', () => {
   it('finds every provider by id and reads options from x-gw-* headers when the config has none', () => {
-    expect(NATIVE_PROVIDERS.map((p) => p.id)).toEqual(['anthropic', 'bedrock', 'google', 'vertex-ai', 'azure-openai', 'azure-ai', 'cohere']);
+    expect(NATIVE_PROVIDERS.map((p) => p.id)).toEqual(['anthropic', 'bedrock', 'google', 'vertex-ai', 'azure-openai', 'azure-ai', 'cohere', 'sagemaker']);
     expect(findNativeProvider('Bedrock')?.id).toBe('bedrock');
     const headers = new Headers({ 'x-gw-aws-region': 'eu-west-1', 'x-gw-vertex-project-id': 'p', 'x-gw-aws-access-key-id': 'FROMHEADER' });
     expect(nativeOptions({ aws_access_key_id: 'FROMCONFIG' }, headers)).toEqual({ aws_access_key_id: 'FROMCONFIG', aws_region: 'eu-west-1', vertex_project_id: 'p' });
