@@ -4,6 +4,7 @@
  * the routing engine; the answer, from whichever target answered, becomes Anthropic's again (an
  * Anthropic target's answer is already). Imported by the pipeline on the first such request only.
  */
+import { readCapped, rewriteStream } from '../http/node-streams.ts';
 import { Readable } from 'node:stream';
 import type { Clock } from '../ports/clock.ts';
 import { nodeStreamResponse, textResponse } from '../http/bodies.ts';
@@ -84,19 +85,6 @@ export function anthropicTokenUsage(u: unknown): TokenUsage | undefined {
 const MAX_ERROR_BYTES = 1 << 20;
 const MAX_JSON_BYTES = 16 << 20;
 
-async function readAll(body: Readable, cap: number): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > cap) {
-      body.destroy();
-      break;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks);
-}
 
 function parse(bytes: Buffer): unknown {
   try {
@@ -130,7 +118,7 @@ const json = (value: unknown, status: number, headers: Headers): Response => {
 export async function respondMessages(a: MessagesAnswer): Promise<Response> {
   const { answer, record } = a;
   if (answer.status >= 400) {
-    const text = (await readAll(answer.body, MAX_ERROR_BYTES)).toString('utf8');
+    const text = (await readCapped(answer.body, MAX_ERROR_BYTES)).bytes.toString('utf8');
     a.done();
     const headers = passedHeaders(answer, a.out);
     const parsed = parse(Buffer.from(text));
@@ -140,7 +128,7 @@ export async function respondMessages(a: MessagesAnswer): Promise<Response> {
   }
 
   if (a.kind === 'count_tokens' || !record.stream) {
-    const bytes = await readAll(answer.body, MAX_JSON_BYTES);
+    const { bytes } = await readCapped(answer.body, MAX_JSON_BYTES);
     const parsed = parse(bytes);
     let out = bytes;
     if (a.kind === 'messages' && isRecord(parsed)) {
@@ -199,21 +187,5 @@ export async function respondMessages(a: MessagesAnswer): Promise<Response> {
   // any chat stream, then rewritten into Anthropic's events.
   observeBody(source, 'text/event-stream', record, a.clock, a.done);
   const writer = new AnthropicStreamWriter(a.requestedModel);
-  async function* convert(): AsyncGenerator<Buffer> {
-    try {
-      try {
-        for await (const chunk of source as AsyncIterable<Buffer>) {
-          const text = writer.push(chunk);
-          if (text) yield Buffer.from(text);
-        }
-      } catch {
-        // The provider connection broke: end() closes the message.
-      }
-      const tail = writer.end();
-      if (tail) yield Buffer.from(tail);
-    } finally {
-      source.destroy();
-    }
-  }
-  return nodeStreamResponse(Readable.from(convert(), { objectMode: false }), { status: answer.status, headers });
+  return nodeStreamResponse(rewriteStream(source, writer), { status: answer.status, headers });
 }

@@ -1,4 +1,5 @@
 /** Turning a provider's answer into the gateway's: streamed through, errors in OpenAI's shape. */
+import { readCapped } from '../http/node-streams.ts';
 import { Readable } from 'node:stream';
 import { nodeStreamResponse, textResponse } from '../http/bodies.ts';
 import type { IncomingHttpHeaders } from 'node:http';
@@ -29,19 +30,6 @@ export function passedHeaders(up: ProviderAnswer, extra: Record<string, string>)
   return h;
 }
 
-async function readCapped(body: Readable): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_ERROR_BODY) {
-      body.destroy();
-      break;
-    }
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString('utf8');
-}
 
 /**
  * A 2xx answer is streamed to the client as it arrives (never buffered). An error answer keeps the
@@ -53,7 +41,7 @@ export async function relay(up: ProviderAnswer, extraHeaders: Record<string, str
   if (up.status < 400) {
     return nodeStreamResponse(up.body, { status: up.status, headers });
   }
-  const text = await readCapped(up.body);
+  const text = (await readCapped(up.body, MAX_ERROR_BODY)).bytes.toString('utf8');
   const parsed = tryParseJson(text);
   if (parsed.ok && parsed.value !== null && typeof parsed.value === 'object' && 'error' in parsed.value) {
     headers.set('content-type', 'application/json');

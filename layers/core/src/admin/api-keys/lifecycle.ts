@@ -6,6 +6,7 @@
  * and expiries. Each change is a conditional write on the key's `last_updated_at`, so an admin edit
  * in between wins and the key is looked at again on the next run.
  */
+import { runEvery } from '../../ports/local/schedule.ts';
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { generateApiKey, hashApiKey, maskApiKey } from '../../policy/api-key-secret.ts';
@@ -199,18 +200,5 @@ async function lifecycleOfKey(deps: CoreDeps, key: ApiKeyRecord, result: Lifecyc
 
 /** Local runtime: runs the lifecycle every `everyMs` (unref'd, so it never keeps the process up). */
 export function startKeyLifecycleSchedule(deps: CoreDeps, everyMs: number): () => void {
-  let running = false;
-  const tick = () => {
-    if (running) return;
-    running = true;
-    runKeyLifecycle(deps)
-      .catch((err: unknown) => deps.logger.error('key lifecycle run failed', { error: err }))
-      .finally(() => {
-        running = false;
-      });
-  };
-  const timer = setInterval(tick, everyMs);
-  timer.unref();
-  tick();
-  return () => clearInterval(timer);
+  return runEvery(everyMs, () => runKeyLifecycle(deps), (err) => deps.logger.error('key lifecycle run failed', { error: err }));
 }

@@ -89,3 +89,41 @@ export async function listWorkspace(deps: CoreDeps, caller: Principal, requested
 export function isPast(iso: string | null, nowMs: number): boolean {
   return iso !== null && Date.parse(iso) <= nowMs;
 }
+
+/** A repository of workspace-scoped records named by slug (providers, virtual keys). */
+export interface WorkspaceSlugRepository<R extends { id: string; slug: string; workspace_id: string }> {
+  get(orgId: string, workspaceId: string, slug: string, consistent?: boolean): Promise<R | undefined>;
+  list(orgId: string, workspaceId?: string): Promise<R[]>;
+}
+
+/**
+ * A record by slug or id: in the named workspace (`workspace_id`), the calling workspace key's own,
+ * or, for organisation keys, wherever it is unambiguous (else 400 asking for `workspace_id`). 404
+ * when the caller cannot see it. `what` names the resource in messages ("provider").
+ */
+export async function findInWorkspace<R extends { id: string; slug: string; workspace_id: string }>(
+  deps: CoreDeps,
+  repo: WorkspaceSlugRepository<R>,
+  caller: Principal,
+  slugOrId: string,
+  workspace: string | null,
+  what: { one: string; many: string },
+): Promise<R> {
+  const workspaceId = await listWorkspace(deps, caller, workspace, what.many);
+  let found: R | undefined;
+  if (workspaceId !== undefined) {
+    found =
+      (await repo.get(caller.organisationId, workspaceId, slugOrId, true)) ??
+      (await repo.list(caller.organisationId, workspaceId)).find((r) => r.id === slugOrId);
+  } else {
+    const matches = (await repo.list(caller.organisationId)).filter((r) => r.id === slugOrId || r.slug === slugOrId);
+    if (matches.length > 1 && !matches.some((r) => r.id === slugOrId)) {
+      throw ValidationError.field('workspace_id', `is required: ${matches.length} workspaces have a ${what.one} "${slugOrId}"`);
+    }
+    found = matches.find((r) => r.id === slugOrId) ?? matches[0];
+  }
+  if (!found || (!isOrganisationPrincipal(caller) && found.workspace_id !== caller.workspaceId)) {
+    throw new NotFoundError(`${what.one[0]?.toUpperCase()}${what.one.slice(1)} ${slugOrId} not found`);
+  }
+  return found;
+}

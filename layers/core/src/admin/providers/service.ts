@@ -5,10 +5,10 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
-import { ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { ForbiddenError, ValidationError, type FieldProblem } from '../../http/errors.ts';
+import type { Principal } from '../../policy/principal.ts';
 import { IntegrationRepository, ProviderRepository, type IntegrationRecord, type ProviderRecord } from '../../store/integrations.ts';
-import { createWithSlug, isPast, listWorkspace, slugFrom, workspaceFor } from '../integrations/common.ts';
+import { createWithSlug, findInWorkspace, isPast, listWorkspace, slugFrom, workspaceFor } from '../integrations/common.ts';
 import type { KeyUsageLimits } from '../../store/entities.ts';
 import type { CreateProviderBody, UpdateProviderBody } from './schema.ts';
 
@@ -132,23 +132,7 @@ export class ProviderService {
    * own, or (organisation keys) wherever it is unambiguous. 404 when the caller cannot see it.
    */
   async get(caller: Principal, slugOrId: string, workspace: string | null): Promise<ProviderRecord> {
-    const workspaceId = await listWorkspace(this.#deps, caller, workspace, 'providers');
-    let found: ProviderRecord | undefined;
-    if (workspaceId !== undefined) {
-      found =
-        (await this.#repo.get(caller.organisationId, workspaceId, slugOrId, true)) ??
-        (await this.#repo.list(caller.organisationId, workspaceId)).find((p) => p.id === slugOrId);
-    } else {
-      const matches = (await this.#repo.list(caller.organisationId)).filter((p) => p.id === slugOrId || p.slug === slugOrId);
-      if (matches.length > 1 && !matches.some((p) => p.id === slugOrId)) {
-        throw ValidationError.field('workspace_id', `is required: ${matches.length} workspaces have a provider "${slugOrId}"`);
-      }
-      found = matches.find((p) => p.id === slugOrId) ?? matches[0];
-    }
-    if (!found || (!isOrganisationPrincipal(caller) && found.workspace_id !== caller.workspaceId)) {
-      throw new NotFoundError(`Provider ${slugOrId} not found`);
-    }
-    return found;
+    return findInWorkspace(this.#deps, this.#repo, caller, slugOrId, workspace, { one: 'provider', many: 'providers' });
   }
 
   async list(caller: Principal, workspace: string | null): Promise<ProviderRecord[]> {

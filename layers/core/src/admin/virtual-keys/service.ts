@@ -5,13 +5,14 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
-import { NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { ValidationError, type FieldProblem } from '../../http/errors.ts';
+import type { Principal } from '../../policy/principal.ts';
 import { findProvider } from '../../providers/registry.ts';
 import type { ProviderDefinition } from '../../providers/types.ts';
 import { VirtualKeyRepository, type VirtualKeyRecord } from '../../store/virtual-keys.ts';
 import {
   createWithSlug,
+  findInWorkspace,
   isPast,
   listWorkspace,
   maskAll,
@@ -179,23 +180,7 @@ export class VirtualKeyService {
 
   /** By slug or id, as for providers; 404 when the caller cannot see it. */
   async get(caller: Principal, slugOrId: string, workspace: string | null): Promise<VirtualKeyRecord> {
-    const workspaceId = await listWorkspace(this.#deps, caller, workspace, 'virtual keys');
-    let found: VirtualKeyRecord | undefined;
-    if (workspaceId !== undefined) {
-      found =
-        (await this.#repo.get(caller.organisationId, workspaceId, slugOrId, true)) ??
-        (await this.#repo.list(caller.organisationId, workspaceId)).find((v) => v.id === slugOrId);
-    } else {
-      const matches = (await this.#repo.list(caller.organisationId)).filter((v) => v.id === slugOrId || v.slug === slugOrId);
-      if (matches.length > 1 && !matches.some((v) => v.id === slugOrId)) {
-        throw ValidationError.field('workspace_id', `is required: ${matches.length} workspaces have a virtual key "${slugOrId}"`);
-      }
-      found = matches.find((v) => v.id === slugOrId) ?? matches[0];
-    }
-    if (!found || (!isOrganisationPrincipal(caller) && found.workspace_id !== caller.workspaceId)) {
-      throw new NotFoundError(`Virtual key ${slugOrId} not found`);
-    }
-    return found;
+    return findInWorkspace(this.#deps, this.#repo, caller, slugOrId, workspace, { one: 'virtual key', many: 'virtual keys' });
   }
 
   async list(caller: Principal, workspace: string | null): Promise<VirtualKeyRecord[]> {

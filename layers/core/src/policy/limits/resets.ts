@@ -5,6 +5,7 @@
  * period that ended, so running it twice, or from two places at once, records each reset once.
  * EventBridge Scheduler runs it in AWS (the usage-reset worker); an interval timer locally.
  */
+import { runEvery } from '../../ports/local/schedule.ts';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../ports/clock.ts';
 import type { LimitsRuntime } from './runtime.ts';
@@ -48,18 +49,5 @@ export async function runUsageResets(deps: ResetRunDeps): Promise<ResetRunResult
 
 /** Local runtime: runs the resets every `everyMs` (unref'd, so it never keeps the process up). */
 export function startLocalResetSchedule(deps: ResetRunDeps, everyMs = 60_000): () => void {
-  let running = false;
-  const tick = () => {
-    if (running) return;
-    running = true;
-    runUsageResets(deps)
-      .catch((err: unknown) => deps.logger.error('usage reset run failed', { error: err }))
-      .finally(() => {
-        running = false;
-      });
-  };
-  const timer = setInterval(tick, everyMs);
-  timer.unref();
-  tick();
-  return () => clearInterval(timer);
+  return runEvery(everyMs, () => runUsageResets(deps), (err) => deps.logger.error('usage reset run failed', { error: err }));
 }

@@ -17,7 +17,7 @@ import {
   type MediaPart,
   type UserPart,
 } from './chat-input.ts';
-import { ChoiceBuilder, ChunkWriter, chatCompletion, errorSnippet, JSON_TOOL, jsonViaTool, makeUsage, providerError } from './chat-output.ts';
+import { ChoiceBuilder, ChunkWriter, chatCompletion, errorSnippet, JSON_TOOL, jsonViaTool, makeUsage, providerError, sseStreamTransformer } from './chat-output.ts';
 import { eventJson, sseReader } from './sse-in.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -266,22 +266,11 @@ export function anthropicStream(ctx: ProviderRequestContext): StreamTransformer 
       }
     }
   });
-  const drain = () => {
+  return sseStreamTransformer(reader, writer, () => {
     const s = out;
     out = '';
     return s;
-  };
-  return {
-    push(chunk) {
-      reader.push(chunk);
-      return drain();
-    },
-    end() {
-      reader.end();
-      return drain() + writer.end();
-    },
-    outcome: () => writer.outcome(),
-  };
+  });
 }
 
 export const anthropic: NativeProvider = {

@@ -3,6 +3,7 @@
  * signature), the provider's answer becomes OpenAI's (JSON, SSE chunks or error), with the usage
  * always reported through `onOutcome`, streamed or not, asked for or not.
  */
+import { readCapped, rewriteStream } from '../../http/node-streams.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import { Readable } from 'node:stream';
 import { ValidationError } from '../../http/errors.ts';
@@ -72,19 +73,6 @@ export async function buildNativeRequest(
   return provider.authenticate(req, ctx);
 }
 
-async function readAll(body: Readable, cap: number): Promise<{ text: string; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > cap) {
-      body.destroy();
-      return { text: Buffer.concat(chunks).toString('utf8'), truncated: true };
-    }
-    chunks.push(chunk);
-  }
-  return { text: Buffer.concat(chunks).toString('utf8'), truncated: false };
-}
 
 function keptHeaders(headers: IncomingHttpHeaders, contentType: string): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};
@@ -115,7 +103,7 @@ export async function callNative(call: NativeCall): Promise<SendResponse> {
   const meta = { headers: res.headers };
 
   if (res.status >= 400) {
-    const { text } = await readAll(res.body, MAX_ERROR_BYTES);
+    const text = (await readCapped(res.body, MAX_ERROR_BYTES)).bytes.toString('utf8');
     const error = provider.transformError(res.status, text, meta);
     report({ status: res.status, error });
     return jsonAnswer(res.status, res.headers, error);
@@ -123,32 +111,16 @@ export async function callNative(call: NativeCall): Promise<SendResponse> {
 
   if (ctx.stream && provider.transformStream) {
     const transformer = provider.transformStream(endpoint, ctx);
-    const source = res.body;
-    async function* run(): AsyncGenerator<Buffer> {
-      try {
-        try {
-          for await (const chunk of source as AsyncIterable<Buffer>) {
-            const text = transformer.push(chunk);
-            if (text) yield Buffer.from(text);
-          }
-        } catch {
-          // The provider connection broke: end() reports the truncated answer.
-        }
-        const tail = transformer.end();
-        if (tail) yield Buffer.from(tail);
-      } finally {
-        source.destroy();
-        report({ status: res.status, ...transformer.outcome() });
-      }
-    }
     return {
       status: res.status,
       headers: { ...keptHeaders(res.headers, 'text/event-stream; charset=utf-8'), 'cache-control': 'no-cache' },
-      body: Readable.from(run(), { objectMode: false }),
+      body: rewriteStream(res.body, transformer, () => report({ status: res.status, ...transformer.outcome() })),
     };
   }
 
-  const { text, truncated } = await readAll(res.body, MAX_JSON_BYTES);
+  const read = await readCapped(res.body, MAX_JSON_BYTES);
+  const text = read.bytes.toString('utf8');
+  const truncated = read.truncated;
   let json: unknown;
   try {
     if (truncated) throw new Error('too large');
@@ -220,6 +192,6 @@ export async function callNativeRaw(call: RawNativeCall): Promise<SendResponse> 
   }
   const res = await call.send({ ...req, timeoutMs: call.timeoutMs, signal: call.signal });
   if (res.status < 400 || call.path !== undefined) return res;
-  const { text } = await readAll(res.body, MAX_ERROR_BYTES);
+  const text = (await readCapped(res.body, MAX_ERROR_BYTES)).bytes.toString('utf8');
   return jsonAnswer(res.status, res.headers, provider.transformError(res.status, text, { headers: res.headers }));
 }

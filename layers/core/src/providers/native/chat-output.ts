@@ -5,7 +5,7 @@
  * error bodies and embeddings.
  */
 import type { OpenAIErrorBody } from '../../http/errors.ts';
-import type { ChatUsage, FinishReason, ProviderRequestContext, StreamOutcome } from '../transform.ts';
+import type { ChatUsage, FinishReason, ProviderRequestContext, StreamOutcome, StreamTransformer } from '../transform.ts';
 import { isRecord, type ContentBlock } from './chat-input.ts';
 
 export interface ToolCallOut {
@@ -373,4 +373,27 @@ export function documentText(doc: unknown): string {
   if (typeof doc === 'string') return doc;
   if (typeof doc === 'object' && doc !== null && typeof (doc as { text?: unknown }).text === 'string') return (doc as { text: string }).text;
   return JSON.stringify(doc ?? null);
+}
+
+/**
+ * The StreamTransformer shape every SSE-based native stream shares: feed the reader, hand back the
+ * OpenAI chunks it produced (`take` empties the provider's output buffer), and close with the
+ * writer's final chunks.
+ */
+export function sseStreamTransformer(
+  reader: { push(chunk: Uint8Array): void; end(): void },
+  writer: ChunkWriter,
+  take: () => string,
+): StreamTransformer {
+  return {
+    push(chunk) {
+      reader.push(chunk);
+      return take();
+    },
+    end() {
+      reader.end();
+      return take() + writer.end();
+    },
+    outcome: () => writer.outcome(),
+  };
 }

@@ -6,7 +6,7 @@ import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, StreamTransformer } from '../transform.ts';
 import { embeddingInputs, isRecord, joinText, readChatInput, refuseUnsupported, type UserPart } from './chat-input.ts';
-import { ChoiceBuilder, ChunkWriter, chatCompletion, documentText, embeddingList, errorSnippet, makeUsage, providerError, rerankResult } from './chat-output.ts';
+import { ChoiceBuilder, ChunkWriter, chatCompletion, documentText, embeddingList, errorSnippet, makeUsage, providerError, rerankResult, sseStreamTransformer } from './chat-output.ts';
 import { eventJson, sseReader } from './sse-in.ts';
 
 const SUPPORTED = new Set(['frequency_penalty', 'presence_penalty', 'seed', 'top_k', 'thinking']);
@@ -163,22 +163,11 @@ export function cohereStream(ctx: ProviderRequestContext): StreamTransformer {
         return;
     }
   });
-  const drain = () => {
+  return sseStreamTransformer(reader, writer, () => {
     const s = out;
     out = '';
     return s;
-  };
-  return {
-    push(chunk) {
-      reader.push(chunk);
-      return drain();
-    },
-    end() {
-      reader.end();
-      return drain() + writer.end();
-    },
-    outcome: () => writer.outcome(),
-  };
+  });
 }
 
 function embedBody(body: Readonly<Record<string, unknown>>, ctx: ProviderRequestContext): Record<string, unknown> {

@@ -21,7 +21,7 @@ import {
   type MediaPart,
   type UserPart,
 } from './chat-input.ts';
-import { ChoiceBuilder, ChunkWriter, chatCompletion, embeddingList, errorSnippet, makeUsage, providerError, type ChoiceOut } from './chat-output.ts';
+import { ChoiceBuilder, ChunkWriter, chatCompletion, embeddingList, errorSnippet, makeUsage, providerError, type ChoiceOut, sseStreamTransformer } from './chat-output.ts';
 import { googleAccessToken } from './google-auth.ts';
 import { openAIStream } from './openai-stream.ts';
 import { eventJson, sseReader } from './sse-in.ts';
@@ -293,22 +293,11 @@ export function geminiStream(ctx: ProviderRequestContext): StreamTransformer {
       if (c.finishReason) out += writer.finish(finishOf(c.finishReason), index);
     }
   });
-  const drain = () => {
+  return sseStreamTransformer(reader, writer, () => {
     const s = out;
     out = '';
     return s;
-  };
-  return {
-    push(chunk) {
-      reader.push(chunk);
-      return drain();
-    },
-    end() {
-      reader.end();
-      return drain() + writer.end();
-    },
-    outcome: () => writer.outcome(),
-  };
+  });
 }
 
 // ---- embeddings ----
