@@ -7,7 +7,7 @@
  * Native-format providers (Anthropic, Bedrock, Gemini ...) go through their transforms instead,
  * which are imported on first use: OpenAI-wire traffic and the cold start never load them.
  */
-import { Readable } from 'node:stream';
+import { readCapped } from '../http/node-streams.ts';
 import { NotFoundError, UpstreamError, ValidationError } from '../http/errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import { findProvider, providerIds } from '../providers/registry.ts';
@@ -48,20 +48,8 @@ export interface CallInput {
   fields?: Readonly<Record<string, unknown>>;
   /** The client's provider key when it is not in `Authorization` (Anthropic's `x-api-key` on /v1/messages). */
   providerKey?: string | undefined;
-  /** A request that came in Anthropic's format (/v1/messages): `body` is its OpenAI translation. */
-  anthropic?: AnthropicInbound;
   /** Called with the usage of a native provider's answer once known, streamed or not. */
   onUsage?: ((usage: NativeUsage) => void) | undefined;
-}
-
-/** An Anthropic Messages request as it came: Anthropic targets take it unchanged. */
-export interface AnthropicInbound {
-  kind: 'messages' | 'count_tokens';
-  /** The client's body text and its parsed value. */
-  text: string;
-  value: Record<string, unknown>;
-  /** Set when the request uses what only Anthropic takes: the refusal for every other target. */
-  anthropicOnly?: Error;
 }
 
 /** What a native provider's answer reported (OpenAI's usage shape). */
@@ -88,14 +76,10 @@ export interface CallerDeps {
 }
 
 type NativeModule = typeof import('../providers/native/index.ts');
-type InboundModule = typeof import('./anthropic-inbound.ts');
 let nativeModule: Promise<NativeModule> | undefined;
-let inboundModule: Promise<InboundModule> | undefined;
 
 /** The native providers' transforms, imported once, on first use. */
 export const loadNative = (): Promise<NativeModule> => (nativeModule ??= import('../providers/native/index.ts'));
-/** Anthropic's format inbound (/v1/messages), imported once, on first use. */
-export const loadAnthropicInbound = (): Promise<InboundModule> => (inboundModule ??= import('./anthropic-inbound.ts'));
 
 const field = (input: CallInput, target: ResolvedTarget, key: 'provider' | 'custom_host') =>
   input.fromHeaders ? (key === 'provider' ? 'x-gw-provider' : 'x-gw-custom-host') : `${target.path}.${key}`;
@@ -155,6 +139,9 @@ export function bearerKey(headers: Headers): string | undefined {
   return headers.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
 }
 
+/** The client's own provider key: `Authorization: Bearer`, else one a dialect found elsewhere. */
+export const clientKeyOf = (input: CallInput): string | undefined => bearerKey(input.clientHeaders) ?? input.providerKey;
+
 function copyListed(names: readonly string[] | undefined, from: Headers, to: Record<string, string>): void {
   if (!names) return;
   for (const name of names) {
@@ -210,16 +197,11 @@ function providerBase(provider: ProviderDefinition, input: CallInput, target: Re
 }
 
 export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCaller {
-  const clientKey = bearerKey(input.clientHeaders) ?? input.providerKey;
+  const clientKey = clientKeyOf(input);
   const passthrough = input.endpoint === 'proxy';
   return async (target, signal): Promise<Attempt> => {
     const declared = target.provider ? findProvider(target.provider) : undefined;
-    if (declared?.native) return callNativeTarget(deps, input, target, declared, clientKey, signal);
-    if (input.anthropic?.anthropicOnly && input.anthropic.kind === 'messages') throw input.anthropic.anthropicOnly;
-    if (input.anthropic?.kind === 'count_tokens') {
-      resolveProvider(target, input);
-      return estimateTokens(input.anthropic);
-    }
+    if (declared?.native) return callNativeTarget(deps, input, target, declared, signal);
     const { provider, path } = resolveProvider(target, input);
     if (provider.requiresCustomHost && !target.custom_host) {
       throw ValidationError.field(
@@ -296,19 +278,11 @@ async function batchOutput(deps: CallerDeps, c: BatchOutputCall): Promise<Attemp
   const first = await deps.upstream.send({ url: new URL(c.base + batchPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal });
   if (first.status < 200 || first.status >= 300) return { status: first.status, headers: first.headers, body: first.body };
 
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of first.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_BATCH_JSON) {
-      first.body.destroy();
-      throw new UpstreamError(502, 'The provider answered the batch with an oversized body');
-    }
-    chunks.push(chunk);
-  }
+  const read = await readCapped(first.body, MAX_BATCH_JSON);
+  if (read.truncated) throw new UpstreamError(502, 'The provider answered the batch with an oversized body');
   let batch: { output_file_id?: unknown; status?: unknown };
   try {
-    batch = JSON.parse(Buffer.concat(chunks).toString('utf8')) as typeof batch;
+    batch = JSON.parse(read.bytes.toString('utf8')) as typeof batch;
   } catch {
     throw new UpstreamError(502, 'The provider answered the batch with a body that is not JSON');
   }
@@ -343,83 +317,80 @@ function managedOptions(options: Readonly<Record<string, unknown>>, headers: Hea
   return out;
 }
 
-function forwardedHeaders(input: CallInput, target: ResolvedTarget): Record<string, string> {
+/** The client headers a config or request lists for forwarding (native and dialect calls). */
+export function forwardedHeaders(input: CallInput, target: ResolvedTarget): Record<string, string> {
   const headers: Record<string, string> = {};
   copyListed(target.forward_headers, input.clientHeaders, headers);
   copyListed(input.forwardHeaders, input.clientHeaders, headers);
   return headers;
 }
 
-const jsonAttempt = (status: number, value: unknown): Attempt => {
-  const bytes = Buffer.from(JSON.stringify(value));
-  return { status, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: Readable.from([bytes]) };
-};
-
-/** count_tokens for a target that is not Anthropic: the gateway's estimate, no provider call. */
-async function estimateTokens(inbound: AnthropicInbound): Promise<Attempt> {
-  const { estimateInputTokens } = await loadAnthropicInbound();
-  return jsonAttempt(200, estimateInputTokens(inbound.value));
+/** What every call to a native provider needs: its module, request context, base URL and timeout. */
+export interface NativeSetup {
+  native: NativeModule;
+  provider: NonNullable<ReturnType<NativeModule['findNativeProvider']>>;
+  ctx: ReturnType<NativeModule['nativeContext']>;
+  /** The target's custom host (SSRF-checked), else the provider's own base URL. */
+  base: string | undefined;
+  timeoutMs: number | undefined;
 }
 
 /**
- * One call to a native-format provider: its options (the target's, completed by `x-gw-<option>`
- * headers unless the target is managed), its key, the OpenAI body translated, the answer translated
- * back. Role assumption with the gateway's own credentials only for managed targets.
+ * A native provider's options (the target's, completed by `x-gw-<option>` headers unless the
+ * target is managed), key and context for `body`. `clientVersion`: the client's
+ * `anthropic-version` is the default (the passthrough, a request in Anthropic's own format).
+ * Role assumption with the gateway's own credentials only for managed targets.
  */
-async function callNativeTarget(
+export async function prepareNative(
   deps: CallerDeps,
   input: CallInput,
   target: ResolvedTarget,
   declared: ProviderDefinition,
-  clientKey: string | undefined,
-  signal: AbortSignal | undefined,
-): Promise<Attempt> {
-  const endpoint = input.endpoint;
-  const passthrough = endpoint === 'proxy';
-  const inbound = input.anthropic;
-  const anthropicAsIs = inbound !== undefined && declared.id === 'anthropic';
-  if (inbound?.kind === 'count_tokens' && !anthropicAsIs) return estimateTokens(inbound);
-  if (inbound?.anthropicOnly && !anthropicAsIs) throw inbound.anthropicOnly;
-  if (!passthrough && !anthropicAsIs && declared.endpoints[endpoint] === undefined) {
-    throw ValidationError.field(field(input, target, 'provider'), `provider ${declared.id} does not support the ${endpoint} endpoint`);
-  }
+  body: Readonly<Record<string, unknown>>,
+  clientVersion: boolean,
+): Promise<NativeSetup> {
   const base = target.custom_host
     ? parseOutboundUrl(target.custom_host, field(input, target, 'custom_host'), deps.trustedHosts).href.replace(/\/+$/, '')
     : undefined;
   const native = await loadNative();
   const provider = native.findNativeProvider(declared.id);
   if (!provider) throw new UpstreamError(500, `provider ${declared.id} has no native module`);
-
   const options = target.managed ? managedOptions(target.options, input.clientHeaders) : native.nativeOptions(target.options, input.clientHeaders);
-  // On the passthrough and for Anthropic's own format, the client's version header is the default.
   const version = input.clientHeaders.get('anthropic-version');
-  if ((passthrough || anthropicAsIs) && version && options.anthropic_version === undefined) options.anthropic_version = version;
-  const overrides = target.override_params;
-  let body: Readonly<Record<string, unknown>>;
-  if (anthropicAsIs) body = Object.keys(overrides).length ? { ...inbound.value, ...overrides } : inbound.value;
-  else if (input.body.kind === 'json') body = providerBody(input, target);
-  else body = { ...input.fields, ...overrides };
+  if (clientVersion && version && options.anthropic_version === undefined) options.anthropic_version = version;
   const ctx = native.nativeContext({
     body,
     options,
-    apiKey: target.api_key ?? clientKey,
+    apiKey: target.api_key ?? clientKeyOf(input),
     strictOpenAICompliance: target.strict_openai_compliance,
     clock: deps.clock,
     requestId: input.requestId ?? 'gantry',
     fetchCredentials: target.managed ? (deps.assumeRole ?? native.runtimeAssumeRole({ clock: deps.clock })) : undefined,
   });
-  const send = (r: Parameters<UpstreamClient['send']>[0]) => deps.upstream.send(r);
-  const timeoutMs = input.headerTimeoutMs ?? target.request_timeout;
-  const common = { provider, endpoint, ctx, send, baseUrl: base, timeoutMs, signal };
+  return { native, provider, ctx, base, timeoutMs: input.headerTimeoutMs ?? target.request_timeout };
+}
 
-  if (anthropicAsIs) {
-    const { passThroughRequest } = await loadAnthropicInbound();
-    const text = body === inbound.value ? inbound.text : JSON.stringify(body);
-    const req = await passThroughRequest(text, inbound.kind, ctx, input.clientHeaders);
-    const url = base ? new URL(base + (inbound.kind === 'messages' ? '/messages' : '/messages/count_tokens')) : req.url;
-    const res = await deps.upstream.send({ ...req, url, headers: { ...forwardedHeaders(input, target), ...req.headers }, timeoutMs, signal });
-    return { status: res.status, headers: res.headers, body: res.body };
+/** The body a native provider's transform starts from: the JSON body, or a form's fields, with override_params. */
+function nativeBody(input: CallInput, target: ResolvedTarget): Readonly<Record<string, unknown>> {
+  return input.body.kind === 'json' ? providerBody(input, target) : { ...input.fields, ...target.override_params };
+}
+
+/** One call to a native-format provider: the OpenAI body translated, the answer translated back. */
+async function callNativeTarget(
+  deps: CallerDeps,
+  input: CallInput,
+  target: ResolvedTarget,
+  declared: ProviderDefinition,
+  signal: AbortSignal | undefined,
+): Promise<Attempt> {
+  const endpoint = input.endpoint;
+  const passthrough = endpoint === 'proxy';
+  if (!passthrough && declared.endpoints[endpoint] === undefined) {
+    throw ValidationError.field(field(input, target, 'provider'), `provider ${declared.id} does not support the ${endpoint} endpoint`);
   }
+  const { native, provider, ctx, base, timeoutMs } = await prepareNative(deps, input, target, declared, nativeBody(input, target), passthrough);
+  const send = (r: Parameters<UpstreamClient['send']>[0]) => deps.upstream.send(r);
+  const common = { provider, endpoint, ctx, send, baseUrl: base, timeoutMs, signal };
   if (passthrough) {
     const headers = passthroughHeaders(input);
     // The key goes in the provider's own format.
@@ -438,7 +409,7 @@ async function callNativeTarget(
     const res = await native.callNativeRaw({
       ...common,
       headers: forwardedHeaders(input, target),
-      body: input.body.kind === 'json' ? JSON.stringify(body) : input.body.kind === 'raw' ? input.body.bytes : undefined,
+      body: input.body.kind === 'json' ? JSON.stringify(ctx.request) : input.body.kind === 'raw' ? input.body.bytes : undefined,
       contentType: input.body.kind === 'json' ? 'application/json' : input.body.kind === 'raw' ? input.body.contentType : undefined,
     });
     return { status: res.status, headers: res.headers, body: res.body };
@@ -447,11 +418,7 @@ async function callNativeTarget(
   const res = await native.callNative({
     ...common,
     headers: forwardedHeaders(input, target),
-    onOutcome: onUsage
-      ? (o) => {
-          if (o.usage) onUsage({ usage: o.usage, model: o.model });
-        }
-      : undefined,
+    onOutcome: onUsage ? (o) => o.usage && onUsage({ usage: o.usage, model: o.model }) : undefined,
   });
   return { status: res.status, headers: res.headers, body: res.body };
 }

@@ -44,12 +44,6 @@ export interface EndpointSpec {
   forwardHeaders?: readonly string[];
   /** `json`: fields SPEC.md defaults, set when the client leaves them out. */
   defaults?: Readonly<Record<string, unknown>>;
-  /**
-   * The body comes in Anthropic's Messages format (`/v1/messages`, `/v1/messages/count_tokens`): it
-   * is validated and routed as the OpenAI chat request it stands for, and answered in Anthropic's
-   * format (errors included). Anthropic targets get the body as it came.
-   */
-  anthropic?: 'messages' | 'count_tokens';
   /** Rewrites a 2xx JSON answer (rerank sorts its results); the rest pass untouched. */
   transformAnswer?(answer: Record<string, unknown>, provider: string | undefined): Record<string, unknown>;
 }

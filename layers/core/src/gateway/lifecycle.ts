@@ -4,6 +4,8 @@
  * it. `admit` runs before any provider is called and may refuse the request; `complete` runs once
  * the response has ended, or the client has gone, and never delays the response.
  */
+import type { GantryError } from '../http/errors.ts';
+import type { AttachedUsageLimit } from '../policy/limits/attached.ts';
 import type { Principal } from '../policy/principal.ts';
 import type { EndpointType } from '../providers/types.ts';
 
@@ -62,6 +64,27 @@ export interface GatewayRecord {
   cancelled?: boolean;
 }
 
+/** A managed provider's own usage limit, and the provider id that names its counter. */
+export interface TargetBudget {
+  providerId: string;
+  slug: string;
+  limit: AttachedUsageLimit;
+}
+
+/**
+ * One target about to be called, as hooks see it: known only per target (after routing chose it
+ * and a managed provider was resolved), so admitted per target rather than per request.
+ */
+export interface TargetAdmission {
+  /** The target's config path (`config.targets[1]`): a retry of the same target is the same admission. */
+  targetPath: string;
+  /** The registry provider and the model sent, to price an estimate. */
+  provider: string | undefined;
+  model: string | undefined;
+  /** Set for a managed provider that has a usage limit. */
+  budget?: TargetBudget;
+}
+
 export interface GatewayHook {
   readonly name: string;
   /**
@@ -69,6 +92,11 @@ export interface GatewayHook {
    * headers to add them to the answer (set once every hook has admitted the request).
    */
   admit?(record: GatewayRecord): Promise<void | Record<string, string>>;
+  /**
+   * Before each target is called. Return a GantryError to refuse this target only (a fallback then
+   * tries its next one); throw to fail the request.
+   */
+  admitTarget?(record: GatewayRecord, target: TargetAdmission): Promise<GantryError | undefined>;
   /** After the response has ended or was cancelled; errors are logged, never surfaced. */
   complete?(record: GatewayRecord): void | Promise<void>;
   /**

@@ -10,6 +10,7 @@
  * never reach the GatewayRecord (which keeps the target the routing engine chose, not this one).
  */
 import { ForbiddenError, GantryError, InternalError, ValidationError } from '../http/errors.ts';
+import type { TargetBudget } from './lifecycle.ts';
 import type { Principal } from '../policy/principal.ts';
 import type { Cipher } from '../ports/cipher.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -18,7 +19,7 @@ import { integrationContext, openCredentials, virtualKeyContext, type Credential
 import { Integration, Provider, providerKey } from '../store/integrations.ts';
 import type { TableClient } from '../store/repositories.ts';
 import { VirtualKey, virtualKeyKey } from '../store/virtual-keys.ts';
-import { parseUsageLimit, type AttachedUsageLimit } from '../policy/limits/attached.ts';
+import { parseUsageLimit } from '../policy/limits/attached.ts';
 import type { TargetCaller } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';
 
@@ -40,23 +41,8 @@ export interface ManagedCredential {
   /** Set when it exists but may not be used (integration archived, workspace no longer allowed). */
   refusal?: string;
   /** A provider's budget, and the provider's id that names its counter. */
-  budget?: { providerId: string; limit: AttachedUsageLimit };
+  budget?: Omit<TargetBudget, 'slug'>;
 }
-
-/** A reservation in a managed provider's budget for one target of a request. */
-export interface ProviderBudgetRequest {
-  providerId: string;
-  slug: string;
-  /** The registry provider and the model sent, to price the estimate. */
-  provider: string;
-  model: string | undefined;
-  limit: AttachedUsageLimit;
-  /** The target's config path. */
-  targetPath: string;
-}
-
-/** Reserves in a provider's budget: the refusal (402) is answered, not thrown. */
-export type ProviderBudgetGate = (b: ProviderBudgetRequest) => Promise<GantryError | undefined>;
 
 export interface ManagedProviderSource {
   /** Looks `slug` up in the workspace, as `kind` first and then as the other kind. */
@@ -200,8 +186,6 @@ export class ManagedProviderCache implements ManagedProviderSource {
 export interface ManagedRequest {
   clientHeaders: Headers;
   params: Readonly<Record<string, unknown>>;
-  /** Enforces a provider's budget; without it budgets are not checked. */
-  budget?: ProviderBudgetGate;
 }
 
 export interface ManagedDeps {
@@ -352,17 +336,8 @@ export function withManagedProviders(inner: TargetCaller, deps: ManagedDeps, pri
     if (cred.customHost !== undefined) next.custom_host = cred.customHost;
     next.managed = true;
     protectEmbedding(target, next, cred, request.clientHeaders);
-    if (cred.budget && request.budget) {
-      // An exhausted budget refuses this target only: a fallback goes on to its next one.
-      const refusal = await request.budget({
-        ...cred.budget,
-        slug: cred.slug,
-        provider: cred.provider,
-        model: typeof model === 'string' ? model : undefined,
-        targetPath: target.path,
-      });
-      if (refusal) return { status: refusal.status, headers: {}, error: refusal, target: next };
-    }
+    // Reserved by the hooks' admitTarget (withTargetAdmission) once this target is about to be called.
+    if (cred.budget) next.budget = { ...cred.budget, slug: cred.slug };
     const attempt = await inner(next, signal);
     // Report the provider actually called (its id, not the slug) to the record and headers.
     return { ...attempt, target: attempt.target ?? next };

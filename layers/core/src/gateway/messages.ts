@@ -1,25 +1,38 @@
 /**
- * Anthropic's Messages format at the gateway (`POST /v1/messages`, `/v1/messages/count_tokens`):
- * the pipeline-side half of `anthropic-inbound.ts`. The request becomes an OpenAI chat request for
- * the routing engine; the answer, from whichever target answered, becomes Anthropic's again (an
- * Anthropic target's answer is already). Imported by the pipeline on the first such request only.
+ * Anthropic's Messages format as a dialect (`POST /v1/messages`, `/v1/messages/count_tokens`): the
+ * request becomes an OpenAI chat request for the routing engine; an Anthropic target takes it as it
+ * came; the answer, from whichever target answered, becomes Anthropic's again (an Anthropic
+ * target's answer is already). Imported by the route on the first such request only.
  */
 import { readCapped, rewriteStream } from '../http/node-streams.ts';
 import { Readable } from 'node:stream';
-import type { Clock } from '../ports/clock.ts';
 import { nodeStreamResponse, textResponse } from '../http/bodies.ts';
 import type { GantryError } from '../http/errors.ts';
 import { toOpenAIBody, ValidationError } from '../http/errors.ts';
 import { isRecord } from '../providers/native/chat-input.ts';
 import { eventJson, sseReader } from '../providers/native/sse-in.ts';
-import type { PriceBook } from '../pricing/price-book.ts';
+import { findProvider } from '../providers/registry.ts';
+import type { ProviderDefinition } from '../providers/types.ts';
 import { formatUsd } from '../pricing/cost.ts';
-import { AnthropicStreamWriter, anthropicToOpenAI, openAIToAnthropic, toAnthropicError } from './anthropic-inbound.ts';
+import {
+  AnthropicStreamWriter,
+  anthropicToOpenAI,
+  estimateInputTokens,
+  isPassThrough,
+  openAIToAnthropic,
+  passThroughRequest,
+  toAnthropicError,
+} from './anthropic-inbound.ts';
+import { forwardedHeaders, prepareNative, resolveProvider, type CallerDeps, type CallInput } from './call-target.ts';
+import type { Dialect, DialectAnswer, DialectRequest } from './dialect.ts';
+import type { TokenUsage } from './lifecycle.ts';
+import { observeBody } from './observe.ts';
+import { passedHeaders } from './respond.ts';
+import type { Attempt, TargetCaller } from './routing/execute.ts';
+import type { ResolvedTarget } from './routing/types.ts';
+import { noteOpenAIUsage, noteUsage, priceRecord } from './usage.ts';
 
 export { isPassThrough } from './anthropic-inbound.ts';
-import type { GatewayRecord, TokenUsage } from './lifecycle.ts';
-import { observeBody, toUsage } from './observe.ts';
-import { passedHeaders, type ProviderAnswer } from './respond.ts';
 
 export type MessagesKind = 'messages' | 'count_tokens';
 
@@ -94,19 +107,12 @@ function parse(bytes: Buffer): unknown {
   }
 }
 
-export interface MessagesAnswer {
+/** An answer to render, with what the request said. */
+interface MessagesAnswer extends DialectAnswer {
   kind: MessagesKind;
-  answer: ProviderAnswer;
   /** The answer is already Anthropic's (an Anthropic target, or the gateway's token estimate). */
   anthropicShaped: boolean;
   requestedModel: string;
-  record: GatewayRecord;
-  clock: Clock;
-  pricing: PriceBook;
-  /** The gateway's response headers. */
-  out: Record<string, string>;
-  /** Completes the record (hooks), once the response has ended. */
-  done: () => void;
 }
 
 const json = (value: unknown, status: number, headers: Headers): Response => {
@@ -115,7 +121,7 @@ const json = (value: unknown, status: number, headers: Headers): Response => {
 };
 
 /** Renders the routing engine's answer in Anthropic's format, filling the record as the pipeline does. */
-export async function respondMessages(a: MessagesAnswer): Promise<Response> {
+async function respondMessages(a: MessagesAnswer): Promise<Response> {
   const { answer, record } = a;
   if (answer.status >= 400) {
     const text = (await readCapped(answer.body, MAX_ERROR_BYTES)).bytes.toString('utf8');
@@ -133,14 +139,10 @@ export async function respondMessages(a: MessagesAnswer): Promise<Response> {
     let out = bytes;
     if (a.kind === 'messages' && isRecord(parsed)) {
       record.response = parsed;
-      const usage = a.anthropicShaped ? anthropicTokenUsage(parsed.usage) : toUsage(parsed.usage as Parameters<typeof toUsage>[0]);
-      if (usage) record.usage = usage;
-      if (typeof parsed.model === 'string') record.model = parsed.model;
-      const micros = a.pricing.costMicros(record);
-      if (micros !== undefined) {
-        record.costMicros = micros;
-        a.out['x-gw-cost'] = formatUsd(micros);
-      }
+      if (a.anthropicShaped) noteUsage(record, anthropicTokenUsage(parsed.usage), parsed.model);
+      else noteOpenAIUsage(record, parsed);
+      const micros = priceRecord(record, a.pricer);
+      if (micros !== undefined) a.out['x-gw-cost'] = formatUsd(micros);
       if (!a.anthropicShaped) out = Buffer.from(JSON.stringify(openAIToAnthropic(parsed, a.requestedModel)));
     }
     const body = Readable.from([out]);
@@ -161,12 +163,12 @@ export async function respondMessages(a: MessagesAnswer): Promise<Response> {
     const reader = sseReader((e) => {
       const data = eventJson(e);
       if (!isRecord(data)) return;
+      let model: unknown;
       if (data.type === 'message_start' && isRecord(data.message)) {
         if (isRecord(data.message.usage)) usage = { ...data.message.usage };
-        if (typeof data.message.model === 'string') record.model = data.message.model;
+        model = data.message.model;
       } else if (data.type === 'message_delta' && isRecord(data.usage)) usage = { ...usage, ...data.usage };
-      const u = anthropicTokenUsage(usage);
-      if (u) record.usage = u;
+      noteUsage(record, anthropicTokenUsage(usage), model);
     });
     async function* tap(): AsyncGenerator<Buffer> {
       try {
@@ -188,4 +190,71 @@ export async function respondMessages(a: MessagesAnswer): Promise<Response> {
   observeBody(source, 'text/event-stream', record, a.clock, a.done);
   const writer = new AnthropicStreamWriter(a.requestedModel);
   return nodeStreamResponse(rewriteStream(source, writer), { status: answer.status, headers });
+}
+
+// ---- The dialect -------------------------------------------------------------------------------
+
+const jsonAttempt = (status: number, value: unknown): Attempt => {
+  const bytes = Buffer.from(JSON.stringify(value));
+  return { status, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: Readable.from([bytes]) };
+};
+
+/** The request as it came, to an Anthropic target: override_params over it, its own key and version headers. */
+async function callAsIs(deps: CallerDeps, input: CallInput, req: AsIs, target: ResolvedTarget, declared: ProviderDefinition, signal: AbortSignal | undefined): Promise<Attempt> {
+  const overrides = target.override_params;
+  const body = Object.keys(overrides).length ? { ...req.value, ...overrides } : req.value;
+  const { ctx, base, timeoutMs } = await prepareNative(deps, input, target, declared, body, true);
+  const text = body === req.value ? req.text : JSON.stringify(body);
+  const out = await passThroughRequest(text, req.kind, ctx, input.clientHeaders);
+  const url = base ? new URL(base + (req.kind === 'messages' ? '/messages' : '/messages/count_tokens')) : out.url;
+  const res = await deps.upstream.send({ ...out, url, headers: { ...forwardedHeaders(input, target), ...out.headers }, timeoutMs, signal });
+  return { status: res.status, headers: res.headers, body: res.body };
+}
+
+/** A Messages request as it came. */
+interface AsIs {
+  kind: MessagesKind;
+  text: string;
+  value: Record<string, unknown>;
+  /** Set when the request uses what only Anthropic takes: the refusal for every other target. */
+  anthropicOnly?: ValidationError;
+}
+
+function messagesRequest(req: AsIs, openai: Record<string, unknown>): DialectRequest {
+  const requestedModel = typeof req.value.model === 'string' ? req.value.model : '';
+  return {
+    openai,
+    wrapCaller: (inner: TargetCaller, input: CallInput, deps: CallerDeps): TargetCaller => async (target, signal) => {
+      const declared = target.provider ? findProvider(target.provider) : undefined;
+      if (declared?.native && isPassThrough({ provider: declared.id })) return callAsIs(deps, input, req, target, declared, signal);
+      if (req.kind === 'count_tokens') {
+        // An unknown provider is still refused; every other one gets the gateway's estimate, no provider call.
+        if (!declared?.native) resolveProvider(target, input);
+        return jsonAttempt(200, estimateInputTokens(req.value));
+      }
+      if (req.anthropicOnly) throw req.anthropicOnly;
+      return inner(target, signal);
+    },
+    answer: (a: DialectAnswer) =>
+      respondMessages({
+        ...a,
+        kind: req.kind,
+        // count_tokens is Anthropic's or the gateway's estimate in its shape.
+        anthropicShaped: req.kind === 'count_tokens' || isPassThrough(a.target),
+        requestedModel,
+      }),
+  };
+}
+
+/** The dialect of `/v1/messages` (`messages`) or `/v1/messages/count_tokens`. */
+export function anthropicDialect(kind: MessagesKind): Dialect {
+  return {
+    name: `anthropic-${kind}`,
+    inbound: inboundHeaders,
+    translate(value, text) {
+      const { chat, anthropicOnly } = toChatRequest(kind, value);
+      return messagesRequest({ kind, text, value, ...(anthropicOnly ? { anthropicOnly } : {}) }, chat);
+    },
+    refusalBody,
+  };
 }

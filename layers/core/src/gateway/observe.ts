@@ -6,36 +6,15 @@
 import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Clock } from '../ports/clock.ts';
-import type { GatewayRecord, TokenUsage } from './lifecycle.ts';
+import type { GatewayRecord } from './lifecycle.ts';
+import { noteOpenAIUsage, noteUsage } from './usage.ts';
 
 /** JSON bodies larger than this are not parsed for usage (they are not chat answers). */
 const MAX_JSON_BYTES = 4 << 20;
 /** How much of a stream is kept for the log: copies, no parsing, on the way through. */
 const MAX_STREAM_LOG_BYTES = 1 << 20;
 
-interface UsageShape {
-  prompt_tokens?: number;
-  completion_tokens?: number;
-  total_tokens?: number;
-  prompt_tokens_details?: { cached_tokens?: number };
-  completion_tokens_details?: { reasoning_tokens?: number };
-}
-
-export function toUsage(u: UsageShape | undefined | null): TokenUsage | undefined {
-  if (!u || typeof u !== 'object') return undefined;
-  const prompt = Number(u.prompt_tokens ?? 0);
-  const completion = Number(u.completion_tokens ?? 0);
-  const usage: TokenUsage = {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: Number(u.total_tokens ?? prompt + completion),
-  };
-  const cached = u.prompt_tokens_details?.cached_tokens;
-  const reasoning = u.completion_tokens_details?.reasoning_tokens;
-  if (typeof cached === 'number') usage.cached_tokens = cached;
-  if (typeof reasoning === 'number') usage.reasoning_tokens = reasoning;
-  return usage;
-}
+export { toUsage } from './usage.ts';
 
 /**
  * `parsed`: the caller read the JSON answer's usage already (it was buffered to price it), so only
@@ -53,14 +32,11 @@ export function observeBody(body: Readable, contentType: string, record: Gateway
         onEvent(event: EventSourceMessage) {
           // Only events that carry usage are parsed: the rest pass untouched.
           if (!event.data.includes('"usage"')) {
-            if (record.model === undefined && event.data.includes('"model"')) record.model = readModel(event.data);
+            if (record.model === undefined && event.data.includes('"model"')) noteUsage(record, undefined, readModel(event.data));
             return;
           }
           try {
-            const parsed = JSON.parse(event.data) as { usage?: UsageShape; model?: string };
-            const usage = toUsage(parsed.usage);
-            if (usage) record.usage = usage;
-            if (parsed.model) record.model = parsed.model;
+            noteOpenAIUsage(record, JSON.parse(event.data));
           } catch {
             // not JSON: nothing to read
           }
@@ -77,11 +53,9 @@ export function observeBody(body: Readable, contentType: string, record: Gateway
     if (sse && chunks.length) record.streamText = Buffer.concat(chunks).toString('utf8');
     if (json && chunks.length) {
       try {
-        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { usage?: UsageShape; model?: string };
+        const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as Record<string, unknown>;
         record.response = parsed;
-        const usage = toUsage(parsed.usage);
-        if (usage) record.usage = usage;
-        if (parsed.model) record.model = parsed.model;
+        noteOpenAIUsage(record, parsed);
       } catch {
         // a non-JSON body: keep the byte count only
       }

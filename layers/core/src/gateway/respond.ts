@@ -78,17 +78,8 @@ export async function transformJsonAnswer(
   up: ProviderAnswer,
   transform: (answer: Record<string, unknown>) => Record<string, unknown>,
 ): Promise<ProviderAnswer> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of up.body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    chunks.push(chunk);
-    if (size > MAX_TRANSFORMED_BODY) {
-      up.body.destroy();
-      throw new UpstreamError(502, `The provider's answer is larger than ${MAX_TRANSFORMED_BODY} bytes`);
-    }
-  }
-  const bytes = Buffer.concat(chunks);
+  const { bytes, truncated } = await readCapped(up.body, MAX_TRANSFORMED_BODY);
+  if (truncated) throw new UpstreamError(502, `The provider's answer is larger than ${MAX_TRANSFORMED_BODY} bytes`);
   const parsed = tryParseJson(bytes.toString('utf8'));
   const out =
     parsed.ok && parsed.value !== null && typeof parsed.value === 'object' && !Array.isArray(parsed.value)

@@ -5,6 +5,7 @@
  */
 import type { RouteModule } from '../http/app.ts';
 import type { RuntimeBindings } from '../http/bodies.ts';
+import { lazyDialect, type DialectLoader } from './dialect.ts';
 import type { EndpointSpec, HttpMethod } from './endpoint.ts';
 import { listModels, retrieveModel } from './models.ts';
 import { passthrough } from './passthrough.ts';
@@ -25,7 +26,12 @@ export interface GatewayRoute {
   /** OpenAI's path below `/v1`, e.g. `/files/{file_id}/content`. */
   path: string;
   spec: EndpointSpec;
+  /** A wire format other than OpenAI's that wraps the pipeline (dialect.ts), imported on first use. */
+  dialect?: DialectLoader;
 }
+
+/** Anthropic's Messages format, routed as the chat request it stands for (gateway/messages.ts). */
+const anthropic = (kind: 'messages' | 'count_tokens'): DialectLoader => lazyDialect(() => import('./messages.ts').then((m) => m.anthropicDialect(kind)));
 
 const paramsOf = (path: string): string[] => [...path.matchAll(/\{([A-Za-z0-9_]+)\}/g)].map((m) => m[1] as string);
 
@@ -66,9 +72,8 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
     cacheable: true,
   }),
   route('POST', '/rerank', { endpoint: 'rerank', body: 'json', validate: parseRerankRequest, cacheable: true, transformAnswer: sortRerankAnswer }),
-  // Anthropic's Messages format, routed as the chat request it stands for (gateway/messages.ts).
-  route('POST', '/messages', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true, anthropic: 'messages' }),
-  route('POST', '/messages/count_tokens', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, anthropic: 'count_tokens' }),
+  { ...route('POST', '/messages', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true }), dialect: anthropic('messages') },
+  { ...route('POST', '/messages/count_tokens', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest }), dialect: anthropic('count_tokens') },
 
   route('POST', '/files', { endpoint: 'uploadFile', body: 'multipart', validateForm: checkFileUploadForm }),
   route('GET', '/files', { endpoint: 'listFiles', ...none }),
@@ -127,9 +132,16 @@ export const gatewayModule: RouteModule = (app, deps) => {
   // The model catalog (gateway/models.ts), answered by the gateway itself.
   app.get('/v1/models', (c) => listModels(c.req.raw, deps));
   app.get('/v1/models/:model{.+}', (c) => retrieveModel(c.req.raw, deps, c.req.param('model')));
-  for (const { path, spec } of GATEWAY_ROUTES) {
-    app.on(spec.method, honoPath(path), (c) =>
-      handleGatewayRequest(spec, c.req.raw, deps, c.env as RuntimeBindings | undefined, spec.params ? { params: c.req.param() as Record<string, string> } : undefined),
+  for (const { path, spec, dialect } of GATEWAY_ROUTES) {
+    app.on(spec.method, honoPath(path), async (c) =>
+      handleGatewayRequest(
+        spec,
+        c.req.raw,
+        deps,
+        c.env as RuntimeBindings | undefined,
+        spec.params ? { params: c.req.param() as Record<string, string> } : undefined,
+        dialect ? await dialect() : undefined,
+      ),
     );
   }
   // Every other /v1 path, after every route of every module.

@@ -20,6 +20,36 @@ export async function readCapped(body: Readable, cap: number): Promise<{ bytes: 
 }
 
 /**
+ * Reads a stream whole when it is at most `cap` bytes; past the cap, gives back a stream that
+ * replays what was read and then the rest, so nothing is lost and nothing large is held.
+ */
+export async function readUpTo(body: Readable, cap: number): Promise<{ bytes: Buffer } | { rest: Readable }> {
+  const it = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const next = await it.next();
+    if (next.done) return { bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) };
+    chunks.push(next.value);
+    size += next.value.length;
+    if (size > cap) break;
+  }
+  async function* replay(): AsyncGenerator<Buffer> {
+    try {
+      yield* chunks;
+      for (;;) {
+        const next = await it.next();
+        if (next.done) return;
+        yield next.value;
+      }
+    } finally {
+      body.destroy();
+    }
+  }
+  return { rest: Readable.from(replay(), { objectMode: false }) };
+}
+
+/**
  * Rewrites a Node byte stream chunk by chunk through a stateful transformer (one wire format into
  * another). A broken source ends the output through `end()` rather than an error, the source is
  * always released, and `finally` runs once whatever happened.

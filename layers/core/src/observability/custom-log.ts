@@ -4,7 +4,7 @@
  * rolled up. Request and response headers are not kept (they carry credentials).
  */
 import { randomUUID } from 'node:crypto';
-import { toUsage } from '../gateway/observe.ts';
+import { toUsage } from '../gateway/usage.ts';
 import type { Principal } from '../policy/principal.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import { attachBody, logMetadata, type LogEvent } from './log-event.ts';

@@ -7,6 +7,7 @@
  * table. The admin routes drop an organisation's entry at once when they change a price; other
  * instances see the change within the TTL.
  */
+import { priceRecord } from '../gateway/usage.ts';
 import type { GatewayHook, GatewayRecord } from '../gateway/lifecycle.ts';
 import type { Clock } from '../ports/clock.ts';
 import { findModel, type CatalogModel, type TokenPrice } from './catalog.ts';
@@ -181,10 +182,8 @@ export function pricingHook(book: PriceBook): GatewayHook {
       if (record.principal) await book.prefetch(record.principal.organisationId);
     },
     complete(record) {
-      // The gateway priced a non-streamed answer already, for its x-gw-cost header: keep that figure.
-      if (record.costMicros !== undefined) return;
-      const micros = book.costMicros(record);
-      if (micros !== undefined) record.costMicros = micros;
+      // A non-streamed answer was priced already, for its x-gw-cost header: that figure is kept.
+      priceRecord(record, book);
     },
   };
 }

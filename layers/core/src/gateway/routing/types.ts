@@ -4,6 +4,8 @@
  * depth, with a leaf being a node without `targets`.
  */
 
+import type { TargetBudget } from '../lifecycle.ts';
+
 export type StrategyMode = 'single' | 'loadbalance' | 'fallback' | 'conditional';
 
 export interface Condition {
@@ -83,6 +85,8 @@ export interface ResolvedTarget {
   options: Record<string, unknown>;
   /** Resolved from a managed provider or virtual key: its options come from the administrator only. */
   managed?: boolean;
+  /** A managed provider's own usage limit, admitted by the hooks before the target is called. */
+  budget?: TargetBudget;
 }
 
 /** What conditions are evaluated against. */

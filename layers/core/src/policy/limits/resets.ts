@@ -9,7 +9,7 @@ import { runEvery } from '../../ports/local/schedule.ts';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Clock } from '../../ports/clock.ts';
 import type { LimitsRuntime } from './runtime.ts';
-import { currentPeriod } from './hook.ts';
+import { currentPeriod } from './counters.ts';
 
 export interface ResetRunDeps {
   limits: Pick<LimitsRuntime, 'repo' | 'policies'>;

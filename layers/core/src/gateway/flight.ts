@@ -1,0 +1,75 @@
+/**
+ * One gateway request in flight: what every phase of the pipeline reads and fills. Opened first
+ * (`openRecord`), before anything can fail, so that every answer, refusals included, carries the
+ * trace id and leaves a record for the hooks.
+ */
+import { randomUUID } from 'node:crypto';
+import type { CoreDeps } from '../deps.ts';
+import type { Dialect } from './dialect.ts';
+import type { EndpointSpec } from './endpoint.ts';
+import type { GatewayRecord } from './lifecycle.ts';
+
+export interface Flight {
+  spec: EndpointSpec;
+  deps: CoreDeps;
+  url: URL;
+  /** The request's headers as the gateway reads them (a dialect may have moved the gateway key). */
+  headers: Headers;
+  /** The client's provider key when a dialect found it outside `Authorization`. */
+  providerKey: string | undefined;
+  dialect: Dialect | undefined;
+  record: GatewayRecord;
+  /** The gateway's own response headers, sent with every answer. */
+  out: Record<string, string>;
+  /** Runs the hooks' `complete`, once the response has ended (never delaying it). */
+  done: () => void;
+}
+
+export function openRecord(spec: EndpointSpec, req: Request, deps: CoreDeps, dialect: Dialect | undefined): Flight {
+  const inbound = dialect?.inbound(req.headers);
+  const headers = inbound?.headers ?? req.headers;
+  const traceId = headers.get('x-gw-trace-id') || randomUUID();
+  const url = new URL(req.url);
+  const record: GatewayRecord = {
+    id: randomUUID(),
+    traceId,
+    endpoint: spec.endpoint,
+    method: req.method,
+    path: url.pathname,
+    startedAt: deps.clock.now(),
+    metadata: {},
+    stream: false,
+  };
+  const spanId = headers.get('x-gw-span-id');
+  if (spanId) record.spanId = spanId;
+  const parentSpanId = headers.get('x-gw-parent-span-id');
+  if (parentSpanId) record.parentSpanId = parentSpanId;
+  const spanName = headers.get('x-gw-span-name');
+  if (spanName) record.spanName = spanName;
+  return {
+    spec,
+    deps,
+    url,
+    headers,
+    providerKey: inbound?.providerKey,
+    dialect,
+    record,
+    out: { 'x-gw-trace-id': traceId, 'x-gw-cache-status': 'DISABLED' },
+    done: () => completeLater(deps, record),
+  };
+}
+
+/** Runs the hooks' `complete` after the response, never failing or delaying it. */
+function completeLater(deps: CoreDeps, record: GatewayRecord): void {
+  if (deps.gatewayHooks.length === 0) return;
+  setImmediate(() => {
+    for (const hook of deps.gatewayHooks) {
+      try {
+        const done = hook.complete?.(record);
+        if (done instanceof Promise) done.catch((err: unknown) => deps.logger.error(`${hook.name} failed`, { error: err }));
+      } catch (err) {
+        deps.logger.error(`${hook.name} failed`, { error: err });
+      }
+    }
+  });
+}
