@@ -5,22 +5,20 @@ import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp } from '../../layers/core/src/http/app.ts';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
 import { eventToRequest, responseToResult } from '../shared/apigw.ts';
-import { depsFromEnv } from '../shared/deps.ts';
-import { ensureTraceId } from '../shared/observability.ts';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { depsFromEnv, lambdaLogger } from '../shared/deps.ts';
+import { invocationLogging } from '../shared/observability.ts';
 
-export function createAdminHandler(getDeps: () => Promise<CoreDeps>) {
+export function createAdminHandler(getDeps: () => Promise<CoreDeps>, logger: Logger = lambdaLogger) {
   let app: ReturnType<typeof createApp> | undefined;
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>().handler(async (event) => {
-    const deps = await getDeps();
-    app ??= createApp(deps, [adminModule]);
+  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
     // Every log line of the invocation carries its trace id.
-    deps.logger.appendKeys({ trace_id: ensureTraceId(event) });
-    try {
+    .use(invocationLogging(logger))
+    .handler(async (event) => {
+      const deps = await getDeps();
+      app ??= createApp(deps, [adminModule]);
       return responseToResult(await app.fetch(eventToRequest(event)));
-    } finally {
-      deps.logger.removeKeys(['trace_id']);
-    }
-  });
+    });
 }
 
 export const handler = createAdminHandler(depsFromEnv);

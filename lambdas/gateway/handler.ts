@@ -8,25 +8,25 @@ import { createApp } from '../../layers/core/src/http/app.ts';
 import { fastBodyOf } from '../../layers/core/src/http/bodies.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { eventToRequest, splitHeaders } from '../shared/apigw.ts';
-import { depsFromEnv } from '../shared/deps.ts';
-import { ensureTraceId, flushHooks } from '../shared/observability.ts';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { depsFromEnv, lambdaLogger } from '../shared/deps.ts';
+import { flushHooks, invocationLogging } from '../shared/observability.ts';
 
-export function createGatewayHandler(getDeps: () => Promise<CoreDeps>) {
+export function createGatewayHandler(getDeps: () => Promise<CoreDeps>, logger: Logger = lambdaLogger) {
   let app: ReturnType<typeof createApp> | undefined;
   let deps: CoreDeps | undefined;
   return middy<APIGatewayProxyEvent>({
     executionMode: executionModeStreamifyResponse,
     // Runs once the response has been streamed: the hooks' work must finish before Lambda freezes.
     requestEnd: async () => {
-      if (!deps) return;
-      await flushHooks(deps);
-      deps.logger.removeKeys(['trace_id']);
+      if (deps) await flushHooks(deps);
     },
-  }).handler(async (event) => {
+  })
+    // One trace id (set on the event when absent) for the pipeline and every log line of this invocation.
+    .use(invocationLogging(logger))
+    .handler(async (event) => {
     deps ??= await getDeps();
     app ??= createApp(deps, [gatewayModule]);
-    // One trace id for the pipeline and every log line of this invocation.
-    deps.logger.appendKeys({ trace_id: ensureTraceId(event) });
     const res = await app.fetch(eventToRequest(event));
     const { headers, cookies } = splitHeaders(res);
     // A provider's answer (audio and file bytes too) is piped from its Node stream; everything else

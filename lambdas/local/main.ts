@@ -8,6 +8,7 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConfigError, loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps } from '../../layers/core/src/deps.ts';
+import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startLocalLimitsWorkers } from '../../layers/core/src/policy/limits/workers.ts';
@@ -49,7 +50,7 @@ async function main(): Promise<void> {
     await ensureTable(client, config.tableName);
     client.destroy();
 
-    const deps = createDeps(config);
+    const deps = createDeps(config, localAdapters(config));
     // Request logs and log exports are processed in this process (SQS and worker functions in AWS).
     attachLocalWorkers(deps);
     const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);

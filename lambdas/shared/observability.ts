@@ -4,8 +4,24 @@
  * finished before the invocation does; and every log line carries the request's trace id.
  */
 import { randomUUID } from 'node:crypto';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
+import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
+
+/**
+ * Per-invocation log keys: Powertools adds the Lambda context and drops every key appended during
+ * the invocation once it ends (`resetKeys`); the request's trace id is one of them.
+ */
+export function invocationLogging(logger: Logger): MiddlewareObj<APIGatewayProxyEvent>[] {
+  const traceId: MiddlewareObj<APIGatewayProxyEvent> = {
+    before: (request) => {
+      logger.appendKeys({ trace_id: ensureTraceId(request.event) });
+    },
+  };
+  return [injectLambdaContext(logger, { resetKeys: true }) as MiddlewareObj<APIGatewayProxyEvent>, traceId];
+}
 
 /** The request's `x-gw-trace-id`, generated and set on the event when the client sent none. */
 export function ensureTraceId(event: APIGatewayProxyEvent): string {

@@ -6,6 +6,7 @@
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps } from '../../layers/core/src/deps.ts';
+import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
@@ -52,7 +53,7 @@ try {
   await ensureTable(client, config.tableName);
   client.destroy();
 
-  const deps = createDeps(config);
+  const deps = createDeps(config, localAdapters(config));
   // Request logs and log exports are processed in this process (SQS and worker functions in AWS).
   attachLocalWorkers(deps);
   // The bench has the log-ingest worker drop events while it measures the request path alone.

@@ -7,6 +7,7 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps, type CoreDeps, type DepsOverrides } from '../../layers/core/src/deps.ts';
+import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
 
@@ -32,8 +33,7 @@ export async function createTestDeps(
  */
 export function createTestDepsOn(tableName: string, env: Record<string, string> = {}, overrides: DepsOverrides = {}): CoreDeps {
   const endpoint = inject('dynamodbEndpoint');
-  const deps = createDeps(
-    loadConfig({
+  const config = loadConfig({
       TABLE_NAME: tableName,
       DYNAMODB_ENDPOINT: endpoint,
       AWS_REGION: 'local',
@@ -43,9 +43,8 @@ export function createTestDepsOn(tableName: string, env: Record<string, string> 
       GW_BLOB_DIR: mkdtempSync(path.join(os.tmpdir(), 'gantry-blobs-')),
       LOG_LEVEL: 'SILENT',
       ...env,
-    }),
-    overrides,
-  );
+  });
+  const deps = createDeps(config, { ...localAdapters(config, overrides.clock), ...overrides });
   // The log-ingest and log-export workers run in-process, as with `npm start`.
   attachLocalWorkers(deps);
   return deps;

@@ -6,7 +6,7 @@
  * elsewhere they are separate blobs joined at the end.
  */
 import { randomUUID } from 'node:crypto';
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../ports/logger.ts';
 import { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } from '@aws-sdk/client-s3';
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { S3BlobStore } from '../ports/aws/blob-s3.ts';

@@ -9,7 +9,7 @@
  * A message whose log item could not be written is reported failed: the queue delivers it again,
  * and after its retries keeps it in the dead-letter queue. Nothing is dropped.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../ports/logger.ts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../ports/clock.ts';
 import type { Queue, QueueConsumer, QueueMessage } from '../ports/queue.ts';

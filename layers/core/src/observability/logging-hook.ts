@@ -4,7 +4,7 @@
  * first. A send that fails after the queue's own retries is written to the process log in full, so
  * an event is never silently dropped.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../ports/logger.ts';
 import type { GatewayHook, GatewayRecord } from '../gateway/lifecycle.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import type { Clock } from '../ports/clock.ts';

@@ -2,6 +2,8 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../layers/core/src/config.ts';
 import { createDeps } from '../../../../layers/core/src/deps.ts';
+import { awsAdapters } from '../../../../layers/core/src/ports/aws/adapters.ts';
+import { localAdapters } from '../../../../layers/core/src/ports/local/adapters.ts';
 import { SesMailer } from '../../../../layers/core/src/ports/aws/ses-mailer.ts';
 import { SqsQueue } from '../../../../layers/core/src/ports/aws/sqs-queue.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
@@ -92,12 +94,22 @@ describe('SqsQueueFactory', () => {
   });
 });
 
+/** The composition roots: the local server's adapters and a Lambda function's. */
+const createLocal = (env: Record<string, string>) => {
+  const config = loadConfig(env);
+  return createDeps(config, localAdapters(config));
+};
+const createAws = (env: Record<string, string>) => {
+  const config = loadConfig(env);
+  return createDeps(config, awsAdapters(config));
+};
+
 describe('createDeps', () => {
   const local = { TABLE_NAME: 't', DYNAMODB_ENDPOINT: 'http://127.0.0.1:1', AWS_REGION: 'local', LOG_LEVEL: 'SILENT' };
   const aws = { TABLE_NAME: 't', AWS_REGION: 'eu-west-1', LOG_LEVEL: 'SILENT' };
 
   it('uses the outbox and in-process queues locally, even with MAIL_FROM set', () => {
-    const deps = createDeps(loadConfig({ ...local, MAIL_FROM: 'alerts@example.com', GW_OUTBOX_DIR: '/tmp/gantry-test-outbox' }));
+    const deps = createLocal({ ...local, MAIL_FROM: 'alerts@example.com', GW_OUTBOX_DIR: '/tmp/gantry-test-outbox' });
     expect(deps.mailer).toBeInstanceOf(OutboxMailer);
     expect((deps.mailer as OutboxMailer).dir).toBe('/tmp/gantry-test-outbox');
     expect(deps.queues).toBeInstanceOf(LocalQueueFactory);
@@ -105,7 +117,7 @@ describe('createDeps', () => {
   });
 
   it('uses SES and SQS in AWS', () => {
-    const deps = createDeps(loadConfig({ ...aws, MAIL_FROM: 'alerts@example.com', QUEUE_URL_LOG_EVENTS: 'https://sqs.eu-west-1.amazonaws.com/1/q' }));
+    const deps = createAws({ ...aws, MAIL_FROM: 'alerts@example.com', QUEUE_URL_LOG_EVENTS: 'https://sqs.eu-west-1.amazonaws.com/1/q' });
     expect(deps.mailer).toBeInstanceOf(SesMailer);
     expect(deps.queues).toBeInstanceOf(SqsQueueFactory);
     expect((deps.queues.get('log-events') as SqsQueue<unknown>).queueUrl).toBe('https://sqs.eu-west-1.amazonaws.com/1/q');
@@ -113,7 +125,7 @@ describe('createDeps', () => {
   });
 
   it('falls back to the outbox in AWS without MAIL_FROM', () => {
-    const deps = createDeps(loadConfig(aws));
+    const deps = createAws(aws);
     expect(deps.mailer).toBeInstanceOf(OutboxMailer);
     deps.upstream.close();
   });

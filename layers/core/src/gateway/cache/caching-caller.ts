@@ -6,7 +6,7 @@
  */
 import { PassThrough, Readable } from 'node:stream';
 import type { Clock } from '../../ports/clock.ts';
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../../ports/logger.ts';
 import type { Attempt, TargetCaller } from '../routing/execute.ts';
 import type { ResolvedTarget } from '../routing/types.ts';
 import { cacheKey } from './key.ts';

@@ -3,12 +3,18 @@
  * costs no DynamoDB call) and dropped at once when this process changes one. Other Lambda
  * instances see a change within the TTL.
  */
-import type { SavedConfigSource } from '../../deps.ts';
 import type { Principal } from '../../policy/principal.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { ConfigRepository } from '../../store/configs.ts';
 import type { ConfigNode } from './types.ts';
 import { parseConfig } from './validate.ts';
+
+/** Reads a saved config for a gateway request, by id or slug, within the caller's workspace. */
+export interface SavedConfigSource {
+  forGateway(principal: Principal, idOrSlug: string): Promise<ConfigNode | undefined>;
+  /** Drops cached configs after this process changed one. */
+  invalidate(): void;
+}
 
 interface Entry {
   config: ConfigNode | undefined;

@@ -3,7 +3,7 @@
  * the right to report it with one conditional update of the counter's alert flag, so each crossing
  * is queued once however many instances see it; a worker fed by the `alerts` queue mails it.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../../ports/logger.ts';
 import { MAX_RECIPIENTS, type Mailer } from '../../ports/mailer.ts';
 import type { QueueConsumer } from '../../ports/queue.ts';
 import type { UsageLimitType } from '../../store/limits.ts';

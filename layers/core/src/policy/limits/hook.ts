@@ -13,7 +13,7 @@
  * complete: each reservation is settled to what the request really used (settle.ts), which may
  * cross a budget's threshold or exhaust it (crossings.ts).
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../../ports/logger.ts';
 import type { FeatureFlags } from '../../config.ts';
 import type { GatewayHook, GatewayRecord, TargetAdmission } from '../../gateway/lifecycle.ts';
 import type { UsageExhaustedError } from '../../http/errors.ts';

@@ -6,7 +6,7 @@
  * EventBridge Scheduler runs it in AWS (the usage-reset worker); an interval timer locally.
  */
 import { runEvery } from '../../ports/local/schedule.ts';
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../../ports/logger.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { LimitsRuntime } from './runtime.ts';
 import { currentPeriod } from './counters.ts';

@@ -1,5 +1,5 @@
 /** The limits feature as one object in CoreDeps: policies (cached), counters, the hook, alerts. */
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../../ports/logger.ts';
 import type { AppConfig } from '../../config.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { QueueFactory } from '../../ports/queue-factory.ts';

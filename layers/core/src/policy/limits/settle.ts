@@ -5,7 +5,7 @@
  * cancelled or not), and drop to zero for a cache hit or an error without usage. A settled budget
  * may cross its threshold or be exhausted: the crossing is reported once.
  */
-import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Logger } from '../../ports/logger.ts';
 import type { GatewayRecord } from '../../gateway/lifecycle.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Item } from '../../store/entity.ts';
