@@ -261,88 +261,79 @@ function readResponseFormat(raw: unknown): ResponseFormat | undefined {
   return undefined;
 }
 
-/** Reads an OpenAI chat body into a ChatInput; `thinking` is refused here under strict compliance. */
-export function readChatInput(body: Readonly<Record<string, unknown>>, ctx: Pick<ProviderRequestContext, 'strictOpenAICompliance'>): ChatInput {
-  const messages = Array.isArray(body.messages) ? body.messages : [];
-  const legacyFunctions = !Array.isArray(body.tools) && Array.isArray(body.functions);
-  const turns: Turn[] = [];
-  // Legacy `function` messages carry only a name: pair each with the latest call of that name.
-  const pendingByName = new Map<string, string[]>();
-  const namesById = new Map<string, string>();
+/** Legacy `function` messages carry only a name: each is paired with the latest call of that name. */
+interface CallIds {
+  pendingByName: Map<string, string[]>;
+  namesById: Map<string, string>;
+}
 
-  messages.forEach((m: unknown, i) => {
-    const path = `messages[${i}]`;
-    if (!isRecord(m)) throw ValidationError.field(path, 'must be an object');
-    switch (m.role) {
-      case 'system':
-      case 'developer':
-        turns.push({ role: 'system', parts: textParts(m.content, path), path });
-        return;
-      case 'user':
-        turns.push({ role: 'user', parts: userParts(m.content, path), path });
-        return;
-      case 'assistant': {
-        const toolCalls: ToolCallInput[] = [];
-        const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
-        calls.forEach((c: unknown, j) => {
-          if (!isRecord(c) || !isRecord(c.function) || typeof c.function.name !== 'string') {
-            throw ValidationError.field(`${path}.tool_calls[${j}].function.name`, 'is required');
-          }
-          const id = asString(c.id) ?? newToolCallId();
-          toolCalls.push({ id, name: c.function.name, arguments: asString(c.function.arguments) ?? '{}' });
-          namesById.set(id, c.function.name);
-        });
-        if (isRecord(m.function_call) && typeof m.function_call.name === 'string') {
-          const id = newToolCallId();
-          toolCalls.push({ id, name: m.function_call.name, arguments: asString(m.function_call.arguments) ?? '{}' });
-          namesById.set(id, m.function_call.name);
-          pendingByName.set(m.function_call.name, [...(pendingByName.get(m.function_call.name) ?? []), id]);
-        }
-        turns.push({ role: 'assistant', parts: textParts(m.content, path), toolCalls, blocks: contentBlocks(m.content_blocks), path });
-        return;
-      }
-      case 'tool': {
-        const id = asString(m.tool_call_id);
-        if (!id) throw ValidationError.field(`${path}.tool_call_id`, 'is required');
-        turns.push({ role: 'tool', toolCallId: id, name: namesById.get(id) ?? asString(m.name) ?? '', parts: textParts(m.content, path), path });
-        return;
-      }
-      case 'function': {
-        const name = asString(m.name) ?? '';
-        const queue = pendingByName.get(name) ?? [];
-        const id = queue.shift() ?? newToolCallId();
-        turns.push({ role: 'tool', toolCallId: id, name, parts: textParts(m.content, path), path });
-        return;
-      }
-      default:
-        throw ValidationError.field(`${path}.role`, 'must be one of system, developer, user, assistant, tool, function');
+function assistantTurn(m: Record<string, unknown>, path: string, ids: CallIds): Turn {
+  const toolCalls: ToolCallInput[] = [];
+  const calls = Array.isArray(m.tool_calls) ? m.tool_calls : [];
+  calls.forEach((c: unknown, j) => {
+    if (!isRecord(c) || !isRecord(c.function) || typeof c.function.name !== 'string') {
+      throw ValidationError.field(`${path}.tool_calls[${j}].function.name`, 'is required');
     }
+    const id = asString(c.id) ?? newToolCallId();
+    toolCalls.push({ id, name: c.function.name, arguments: asString(c.function.arguments) ?? '{}' });
+    ids.namesById.set(id, c.function.name);
   });
+  if (isRecord(m.function_call) && typeof m.function_call.name === 'string') {
+    const id = newToolCallId();
+    const name = m.function_call.name;
+    toolCalls.push({ id, name, arguments: asString(m.function_call.arguments) ?? '{}' });
+    ids.namesById.set(id, name);
+    ids.pendingByName.set(name, [...(ids.pendingByName.get(name) ?? []), id]);
+  }
+  return { role: 'assistant', parts: textParts(m.content, path), toolCalls, blocks: contentBlocks(m.content_blocks), path };
+}
 
-  const input: ChatInput = {
-    model: asString(body.model) ?? '',
-    turns,
-    tools: readTools(body),
-    stop: typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((s): s is string => typeof s === 'string') : [],
-    legacyFunctions,
-    extra: Object.fromEntries(Object.entries(body).filter(([k]) => !KNOWN.has(k))),
-  };
+function readTurn(m: unknown, i: number, ids: CallIds): Turn {
+  const path = `messages[${i}]`;
+  if (!isRecord(m)) throw ValidationError.field(path, 'must be an object');
+  switch (m.role) {
+    case 'system':
+    case 'developer':
+      return { role: 'system', parts: textParts(m.content, path), path };
+    case 'user':
+      return { role: 'user', parts: userParts(m.content, path), path };
+    case 'assistant':
+      return assistantTurn(m, path, ids);
+    case 'tool': {
+      const id = asString(m.tool_call_id);
+      if (!id) throw ValidationError.field(`${path}.tool_call_id`, 'is required');
+      return { role: 'tool', toolCallId: id, name: ids.namesById.get(id) ?? asString(m.name) ?? '', parts: textParts(m.content, path), path };
+    }
+    case 'function': {
+      const name = asString(m.name) ?? '';
+      const id = ids.pendingByName.get(name)?.shift() ?? newToolCallId();
+      return { role: 'tool', toolCallId: id, name, parts: textParts(m.content, path), path };
+    }
+    default:
+      throw ValidationError.field(`${path}.role`, 'must be one of system, developer, user, assistant, tool, function');
+  }
+}
+
+/** Sampling numbers: the OpenAI field and the ChatInput field it fills. */
+const NUMBERS = [
+  ['temperature', 'temperature'],
+  ['top_p', 'topP'],
+  ['top_k', 'topK'],
+  ['seed', 'seed'],
+  ['n', 'n'],
+  ['frequency_penalty', 'frequencyPenalty'],
+  ['presence_penalty', 'presencePenalty'],
+  ['top_logprobs', 'topLogprobs'],
+] as const;
+
+/** The generation settings of a body (everything but its turns and tools). */
+function readSettings(body: Readonly<Record<string, unknown>>, input: ChatInput, ctx: Pick<ProviderRequestContext, 'strictOpenAICompliance'>): void {
   const choice = readToolChoice(body);
   if (choice) input.toolChoice = choice;
   if (typeof body.parallel_tool_calls === 'boolean') input.parallelToolCalls = body.parallel_tool_calls;
   const maxTokens = asNumber(body.max_completion_tokens) ?? asNumber(body.max_tokens);
   if (maxTokens !== undefined) input.maxTokens = maxTokens;
-  const numbers = [
-    ['temperature', 'temperature'],
-    ['top_p', 'topP'],
-    ['top_k', 'topK'],
-    ['seed', 'seed'],
-    ['n', 'n'],
-    ['frequency_penalty', 'frequencyPenalty'],
-    ['presence_penalty', 'presencePenalty'],
-    ['top_logprobs', 'topLogprobs'],
-  ] as const;
-  for (const [from, to] of numbers) {
+  for (const [from, to] of NUMBERS) {
     const v = asNumber(body[from]);
     if (v !== undefined) input[to] = v;
   }
@@ -359,6 +350,22 @@ export function readChatInput(body: Readonly<Record<string, unknown>>, ctx: Pick
     }
     input.thinking = { budgetTokens: asNumber(body.thinking.budget_tokens) ?? 1024 };
   }
+}
+
+/** Reads an OpenAI chat body into a ChatInput; `thinking` is refused here under strict compliance. */
+export function readChatInput(body: Readonly<Record<string, unknown>>, ctx: Pick<ProviderRequestContext, 'strictOpenAICompliance'>): ChatInput {
+  const messages = Array.isArray(body.messages) ? body.messages : [];
+  const ids: CallIds = { pendingByName: new Map(), namesById: new Map() };
+  const turns = messages.map((m: unknown, i) => readTurn(m, i, ids));
+  const input: ChatInput = {
+    model: asString(body.model) ?? '',
+    turns,
+    tools: readTools(body),
+    stop: typeof body.stop === 'string' ? [body.stop] : Array.isArray(body.stop) ? body.stop.filter((s): s is string => typeof s === 'string') : [],
+    legacyFunctions: !Array.isArray(body.tools) && Array.isArray(body.functions),
+    extra: Object.fromEntries(Object.entries(body).filter(([k]) => !KNOWN.has(k))),
+  };
+  readSettings(body, input, ctx);
   return input;
 }
 
