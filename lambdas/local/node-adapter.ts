@@ -5,6 +5,7 @@
  * by a finalization registry until a full GC); a provider's answer is piped straight from its
  * socket to the client's.
  */
+import { pipeline } from 'node:stream';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Hono } from 'hono';
 import { fastBodyOf, requestWithBody, type RuntimeBindings } from '../../layers/core/src/http/bodies.ts';
@@ -45,11 +46,9 @@ export async function writeResponse(response: Response, res: ServerResponse): Pr
   }
   if (fast) {
     res.writeHead(response.status, headers);
-    // Stop reading the provider as soon as the client is gone.
-    res.once('close', () => {
-      if (!fast.readableEnded) fast.destroy();
-    });
-    fast.pipe(res);
+    // Stops reading the provider as soon as the client is gone, and ends the client's response when
+    // the provider's body breaks (rather than leaving it open).
+    pipeline(fast, res, () => undefined);
     return;
   }
   res.writeHead(response.status, headers);

@@ -53,6 +53,8 @@ const envSchema = z.object({
   ),
   /** Seconds a warm API key is served from the in-process cache before it is re-read. */
   GW_KEY_CACHE_TTL_SECONDS: wholeNumber(10, z.gte(0), z.lte(300)),
+  // Longest silence between two bytes of a provider's answer before it is given up (1 s to 15 min).
+  GW_UPSTREAM_IDLE_TIMEOUT_SECONDS: wholeNumber(60, z.gte(1), z.lte(900)),
   GUARDRAILS_ENABLED: onOff,
   API_ACCESS_ENABLED: onOff,
   DATA_EXPORTS_ENABLED: onOff,
@@ -99,6 +101,8 @@ export interface AppConfig {
   blobBucket: string | undefined;
   blobDir: string | undefined;
   keyCacheTtlMs: number;
+  /** Longest silence between two bytes of a provider's answer, once its headers came. */
+  upstreamIdleTimeoutMs: number;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   features: FeatureFlags;
   logRetentionDays: number;
@@ -163,6 +167,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobBucket: e.BLOB_BUCKET,
     blobDir: e.GW_BLOB_DIR,
     keyCacheTtlMs: e.GW_KEY_CACHE_TTL_SECONDS * 1000,
+    upstreamIdleTimeoutMs: e.GW_UPSTREAM_IDLE_TIMEOUT_SECONDS * 1000,
     logLevel: e.LOG_LEVEL,
     features: {
       guardrails: e.GUARDRAILS_ENABLED,

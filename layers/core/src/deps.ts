@@ -80,7 +80,7 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
     repos,
     keyAuth: createKeyAuthenticator(config, repos, clock),
     trustedHosts,
-    upstream: adapters.upstream ?? new UpstreamClient(trustedHosts),
+    upstream: adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs }),
     savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs),
     blobs,
     mailer,

@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       trustedCustomHosts: undefined,
       blobBucket: undefined,
       blobDir: undefined,
+      upstreamIdleTimeoutMs: 60_000,
       keyCacheTtlMs: 10_000,
       logLevel: 'WARN',
       features: {

@@ -14,7 +14,7 @@ import type { EndpointType } from '../providers/types.ts';
 import type { Flight } from './flight.ts';
 import type { Input } from './input.ts';
 import { observeBody } from './observe.ts';
-import { relay, relayRaw, transformJsonAnswer, type ProviderAnswer } from './respond.ts';
+import { brokenAnswer, readProvider, relay, relayRaw, transformJsonAnswer, type ProviderAnswer } from './respond.ts';
 import type { Outcome } from './routing/execute.ts';
 import { noteOpenAIUsage, priceRecord } from './usage.ts';
 
@@ -51,7 +51,7 @@ function answerProxied(f: Flight, up: ProviderAnswer): Response {
 
 /** A complete JSON answer, read whole so that its cost goes with it; a very large one is relayed instead. */
 async function answerPriced(f: Flight, up: ProviderAnswer): Promise<Response> {
-  const whole = await readUpTo(up.body, MAX_PRICED_JSON);
+  const whole = await readProvider(readUpTo(up.body, MAX_PRICED_JSON));
   if (!('bytes' in whole)) return answerRelayed(f, { ...up, body: whole.rest });
   const parsed = tryParseJson(whole.bytes.toString('utf8'));
   if (parsed.ok && parsed.value !== null && typeof parsed.value === 'object') {
@@ -67,7 +67,9 @@ async function answerPriced(f: Flight, up: ProviderAnswer): Promise<Response> {
 
 /** Streams and other answers as they come; a provider error keeps its status, in OpenAI's shape. */
 async function answerRelayed(f: Flight, up: ProviderAnswer): Promise<Response> {
-  if (up.status < 400) observeBody(up.body, String(up.headers['content-type'] ?? ''), f.record, f.deps.clock, f.done);
+  const contentType = String(up.headers['content-type'] ?? '');
+  if (up.status < 400 && contentType.includes('text/event-stream')) up = { ...up, body: endWithErrorEvent(up.body, f) };
+  if (up.status < 400) observeBody(up.body, contentType, f.record, f.deps.clock, f.done);
   const response = await relay(up, f.out);
   if (up.status >= 400) {
     // The provider's error, as the client got it, is what the log shows for this request.
@@ -77,6 +79,27 @@ async function answerRelayed(f: Flight, up: ProviderAnswer): Promise<Response> {
     f.done();
   }
   return response;
+}
+
+/**
+ * A stream the provider cut (closed early, or silent past the idle timeout) ends with an error event
+ * the OpenAI SDKs raise (`data: {"error": ...}`) instead of a connection that just stops; the log
+ * records what happened.
+ */
+function endWithErrorEvent(source: Readable, f: Flight): Readable {
+  async function* run(): AsyncGenerator<Buffer> {
+    try {
+      yield* source as AsyncIterable<Buffer>;
+    } catch (err) {
+      const e = brokenAnswer(err);
+      f.record.errorCode = 'upstream_stream_interrupted';
+      f.record.errorMessage = e.message;
+      yield Buffer.from(`data: ${JSON.stringify(toOpenAIBody(e))}\n\n`);
+    } finally {
+      source.destroy();
+    }
+  }
+  return Readable.from(run(), { objectMode: false });
 }
 
 /** The gateway's own refusal (or failure), in OpenAI's shape or the dialect's. */

@@ -21,6 +21,7 @@ import type { ProviderRequestBody } from './request-body.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';
 import type { UpstreamClient } from './upstream.ts';
+import { readProvider } from './respond.ts';
 
 export interface CallInput {
   endpoint: EndpointType;
@@ -278,7 +279,7 @@ async function batchOutput(deps: CallerDeps, c: BatchOutputCall): Promise<Attemp
   const first = await deps.upstream.send({ url: new URL(c.base + batchPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal });
   if (first.status < 200 || first.status >= 300) return { status: first.status, headers: first.headers, body: first.body };
 
-  const read = await readCapped(first.body, MAX_BATCH_JSON);
+  const read = await readProvider(readCapped(first.body, MAX_BATCH_JSON));
   if (read.truncated) throw new UpstreamError(502, 'The provider answered the batch with an oversized body');
   let batch: { output_file_id?: unknown; status?: unknown };
   try {

@@ -27,7 +27,7 @@ import { forwardedHeaders, prepareNative, resolveProvider, type CallerDeps, type
 import type { Dialect, DialectAnswer, DialectRequest } from './dialect.ts';
 import type { TokenUsage } from './lifecycle.ts';
 import { observeBody } from './observe.ts';
-import { passedHeaders } from './respond.ts';
+import { passedHeaders, readProvider } from './respond.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';
 import { noteOpenAIUsage, noteUsage, priceRecord } from './usage.ts';
@@ -124,7 +124,7 @@ const json = (value: unknown, status: number, headers: Headers): Response => {
 async function respondMessages(a: MessagesAnswer): Promise<Response> {
   const { answer, record } = a;
   if (answer.status >= 400) {
-    const text = (await readCapped(answer.body, MAX_ERROR_BYTES)).bytes.toString('utf8');
+    const text = (await readProvider(readCapped(answer.body, MAX_ERROR_BYTES))).bytes.toString('utf8');
     a.done();
     const headers = passedHeaders(answer, a.out);
     const parsed = parse(Buffer.from(text));
@@ -134,7 +134,7 @@ async function respondMessages(a: MessagesAnswer): Promise<Response> {
   }
 
   if (a.kind === 'count_tokens' || !record.stream) {
-    const { bytes } = await readCapped(answer.body, MAX_JSON_BYTES);
+    const { bytes } = await readProvider(readCapped(answer.body, MAX_JSON_BYTES));
     const parsed = parse(bytes);
     let out = bytes;
     if (a.kind === 'messages' && isRecord(parsed)) {

@@ -3,7 +3,7 @@ import { readCapped } from '../http/node-streams.ts';
 import { Readable } from 'node:stream';
 import { nodeStreamResponse, textResponse } from '../http/bodies.ts';
 import type { IncomingHttpHeaders } from 'node:http';
-import { toOpenAIBody, UpstreamError } from '../http/errors.ts';
+import { GantryError, toOpenAIBody, UpstreamError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
 
 /** A provider answer: status, headers and a body still to be read. */
@@ -11,6 +11,25 @@ export interface ProviderAnswer {
   status: number;
   headers: IncomingHttpHeaders;
   body: Readable;
+}
+
+/**
+ * What a provider body that broke while being read becomes: a 502 naming the cause (the idle
+ * timeout's own error, or a connection closed before the answer was complete).
+ */
+export function brokenAnswer(err: unknown): GantryError {
+  if (err instanceof GantryError) return err;
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return new UpstreamError(502, `The provider closed the connection before its answer was complete${code ? ` (${code})` : ''}`);
+}
+
+/** Reads a provider body, turning a broken one into `brokenAnswer`'s 502. */
+export async function readProvider<T>(reading: Promise<T>): Promise<T> {
+  try {
+    return await reading;
+  } catch (err) {
+    throw brokenAnswer(err);
+  }
 }
 
 /** Provider headers worth passing on to the client. */
@@ -41,7 +60,7 @@ export async function relay(up: ProviderAnswer, extraHeaders: Record<string, str
   if (up.status < 400) {
     return nodeStreamResponse(up.body, { status: up.status, headers });
   }
-  const text = (await readCapped(up.body, MAX_ERROR_BODY)).bytes.toString('utf8');
+  const text = (await readProvider(readCapped(up.body, MAX_ERROR_BODY))).bytes.toString('utf8');
   const parsed = tryParseJson(text);
   if (parsed.ok && parsed.value !== null && typeof parsed.value === 'object' && 'error' in parsed.value) {
     headers.set('content-type', 'application/json');
@@ -78,7 +97,7 @@ export async function transformJsonAnswer(
   up: ProviderAnswer,
   transform: (answer: Record<string, unknown>) => Record<string, unknown>,
 ): Promise<ProviderAnswer> {
-  const { bytes, truncated } = await readCapped(up.body, MAX_TRANSFORMED_BODY);
+  const { bytes, truncated } = await readProvider(readCapped(up.body, MAX_TRANSFORMED_BODY));
   if (truncated) throw new UpstreamError(502, `The provider's answer is larger than ${MAX_TRANSFORMED_BODY} bytes`);
   const parsed = tryParseJson(bytes.toString('utf8'));
   const out =

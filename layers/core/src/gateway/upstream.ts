@@ -37,13 +37,38 @@ const CONNECT_FAILURES: Record<string, number> = {
   ENETUNREACH: 502,
 };
 
+export interface UpstreamOptions {
+  /**
+   * Longest silence between two bytes of an answer once its headers came (default 60 s): a
+   * provider that stalls, or sends fewer bytes than its Content-Length and keeps the connection
+   * open, is cut, and the body errors with a 502 naming the cause.
+   */
+  idleTimeoutMs?: number;
+}
+
+const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
+
+/** Cuts a body that has been silent for `ms`; the timer goes with the body, never with the pooled socket. */
+function guardIdle(res: IncomingMessage, ms: number, host: string): void {
+  const socket = res.socket;
+  const onTimeout = () => res.destroy(new UpstreamError(502, `The provider at ${host} sent nothing for ${Math.round(ms / 1000)} s in the middle of its answer`));
+  socket.setTimeout(ms);
+  socket.on('timeout', onTimeout);
+  res.once('close', () => {
+    socket.off('timeout', onTimeout);
+    socket.setTimeout(0);
+  });
+}
+
 export class UpstreamClient {
   readonly #trusted: TrustedHosts;
   readonly #http: http.Agent;
   readonly #https: https.Agent;
+  readonly #idleMs: number;
 
-  constructor(trusted: TrustedHosts) {
+  constructor(trusted: TrustedHosts, options: UpstreamOptions = {}) {
     this.#trusted = trusted;
+    this.#idleMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
     const lookup = createGuardedLookup(trusted);
     const opts = { keepAlive: true, keepAliveMsecs: 1_000, maxSockets: 512, maxFreeSockets: 64, lookup };
     this.#http = new http.Agent(opts);
@@ -86,6 +111,7 @@ export class UpstreamClient {
           settled = true;
           if (timer) clearTimeout(timer);
           req.signal?.removeEventListener('abort', onAbort);
+          guardIdle(res, this.#idleMs, url.host);
           resolve({ status: res.statusCode ?? 502, headers: res.headers, body: res });
         },
       );
