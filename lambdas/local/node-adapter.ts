@@ -5,18 +5,42 @@
  * by a finalization registry until a full GC); a provider's answer is piped straight from its
  * socket to the client's.
  */
-import { pipeline } from 'node:stream';
+import { pipeline, Readable } from 'node:stream';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Hono } from 'hono';
 import { fastBodyOf, requestWithBody, type RuntimeBindings } from '../../layers/core/src/http/bodies.ts';
 
 const NO_BODY = new Set(['GET', 'HEAD']);
 
+/**
+ * Bodies up to this size (by Content-Length) are read at once, before the core runs: the fast path
+ * of every chat request. Larger ones, and those without a Content-Length, go to the core as a
+ * stream, read only once the caller is authenticated and only up to the endpoint's limit.
+ */
+const EAGER_BODY_BYTES = 1 << 20;
+/** No endpoint takes more: refused from the Content-Length without reading or authenticating. */
+const MAX_BODY_BYTES = 512 << 20;
+
 async function readBody(req: IncomingMessage): Promise<Uint8Array | undefined> {
   const chunks: Buffer[] = [];
   for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
   if (chunks.length === 0) return undefined;
   return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+}
+
+/** The core's Request: the body in memory when small, else the socket's stream. */
+async function toRequest(req: IncomingMessage, url: string, method: string): Promise<Request> {
+  const init = { method, headers: toHeaders(req.rawHeaders) };
+  if (NO_BODY.has(method)) return requestWithBody(url, init);
+  const length = Number(req.headers['content-length'] ?? NaN);
+  if (length <= EAGER_BODY_BYTES) return requestWithBody(url, init, await readBody(req));
+  return new Request(url, { ...init, body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } as RequestInit);
+}
+
+function refuseTooLarge(res: ServerResponse): void {
+  const body = JSON.stringify({ error: { message: `The request body is larger than ${MAX_BODY_BYTES >> 20} MiB`, type: 'invalid_request_error', param: null, code: 'request_too_large' } });
+  res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+  res.end(body);
 }
 
 function toHeaders(raw: string[]): Headers {
@@ -72,8 +96,9 @@ export function createNodeListener(app: Hono, onError: (err: unknown) => void): 
     });
     const bindings: RuntimeBindings = { clientSignal: aborter.signal };
     if (req.socket.remoteAddress) bindings.clientIp = req.socket.remoteAddress;
-    (NO_BODY.has(method) ? Promise.resolve(undefined) : readBody(req))
-      .then((body) => app.fetch(requestWithBody(url, { method, headers: toHeaders(req.rawHeaders) }, body), bindings))
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuseTooLarge(res);
+    toRequest(req, url, method)
+      .then((request) => app.fetch(request, bindings))
       .then((response) => writeResponse(response, res))
       .catch((err: unknown) => {
         onError(err);

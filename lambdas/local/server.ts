@@ -68,12 +68,15 @@ async function lambdaListener(deps: CoreDeps) {
   const admin = createAdminHandler(getDeps) as unknown as BufferedHandler;
 
   return async (req: IncomingMessage, res: ServerResponse) => {
+    // API Gateway refuses a payload over 10 MB before any function runs.
+    if (Number(req.headers['content-length'] ?? 0) > API_GATEWAY_MAX_PAYLOAD) return tooLong(res);
     try {
       const event = await toEvent(req);
       const context = lambdaContext(isAdminPath(event.path) ? 'gantry-admin' : 'gantry-gateway');
       if (isAdminPath(event.path)) await invokeBuffered(admin, event, context, res);
       else await invokeStreaming(gateway, event, context, res);
-    } catch {
+    } catch (err) {
+      if (err instanceof PayloadTooLong) return tooLong(res);
       // What API Gateway answers when the function fails.
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
       res.end('{"message": "Internal server error"}');
@@ -110,9 +113,24 @@ async function invokeStreaming(
   res.end();
 }
 
+/** API Gateway's REST payload limit. */
+const API_GATEWAY_MAX_PAYLOAD = 10 << 20;
+
+class PayloadTooLong extends Error {}
+
+function tooLong(res: ServerResponse): void {
+  res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
+  res.end('{"message": "Request Too Long"}');
+}
+
 async function toEvent(req: IncomingMessage): Promise<APIGatewayProxyEvent> {
   const chunks: Buffer[] = [];
-  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
+  let size = 0;
+  for await (const c of req as AsyncIterable<Buffer>) {
+    size += c.length;
+    if (size > API_GATEWAY_MAX_PAYLOAD) throw new PayloadTooLong();
+    chunks.push(c);
+  }
   const body = Buffer.concat(chunks);
   const url = new URL(req.url ?? '/', 'http://local');
   const headers: Record<string, string> = {};

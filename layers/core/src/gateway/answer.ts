@@ -4,7 +4,7 @@
  * (streams as they come, provider errors in OpenAI's shape), and the gateway's own refusal. A
  * dialect renders its own answers and refusals.
  */
-import { Readable } from 'node:stream';
+import { PassThrough, Readable } from 'node:stream';
 import { asGantryError, toOpenAIBody, type GantryError } from '../http/errors.ts';
 import { fastBodyOf } from '../http/bodies.ts';
 import { jsonResponse, tryParseJson } from '../http/json.ts';
@@ -84,22 +84,26 @@ async function answerRelayed(f: Flight, up: ProviderAnswer): Promise<Response> {
 /**
  * A stream the provider cut (closed early, or silent past the idle timeout) ends with an error event
  * the OpenAI SDKs raise (`data: {"error": ...}`) instead of a connection that just stops; the log
- * records what happened.
+ * records what happened. Chunks pass one by one as they come, with the source's backpressure, and
+ * the client leaving releases the source at once.
  */
 function endWithErrorEvent(source: Readable, f: Flight): Readable {
-  async function* run(): AsyncGenerator<Buffer> {
-    try {
-      yield* source as AsyncIterable<Buffer>;
-    } catch (err) {
-      const e = brokenAnswer(err);
-      f.record.errorCode = 'upstream_stream_interrupted';
-      f.record.errorMessage = e.message;
-      yield Buffer.from(`data: ${JSON.stringify(toOpenAIBody(e))}\n\n`);
-    } finally {
-      source.destroy();
-    }
-  }
-  return Readable.from(run(), { objectMode: false });
+  const out = new PassThrough();
+  source.on('data', (chunk: Buffer) => {
+    if (!out.write(chunk)) source.pause();
+  });
+  out.on('drain', () => source.resume());
+  source.once('end', () => out.end());
+  source.once('error', (err) => {
+    // Destroyed by the client's leaving: nothing to tell anyone.
+    if (out.destroyed) return;
+    const e = brokenAnswer(err);
+    f.record.errorCode = 'upstream_stream_interrupted';
+    f.record.errorMessage = e.message;
+    out.end(`data: ${JSON.stringify(toOpenAIBody(e))}\n\n`);
+  });
+  out.once('close', () => source.destroy());
+  return out;
 }
 
 /** The gateway's own refusal (or failure), in OpenAI's shape or the dialect's. */

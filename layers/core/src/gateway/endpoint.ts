@@ -27,6 +27,8 @@ export interface EndpointSpec {
   validate?(body: Record<string, unknown>): void;
   /** `multipart`: validates the form's text fields and files; throws ValidationError. */
   validateForm?(form: FormSummary): void;
+  /** The largest body accepted (413 above it); absent: the default of its body kind (request-body.ts). */
+  maxBodyBytes?: number;
   /** `json`: an empty body is allowed and sent as no body (assistants' cancel, say). */
   optionalBody?: boolean;
   /**

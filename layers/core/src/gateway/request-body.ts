@@ -35,8 +35,19 @@ export function invalidJson(): ValidationError {
   return new ValidationError([{ path: '', message: 'The request body is not valid JSON' }], { param: null, openaiCode: 'invalid_json' });
 }
 
-async function readJson(req: Request, optional: boolean): Promise<ReadBody> {
-  const text = await readBodyText(req);
+/**
+ * Body limits by kind, for endpoints that set none: JSON requests (chat with inline images
+ * included), and uploads or passthrough bodies (OpenAI's own file limit is 512 MB).
+ */
+export const DEFAULT_BODY_LIMITS: Readonly<Record<BodyKind, number>> = {
+  json: 32 << 20,
+  multipart: 512 << 20,
+  raw: 512 << 20,
+  none: 0,
+};
+
+async function readJson(req: Request, optional: boolean, limit: number): Promise<ReadBody> {
+  const text = await readBodyText(req, limit);
   if (optional && text.trim() === '') return NONE;
   const parsed = tryParseJson(text);
   if (!parsed.ok) throw invalidJson();
@@ -62,19 +73,19 @@ async function summarise(bytes: Uint8Array, contentType: string): Promise<FormSu
   return summary;
 }
 
-async function readMultipart(req: Request): Promise<ReadBody> {
+async function readMultipart(req: Request, limit: number): Promise<ReadBody> {
   const contentType = req.headers.get('content-type');
   if (!isMultipart(contentType)) {
     throw ValidationError.field('content-type', 'must be multipart/form-data with a boundary');
   }
-  const bytes = await readBodyBytes(req);
+  const bytes = await readBodyBytes(req, limit);
   const form = await summarise(bytes, contentType);
   return { body: { kind: 'raw', bytes, contentType }, params: { ...form.fields }, form };
 }
 
 /** Passthrough: any body, byte for byte; a JSON object body is also read for the record and routing. */
-async function readRaw(req: Request): Promise<ReadBody> {
-  const bytes = await readBodyBytes(req);
+async function readRaw(req: Request, limit: number): Promise<ReadBody> {
+  const bytes = await readBodyBytes(req, limit);
   if (bytes.length === 0) return NONE;
   const contentType = req.headers.get('content-type') ?? undefined;
   if (contentType && /[/+]json\b/i.test(contentType)) {
@@ -85,14 +96,15 @@ async function readRaw(req: Request): Promise<ReadBody> {
   return { body: { kind: 'raw', bytes, contentType } };
 }
 
-export function readRequestBody(kind: BodyKind, req: Request, optional = false): Promise<ReadBody> {
+/** Reads the body as `kind` says, refusing one over `limit` (413) before or while it is read. */
+export function readRequestBody(kind: BodyKind, req: Request, optional = false, limit = DEFAULT_BODY_LIMITS[kind]): Promise<ReadBody> {
   switch (kind) {
     case 'json':
-      return readJson(req, optional);
+      return readJson(req, optional, limit);
     case 'multipart':
-      return readMultipart(req);
+      return readMultipart(req, limit);
     case 'raw':
-      return readRaw(req);
+      return readRaw(req, limit);
     default:
       return Promise.resolve(NONE);
   }

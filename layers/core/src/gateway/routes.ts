@@ -53,17 +53,19 @@ function assistants(method: HttpMethod, path: string, stream = false): GatewayRo
 }
 
 const none = { body: 'none' } as const;
+/** Audio and image uploads take OpenAI's own limits (25 MB, 50 MB); other bodies their kind's default. */
+const MiB = 1 << 20;
 
 export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   route('POST', '/chat/completions', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true, cacheable: true }),
   route('POST', '/completions', { endpoint: 'complete', body: 'json', validate: parseCompletionRequest, stream: true, cacheable: true }),
   route('POST', '/embeddings', { endpoint: 'embed', body: 'json', validate: parseEmbeddingRequest, cacheable: true }),
   route('POST', '/images/generations', { endpoint: 'imageGenerate', body: 'json', validate: parseImageGeneration, stream: true }),
-  route('POST', '/images/edits', { endpoint: 'imageEdit', body: 'multipart', validateForm: checkImageEditForm, stream: true }),
-  route('POST', '/images/variations', { endpoint: 'imageVariation', body: 'multipart', validateForm: checkImageVariationForm }),
+  route('POST', '/images/edits', { endpoint: 'imageEdit', body: 'multipart', validateForm: checkImageEditForm, stream: true, maxBodyBytes: 50 * MiB }),
+  route('POST', '/images/variations', { endpoint: 'imageVariation', body: 'multipart', validateForm: checkImageVariationForm, maxBodyBytes: 50 * MiB }),
   route('POST', '/audio/speech', { endpoint: 'createSpeech', body: 'json', validate: parseSpeechRequest }),
-  route('POST', '/audio/transcriptions', { endpoint: 'createTranscription', body: 'multipart', validateForm: checkTranscriptionForm, stream: true }),
-  route('POST', '/audio/translations', { endpoint: 'createTranslation', body: 'multipart', validateForm: checkTranslationForm }),
+  route('POST', '/audio/transcriptions', { endpoint: 'createTranscription', body: 'multipart', validateForm: checkTranscriptionForm, stream: true, maxBodyBytes: 25 * MiB }),
+  route('POST', '/audio/translations', { endpoint: 'createTranslation', body: 'multipart', validateForm: checkTranslationForm, maxBodyBytes: 25 * MiB }),
   route('POST', '/moderations', {
     endpoint: 'moderate',
     body: 'json',

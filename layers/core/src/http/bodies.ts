@@ -5,6 +5,7 @@
  * straight into its socket, and a body it already read need not go through a stream again.
  */
 import type { Readable } from 'node:stream';
+import { PayloadTooLargeError } from './errors.ts';
 
 export type FastBody = Readable | string | Uint8Array;
 
@@ -72,15 +73,38 @@ export function requestWithBody(url: string, init: Omit<RequestInit, 'body'>, bo
 
 const decoder = new TextDecoder();
 
-/** The request body as text, without a trip through the body stream when the adapter gave it. */
-export async function readBodyText(req: Request): Promise<string> {
+/**
+ * Refuses a body over `limit` from its Content-Length before a byte of it is read, and one that
+ * says nothing (chunked) once it has read past the limit: a large body is never held whole.
+ */
+async function readCapped(req: Request, limit: number): Promise<Uint8Array> {
+  const declared = Number(req.headers.get('content-length') ?? NaN);
+  if (declared > limit) throw new PayloadTooLargeError(limit);
   const held = requestBodies.get(req);
-  return held ? decoder.decode(held) : req.text();
+  if (held) {
+    if (held.length > limit) throw new PayloadTooLargeError(limit);
+    return held;
+  }
+  if (!req.body) return new Uint8Array(0);
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for await (const chunk of req.body as AsyncIterable<Uint8Array>) {
+    size += chunk.length;
+    if (size > limit) {
+      await req.body.cancel().catch(() => undefined);
+      throw new PayloadTooLargeError(limit);
+    }
+    chunks.push(chunk);
+  }
+  return chunks.length === 1 ? (chunks[0] as Uint8Array) : Buffer.concat(chunks);
 }
 
-/** The request body's bytes (empty when there is none), without a copy when the adapter gave them. */
-export async function readBodyBytes(req: Request): Promise<Uint8Array> {
-  const held = requestBodies.get(req);
-  if (held) return held;
-  return req.body ? new Uint8Array(await req.arrayBuffer()) : new Uint8Array(0);
+/** The request body as text, at most `limit` bytes, without a trip through the body stream when the adapter gave it. */
+export async function readBodyText(req: Request, limit = Number.POSITIVE_INFINITY): Promise<string> {
+  return decoder.decode(await readCapped(req, limit));
+}
+
+/** The request body's bytes (empty when there is none), at most `limit`, without a copy when the adapter gave them. */
+export async function readBodyBytes(req: Request, limit = Number.POSITIVE_INFINITY): Promise<Uint8Array> {
+  return readCapped(req, limit);
 }

@@ -109,6 +109,18 @@ export class UsageExhaustedError extends GantryError {
   }
 }
 
+/** 413: a request body over its endpoint's limit, refused from its Content-Length or while it is read. */
+export class PayloadTooLargeError extends GantryError {
+  constructor(limitBytes: number) {
+    super(413, 'AB01', 'invalid_request_error', `The request body is larger than this endpoint's limit of ${formatBytes(limitBytes)}`, {
+      openaiCode: 'request_too_large',
+      param: null,
+    });
+  }
+}
+
+const formatBytes = (n: number): string => (n >= 1 << 20 ? `${Math.round(n / (1 << 20))} MiB` : `${Math.round(n / 1024)} KiB`);
+
 /** 408: the provider did not send response headers within the request timeout. */
 export class RequestTimeoutError extends GantryError {
   constructor(timeoutMs: number) {
