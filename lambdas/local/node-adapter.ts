@@ -37,6 +37,18 @@ async function toRequest(req: IncomingMessage, url: string, method: string): Pro
   return new Request(url, { ...init, body: Readable.toWeb(req) as ReadableStream<Uint8Array>, duplex: 'half' } as RequestInit);
 }
 
+/** The methods API Gateway routes (`ANY`); others (TRACE, CONNECT, WebDAV's ...) never reach a function. */
+const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** Answers 405 to a method no route takes (a Request cannot even be built for TRACE); true when it did. */
+export function refusedMethod(req: IncomingMessage, res: ServerResponse): boolean {
+  if (METHODS.has(req.method ?? '')) return false;
+  const body = JSON.stringify({ error: { message: `The method ${req.method} is not allowed`, type: 'invalid_request_error', param: null, code: 'method_not_allowed' } });
+  res.writeHead(405, { 'content-type': 'application/json', allow: [...METHODS].join(', ') });
+  res.end(body);
+  return true;
+}
+
 function refuseTooLarge(res: ServerResponse): void {
   const body = JSON.stringify({ error: { message: `The request body is larger than ${MAX_BODY_BYTES >> 20} MiB`, type: 'invalid_request_error', param: null, code: 'request_too_large' } });
   res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
@@ -96,6 +108,7 @@ export function createNodeListener(app: Hono, onError: (err: unknown) => void): 
     });
     const bindings: RuntimeBindings = { clientSignal: aborter.signal };
     if (req.socket.remoteAddress) bindings.clientIp = req.socket.remoteAddress;
+    if (refusedMethod(req, res)) return;
     if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuseTooLarge(res);
     toRequest(req, url, method)
       .then((request) => app.fetch(request, bindings))

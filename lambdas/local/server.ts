@@ -6,7 +6,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
-import { createNodeListener } from './node-adapter.ts';
+import { createNodeListener, refusedMethod } from './node-adapter.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
@@ -68,6 +68,7 @@ async function lambdaListener(deps: CoreDeps) {
   const admin = createAdminHandler(getDeps) as unknown as BufferedHandler;
 
   return async (req: IncomingMessage, res: ServerResponse) => {
+    if (refusedMethod(req, res)) return;
     // API Gateway refuses a payload over 10 MB before any function runs.
     if (Number(req.headers['content-length'] ?? 0) > API_GATEWAY_MAX_PAYLOAD) return tooLong(res);
     try {

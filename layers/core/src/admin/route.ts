@@ -223,6 +223,27 @@ async function settleAudit(audits: AuditRepository, pending: PendingAudit, writt
   }
 }
 
+/** Ids and slugs are short: a longer path parameter is refused naming it (DynamoDB keys hold 1 KB at most). */
+const MAX_PARAM_LENGTH = 256;
+/** Admin bodies are small JSON documents: refused past this from their Content-Length or while read. */
+const MAX_ADMIN_BODY = 1 << 20;
+
+function checkedParams(c: Context): Record<string, string> {
+  const params = c.req.param() as Record<string, string>;
+  for (const [name, value] of Object.entries(params)) {
+    if (value.length > MAX_PARAM_LENGTH) throw ValidationError.field(name, `must be at most ${MAX_PARAM_LENGTH} characters`);
+  }
+  return params;
+}
+
+/** The body's text (none for GET), capped; a failure surfaces where it is awaited, never unhandled. */
+function readAdminBody(method: string, request: Request): Promise<string> {
+  if (method === 'GET') return Promise.resolve('');
+  const text = readBodyText(request, MAX_ADMIN_BODY);
+  text.catch(() => undefined);
+  return text;
+}
+
 export function mountAdminRoutes(app: Hono, deps: CoreDeps, routes: readonly AdminRoute[]): void {
   const audits = new AuditRepository(deps.repos.table);
   for (const route of routes) {
@@ -241,8 +262,8 @@ export function mountAdminRoutes(app: Hono, deps: CoreDeps, routes: readonly Adm
         if (route.feature && !deps.config.features[route.feature]) throw featureDisabled(route.feature, `The ${resourceType.replace(/_/g, ' ')} feature`);
         const request = c.req.raw;
         const principal = await deps.keyAuth.authenticateRequest(request.headers, 'admin');
-        const params = c.req.param() as Record<string, string>;
-        const text = route.method === 'GET' ? Promise.resolve('') : readBodyText(request);
+        const params = checkedParams(c);
+        const text = readAdminBody(route.method, request);
         if (route.method !== 'GET' && deps.config.features.auditLogs) {
           const bodyText = await text;
           const resourceId = Object.values(params).at(-1) ?? null;
@@ -294,8 +315,7 @@ export function mountPublicAdminRoutes(app: Hono, deps: CoreDeps, routes: readon
     app.on(route.method, route.path, async (c) => {
       const facts = requestFacts(c);
       const request = c.req.raw;
-      const params = c.req.param() as Record<string, string>;
-      const text = route.method === 'GET' ? Promise.resolve('') : readBodyText(request);
+      const text = readAdminBody(route.method, request);
       const auditing = route.method !== 'GET' && deps.config.features.auditLogs;
       const pending: PendingAudit = { record: undefined, committed: false };
       let status = 200;
@@ -305,6 +325,7 @@ export function mountPublicAdminRoutes(app: Hono, deps: CoreDeps, routes: readon
         if (!deps.config.features.apiAccess) {
           throw new ForbiddenError('The admin API is disabled on this deployment (API_ACCESS_ENABLED=OFF)');
         }
+        const params = checkedParams(c);
         const bodyText = await text;
         const ctx: PublicContext = {
           params,
