@@ -1,21 +1,25 @@
 /**
  * `npm start`: DynamoDB Local, the table, the first-start organisation and owner key, and the core
- * on http://127.0.0.1:8787. Ctrl-C stops everything, DynamoDB Local included.
+ * on http://127.0.0.1:8787. SIGINT (Ctrl-C) or SIGTERM stops it like a service: no new connections,
+ * requests in flight finish (up to GW_SHUTDOWN_GRACE_SECONDS), queued request logs are delivered,
+ * then DynamoDB Local stops. A second signal stops at once. DynamoDB Local also stops when this
+ * process dies any other way (see dynamodb-local.ts).
  */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { ConfigError, loadConfig } from '../../layers/core/src/config.ts';
-import { createDeps } from '../../layers/core/src/deps.ts';
+import { createDeps, type CoreDeps } from '../../layers/core/src/deps.ts';
 import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startLocalLimitsWorkers } from '../../layers/core/src/policy/limits/workers.ts';
 import { startKeyLifecycleSchedule } from '../../layers/core/src/admin/api-keys/lifecycle.ts';
-import { JavaMissingError, startDynamoDBLocal } from './dynamodb-local.ts';
-import { startLocalServer, type LocalMode } from './server.ts';
+import { DataDirInUseError, JavaMissingError, startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.ts';
+import { startLocalServer, type LocalMode, type LocalServer } from './server.ts';
 import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
+import { flushHooks } from '../shared/observability.ts';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -25,8 +29,12 @@ async function main(): Promise<void> {
   if (!Number.isInteger(port) || port < 0 || port > 65535) throw new ConfigError('PORT must be a port number');
   const host = env.HOST ?? '127.0.0.1';
   const dataDir = env.GW_DATA_DIR ?? '.data';
+  const graceMs = wholeSeconds('GW_SHUTDOWN_GRACE_SECONDS', env.GW_SHUTDOWN_GRACE_SECONDS, 10) * 1000;
+  const running: Running = { stopSchedules: [] };
+  onStopSignal(running, graceMs);
 
   const ddb = await startDynamoDBLocal({ dataDir });
+  running.ddb = ddb;
   const stop = async (code: number) => {
     await ddb.stop();
     process.exit(code);
@@ -51,14 +59,16 @@ async function main(): Promise<void> {
     client.destroy();
 
     const deps = createDeps(config, localAdapters(config));
+    running.deps = deps;
     // Request logs and log exports are processed in this process (SQS and worker functions in AWS).
     attachLocalWorkers(deps);
     const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);
     const server = await startLocalServer({ deps, mode, port, host });
+    running.server = server;
     // Usage limit alerts (in-process queue -> outbox) and periodic usage resets.
-    const stopLimitsWorkers = startLocalLimitsWorkers(deps);
+    running.stopSchedules.push(startLocalLimitsWorkers(deps));
     // Key expiry, rotation policies, key usage resets and key e-mails (EventBridge Scheduler in AWS).
-    const stopKeyLifecycle = deps.config.keyLifecycleIntervalMs > 0 ? startKeyLifecycleSchedule(deps, deps.config.keyLifecycleIntervalMs) : () => undefined;
+    if (deps.config.keyLifecycleIntervalMs > 0) running.stopSchedules.push(startKeyLifecycleSchedule(deps, deps.config.keyLifecycleIntervalMs));
 
     console.log(`Gantry is listening on ${server.url} (${mode} mode; data: ${dataDir}; DynamoDB Local on port ${ddb.port})`);
     console.log(`  organisation ${boot.organisationId}, workspace "default" ${boot.workspaceId}`);
@@ -66,22 +76,78 @@ async function main(): Promise<void> {
       console.log('  Organisation owner admin key (shown once, keep it safe):');
       console.log(`    ${boot.createdAdminKey}`);
     }
-    const shutdown = () => {
-      console.log('Stopping Gantry and DynamoDB Local...');
-      stopLimitsWorkers();
-      stopKeyLifecycle();
-      void server.close().finally(() => stop(0));
-    };
-    process.once('SIGINT', shutdown);
-    process.once('SIGTERM', shutdown);
+    running.ready = true;
   } catch (err) {
     console.error(err instanceof Error ? err.message : err);
     await stop(1);
   }
 }
 
+interface Running {
+  /** Set once everything has started; a signal before that stops at once. */
+  ready?: boolean;
+  ddb?: DynamoDBLocal;
+  deps?: CoreDeps;
+  server?: LocalServer;
+  stopSchedules: (() => void)[];
+}
+
+/** The first SIGINT or SIGTERM stops gracefully; a second one (or one during start-up) at once. */
+function onStopSignal(running: Running, graceMs: number): void {
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (stopping || !running.ready) {
+      // The exit handler of dynamodb-local.ts stops DynamoDB Local.
+      process.exit(signal === 'SIGINT' ? 130 : 143);
+    }
+    stopping = true;
+    console.log(`${signal}: stopping Gantry (requests in flight get up to ${graceMs / 1000} s)...`);
+    shutdown(running, graceMs).then(
+      () => process.exit(0),
+      (err: unknown) => {
+        console.error(err);
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+}
+
+async function shutdown(running: Running, graceMs: number): Promise<void> {
+  for (const stop of running.stopSchedules) stop();
+  await running.server?.close(graceMs);
+  // The last requests' settlements and logs, then everything queued, while the table is still up.
+  const deps = running.deps;
+  const flushed = deps && flushHooks(deps).then(() => deps.queues.close?.());
+  if (flushed && !(await within(flushed, graceMs))) console.error(`Queued messages were not delivered within ${graceMs / 1000} s; they are dropped.`);
+  await running.ddb?.stop();
+}
+
+/** Whether `p` settled within `ms` (a rejection counts as settled: the queue reported its own failure). */
+async function within(p: Promise<unknown>, ms: number): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const timeout = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+  const done = p.then(
+    () => true,
+    () => true,
+  );
+  try {
+    return await Promise.race([done, timeout]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+function wholeSeconds(name: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined || raw.trim() === '') return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 0 || n > 3600) throw new ConfigError(`${name} must be a whole number of seconds from 0 to 3600`);
+  return n;
+}
+
 main().catch((err: unknown) => {
-  if (err instanceof JavaMissingError || err instanceof ConfigError) console.error(err.message);
+  if (err instanceof JavaMissingError || err instanceof ConfigError || err instanceof DataDirInUseError) console.error(err.message);
   else console.error(err);
   process.exit(1);
 });

@@ -27,7 +27,12 @@ export interface LocalServer {
   url: string;
   port: number;
   mode: LocalMode;
-  close(): Promise<void>;
+  /**
+   * Stops accepting connections and resolves once every connection has ended. Requests in flight
+   * get up to `graceMs` to finish (default 0: cut at once); idle keep-alive connections close now,
+   * busy ones as soon as their answer has been sent.
+   */
+  close(graceMs?: number): Promise<void>;
 }
 
 export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
@@ -37,6 +42,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
       ? http.createServer(createNodeListener(createApp(opts.deps, [gatewayModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err })))
       : http.createServer(await lambdaListener(opts.deps));
   server.keepAliveTimeout = 65_000;
+  const draining = trackDrain(server);
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => resolve());
@@ -47,11 +53,44 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
     url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
     port,
     mode,
-    close: () =>
+    close: (graceMs = 0) =>
       new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
+        const cut = graceMs > 0 ? setTimeout(() => server.closeAllConnections(), graceMs) : undefined;
+        server.close(() => {
+          clearTimeout(cut);
+          resolve();
+        });
+        draining.start();
+        if (!cut) server.closeAllConnections();
       }),
+  };
+}
+
+/**
+ * While the server drains, answers carry `connection: close` and a keep-alive connection is closed
+ * once its answer has been sent, so the server closes when the last request in flight ends rather
+ * than when clients drop their idle connections.
+ */
+function trackDrain(server: http.Server): { start(): void } {
+  const inFlight = new Set<ServerResponse>();
+  let draining = false;
+  const noKeepAlive = (res: ServerResponse) => {
+    if (!res.headersSent) res.shouldKeepAlive = false;
+  };
+  server.on('request', (_req: IncomingMessage, res: ServerResponse) => {
+    if (draining) noKeepAlive(res);
+    inFlight.add(res);
+    res.once('close', () => {
+      inFlight.delete(res);
+      if (draining) setImmediate(() => server.closeIdleConnections());
+    });
+  });
+  return {
+    start() {
+      draining = true;
+      inFlight.forEach(noKeepAlive);
+      server.closeIdleConnections();
+    },
   };
 }
 

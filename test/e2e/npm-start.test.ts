@@ -1,18 +1,23 @@
 /**
  * `npm start` as a user runs it: the real entry point as a child process, with DynamoDB Local on
  * disk, the first-start key printed once, health, a restart that keeps the data, and Ctrl-C that
- * leaves nothing running.
+ * leaves nothing running. Stopped like a service: SIGTERM through npm, requests in flight that
+ * finish, request logs that are kept, DynamoDB Local that dies with a killed server, and a data
+ * directory that one Gantry at a time may use.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundle, LOCAL_BUNDLES } from '../../infra/local-build.ts';
-import { freePort } from '../../lambdas/local/dynamodb-local.ts';
+import { freePort, LOCK_FILE, processAlive } from '../../lambdas/local/dynamodb-local.ts';
+import { startMockOpenAI } from '../support/mock-openai.ts';
 
 let MAIN = '';
+const ROOT = path.resolve(import.meta.dirname, '../..');
+const OWNER_KEY = 'gw_service-test-owner-key-000000000000001';
 
 interface Started {
   child: ChildProcess;
@@ -20,8 +25,9 @@ interface Started {
   exited: Promise<number | null>;
 }
 
-function start(env: Record<string, string>): Started {
-  const child = spawn(process.execPath, [MAIN], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+function start(env: Record<string, string>, command: string[] = [process.execPath, MAIN]): Started {
+  const [file, ...args] = command;
+  const child = spawn(file!, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   child.stdout?.on('data', (b: Buffer) => (out += b.toString()));
   child.stderr?.on('data', (b: Buffer) => (out += b.toString()));
@@ -37,6 +43,9 @@ async function waitFor(check: () => boolean | Promise<boolean>, what: string, ms
   }
   throw new Error(`timed out waiting for ${what}`);
 }
+
+/** The data directory's lock: the server's pid and its DynamoDB Local's. */
+const lockOf = (dir: string) => JSON.parse(readFileSync(path.join(dir, LOCK_FILE), 'utf8')) as { pid: number; dynamodbPid: number; dynamodbPort: number };
 
 const portOpen = (port: number) =>
   new Promise<boolean>((resolve) => {
@@ -89,6 +98,100 @@ describe('npm start', () => {
     expect(again.status).toBe(200);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
+  }, 120_000);
+
+  it('drains requests in flight on SIGTERM, keeps their logs, and refuses a second Gantry on the same data', async () => {
+    const mock = await startMockOpenAI();
+    const port = await freePort();
+    const dir = path.join(dataDir, 'drain');
+    const env = { PORT: String(port), GW_DATA_DIR: dir, GW_BOOTSTRAP_ADMIN_KEY: OWNER_KEY, GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1' };
+    const first = start(env);
+    running.push(first.child);
+    await waitFor(() => first.output().includes('listening'), 'the first start');
+    const lock = lockOf(dir);
+    expect(lock.pid).toBe(first.child.pid);
+
+    const second = start({ ...env, PORT: String(await freePort()) });
+    running.push(second.child);
+    expect(await second.exited).toBe(1);
+    expect(second.output()).toContain(`is in use by Gantry process ${lock.pid}, DynamoDB Local on port ${lock.dynamodbPort}`);
+    expect(second.output()).toContain('set GW_DATA_DIR to another directory');
+
+    const base = `http://127.0.0.1:${port}`;
+    const created = await fetch(`${base}/v1/api-keys/workspace/service`, {
+      method: 'POST',
+      headers: { 'x-gw-api-key': OWNER_KEY, 'content-type': 'application/json' },
+      body: JSON.stringify({ name: 'drain', workspace_id: 'default', scopes: ['completions.write'] }),
+    });
+    const { key } = (await created.json()) as { key: string };
+    mock.queue.push({ kind: 'delay', ms: 2_000 });
+    let settled = false;
+    const inFlight = fetch(`${base}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, 'x-gw-trace-id': 'drain-1', authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow' }] }),
+    }).finally(() => (settled = true));
+    await waitFor(() => mock.received.length === 1, 'the provider call', 10_000);
+
+    first.child.kill('SIGTERM');
+    // No new connection is accepted while the slow request still runs...
+    await waitFor(async () => !(await portOpen(port)), 'the listener to close', 5_000);
+    expect(settled).toBe(false);
+    // ...and that request completes.
+    const answer = await inFlight;
+    expect(answer.status).toBe(200);
+    expect(((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBeTruthy();
+    expect(await first.exited).toBe(0);
+    expect(processAlive(lock.dynamodbPid)).toBe(false);
+    expect(existsSync(path.join(dir, LOCK_FILE))).toBe(false);
+    await mock.close();
+
+    // Its request log was written before DynamoDB Local stopped.
+    const third = start(env);
+    running.push(third.child);
+    await waitFor(() => third.output().includes('listening'), 'the restart');
+    const logs = await fetch(`${base}/v1/logs?workspace_id=default&trace_id=drain-1`, { headers: { 'x-gw-api-key': OWNER_KEY } });
+    expect(((await logs.json()) as { data: unknown[] }).data, first.output()).toHaveLength(1);
+    third.child.kill('SIGTERM');
+    expect(await third.exited).toBe(0);
+  }, 120_000);
+
+  it('stops DynamoDB Local when the server is killed, and the next start takes the data over', async () => {
+    const port = await freePort();
+    const env = { PORT: String(port), GW_DATA_DIR: path.join(dataDir, 'crash'), GW_BOOTSTRAP_ADMIN_KEY: OWNER_KEY };
+    const first = start(env);
+    running.push(first.child);
+    await waitFor(() => first.output().includes('listening'), 'the first start');
+    const { dynamodbPid } = lockOf(env.GW_DATA_DIR);
+
+    first.child.kill('SIGKILL');
+    await first.exited;
+    await waitFor(() => !processAlive(dynamodbPid), 'DynamoDB Local to stop', 10_000);
+
+    const second = start(env);
+    running.push(second.child);
+    await waitFor(() => second.output().includes('listening'), 'the second start');
+    const list = await fetch(`http://127.0.0.1:${port}/v1/api-keys`, { headers: { 'x-gw-api-key': OWNER_KEY } });
+    expect(list.status).toBe(200);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toBe(0);
+  }, 120_000);
+
+  it('passes SIGTERM sent to `npm start` on to the server', async () => {
+    const port = await freePort();
+    const dir = path.join(dataDir, 'npm');
+    // Under `npm test` the npm that runs the tests; else the one on PATH.
+    const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
+    const s = start({ PORT: String(port), GW_DATA_DIR: dir }, [...npm, 'start']);
+    running.push(s.child);
+    await waitFor(() => s.output().includes('listening'), 'npm start');
+    const lock = lockOf(dir);
+
+    s.child.kill('SIGTERM');
+    await s.exited;
+    await waitFor(() => !processAlive(lock.pid) && !processAlive(lock.dynamodbPid), 'the server and DynamoDB Local to stop', 15_000);
+    expect(s.output()).toContain('SIGTERM: stopping Gantry');
+    expect(await portOpen(port)).toBe(false);
   }, 120_000);
 
   it('uses GW_BOOTSTRAP_ADMIN_KEY and keeps nothing with GW_DATA_DIR=:memory:', async () => {

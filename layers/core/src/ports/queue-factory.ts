@@ -9,6 +9,8 @@ import type { Queue } from './queue.ts';
 
 export interface QueueFactory {
   get<T>(name: string): Queue<T> & Partial<Pick<InProcessQueue<T>, 'setConsumer' | 'drain' | 'deadLetters'>>;
+  /** Delivers what this process still holds, then stops (shutdown); absent where a service holds the messages. */
+  close?(): Promise<void>;
 }
 
 /** The environment variable holding a queue's URL: `log-events` -> `QUEUE_URL_LOG_EVENTS`. */
