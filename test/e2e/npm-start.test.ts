@@ -219,4 +219,10 @@ describe('npm start', () => {
     expect(await s.exited).toBe(1);
     expect(s.output()).toContain('GW_LOCAL_MODE');
   });
+
+  it('fails at start naming a bad GW_SHUTDOWN_GRACE_SECONDS', async () => {
+    const s = start({ GW_SHUTDOWN_GRACE_SECONDS: 'soon', GW_DATA_DIR: ':memory:' });
+    expect(await s.exited).toBe(1);
+    expect(s.output()).toContain('GW_SHUTDOWN_GRACE_SECONDS must be a whole number of seconds');
+  });
 });
