@@ -65,6 +65,13 @@ describe('npm start', () => {
     for (const c of running) c.kill('SIGKILL');
     rmSync(dataDir, { recursive: true, force: true });
   });
+  /** Starts Gantry (or `command`) and waits until it listens. */
+  const startReady = async (env: Record<string, string>, what: string, command?: string[]) => {
+    const s = start(env, command);
+    running.push(s.child);
+    await waitFor(() => s.output().includes('listening'), what);
+    return s;
+  };
 
   it.each(['direct', 'lambda'])('serves health, keeps data across restarts and stops cleanly (%s)', async (mode) => {
     const port = await freePort();
@@ -105,9 +112,7 @@ describe('npm start', () => {
     const port = await freePort();
     const dir = path.join(dataDir, 'drain');
     const env = { PORT: String(port), GW_DATA_DIR: dir, GW_BOOTSTRAP_ADMIN_KEY: OWNER_KEY, GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1' };
-    const first = start(env);
-    running.push(first.child);
-    await waitFor(() => first.output().includes('listening'), 'the first start');
+    const first = await startReady(env, 'the first start');
     const lock = lockOf(dir);
     expect(lock.pid).toBe(first.child.pid);
 
@@ -147,9 +152,7 @@ describe('npm start', () => {
     await mock.close();
 
     // Its request log was written before DynamoDB Local stopped.
-    const third = start(env);
-    running.push(third.child);
-    await waitFor(() => third.output().includes('listening'), 'the restart');
+    const third = await startReady(env, 'the restart');
     const logs = await fetch(`${base}/v1/logs?workspace_id=default&trace_id=drain-1`, { headers: { 'x-gw-api-key': OWNER_KEY } });
     expect(((await logs.json()) as { data: unknown[] }).data, first.output()).toHaveLength(1);
     third.child.kill('SIGTERM');
@@ -159,18 +162,14 @@ describe('npm start', () => {
   it('stops DynamoDB Local when the server is killed, and the next start takes the data over', async () => {
     const port = await freePort();
     const env = { PORT: String(port), GW_DATA_DIR: path.join(dataDir, 'crash'), GW_BOOTSTRAP_ADMIN_KEY: OWNER_KEY };
-    const first = start(env);
-    running.push(first.child);
-    await waitFor(() => first.output().includes('listening'), 'the first start');
+    const first = await startReady(env, 'the first start');
     const { dynamodbPid } = lockOf(env.GW_DATA_DIR);
 
     first.child.kill('SIGKILL');
     await first.exited;
     await waitFor(() => !processAlive(dynamodbPid), 'DynamoDB Local to stop', 10_000);
 
-    const second = start(env);
-    running.push(second.child);
-    await waitFor(() => second.output().includes('listening'), 'the second start');
+    const second = await startReady(env, 'the second start');
     const list = await fetch(`http://127.0.0.1:${port}/v1/api-keys`, { headers: { 'x-gw-api-key': OWNER_KEY } });
     expect(list.status).toBe(200);
     second.child.kill('SIGTERM');
@@ -182,9 +181,7 @@ describe('npm start', () => {
     const dir = path.join(dataDir, 'npm');
     // Under `npm test` the npm that runs the tests; else the one on PATH.
     const npm = process.env.npm_execpath ? [process.execPath, process.env.npm_execpath] : ['npm'];
-    const s = start({ PORT: String(port), GW_DATA_DIR: dir }, [...npm, 'start']);
-    running.push(s.child);
-    await waitFor(() => s.output().includes('listening'), 'npm start');
+    const s = await startReady({ PORT: String(port), GW_DATA_DIR: dir }, 'npm start', [...npm, 'start']);
     const lock = lockOf(dir);
 
     s.child.kill('SIGTERM');
