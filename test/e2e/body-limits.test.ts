@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 
 interface Sent {
+  /** 0: the server closed the connection (after refusing) before the client could read an answer. */
   status: number;
   body: string;
   /** Bytes the client had written when the answer came. */
@@ -33,8 +34,11 @@ function send(url: string, headers: Record<string, string>, total: number, chunk
         req.destroy();
       });
     });
-    req.on('error', (err) => {
-      if (!answered) reject(err);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      if (answered) return;
+      // The server refused and closed the connection while the client was still writing.
+      if (err.code === 'EPIPE' || err.code === 'ECONNRESET') resolve({ status: 0, body: '', written });
+      else reject(err);
     });
     const pump = () => {
       while (!answered && written < total) {
@@ -81,7 +85,8 @@ describe.each(['direct', 'lambda'] as const)('request body limits (%s mode)', (m
 
   it('cuts a body without Content-Length once it passes the limit', async () => {
     const sent = await send(`${gw.url}/v1/chat/completions`, gateway(key), 48 * MiB, true);
-    expect(sent.status).toBe(413);
+    // Through Lambda, API Gateway's limit closes the connection as it answers: the client may see the close first.
+    expect(mode === 'direct' ? [413] : [413, 0]).toContain(sent.status);
     expect(sent.written).toBeLessThan(48 * MiB);
   });
 
