@@ -81,6 +81,8 @@ const envSchema = z.object({
   GW_INVITE_TTL_HOURS: wholeNumber(168, z.gte(1), z.lte(720)),
   /** Local runtime: how often the key lifecycle (expiry, rotation, usage resets, alerts) runs. */
   GW_KEY_LIFECYCLE_INTERVAL_SECONDS: wholeNumber(60, z.gte(0)),
+  /** `x-portkey-*` request headers as aliases of `x-gw-*` (the Portkey SDK); OFF refuses the alias. */
+  GW_PORTKEY_HEADERS: preprocess(upperBlankAsUnset, z.optional(z.enum(['ON', 'OFF']))),
 });
 
 export interface FeatureFlags {
@@ -125,6 +127,8 @@ export interface AppConfig {
   cipherKmsKeyId: string | undefined;
   /** The local cipher key file; undefined (in-memory data) means a temporary one. */
   cipherKeyFile: string | undefined;
+  /** `x-portkey-*` headers as aliases of `x-gw-*`: on unless GW_PORTKEY_HEADERS=OFF (false); unset is the default. */
+  portkeyHeaders?: false;
 }
 
 /** Queue URLs come in one variable per queue, so they are picked out by prefix. */
@@ -199,6 +203,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboxDir: e.GW_OUTBOX_DIR,
     queueUrls: queueUrls.data,
     cipherKmsKeyId: e.CIPHER_KMS_KEY_ID,
+    ...(e.GW_PORTKEY_HEADERS === 'OFF' ? { portkeyHeaders: false as const } : {}),
     cipherKeyFile: e.GW_CIPHER_KEY_FILE ?? (e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? `${e.GW_DATA_DIR.replace(/\/+$/, '')}/cipher.key` : undefined),
   };
 }

@@ -13,7 +13,7 @@ import type { Input } from './input.ts';
 import { withManagedProviders } from './managed.ts';
 import type { TargetCaller } from './routing/execute.ts';
 import type { Resolved } from './resolve.ts';
-import { noteUsage, toUsage } from './usage.ts';
+import { noteSentModel, noteUsage, toUsage } from './usage.ts';
 
 type Decorator = (inner: TargetCaller) => TargetCaller;
 
@@ -27,11 +27,20 @@ export function buildCaller(f: Flight, input: Input, resolved: Resolved): Target
     (inner) => (f.spec.cacheable ? withCache(inner, cachingDeps(f), cacheContext(f, call, principal.workspaceId)) : inner),
     // Header options fill non-managed targets only, so they sit inside the managed wrapper.
     (inner) => withRequestOptions(inner, parseOptionHeaders(headers)),
+    // The model each target is sent (after override_params, a managed `@slug/model`) is the one priced.
+    (inner) => withSentModel(inner, record),
     // Hooks admit each target as it will be called (a managed provider's budget).
     (inner) => withTargetAdmission(inner, deps.gatewayHooks, record, record.request ?? {}),
     (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params: record.request ?? {} }),
   ];
   return decorators.reduce<TargetCaller>((inner, decorate) => decorate(inner), createTargetCaller(deps, call));
+}
+
+function withSentModel(inner: TargetCaller, record: Flight['record']): TargetCaller {
+  return (target, signal) => {
+    noteSentModel(record, target.override_params.model ?? record.request?.model);
+    return inner(target, signal);
+  };
 }
 
 function callInputOf(f: Flight, input: Input, resolved: Resolved): CallInput {

@@ -7,7 +7,10 @@ import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../deps.ts';
 import type { Dialect } from './dialect.ts';
 import type { EndpointSpec } from './endpoint.ts';
+import { gatewayKeyFromBearer } from './headers.ts';
 import type { GatewayRecord } from './lifecycle.ts';
+
+const CACHE_DISABLED = 'DISABLED';
 
 export interface Flight {
   spec: EndpointSpec;
@@ -27,7 +30,7 @@ export interface Flight {
 
 export function openRecord(spec: EndpointSpec, req: Request, deps: CoreDeps, dialect: Dialect | undefined): Flight {
   const inbound = dialect?.inbound(req.headers);
-  const headers = inbound?.headers ?? req.headers;
+  const headers = gatewayKeyFromBearer(inbound?.headers ?? req.headers);
   const traceId = headers.get('x-gw-trace-id') || randomUUID();
   const url = new URL(req.url);
   const record: GatewayRecord = {
@@ -39,6 +42,8 @@ export function openRecord(spec: EndpointSpec, req: Request, deps: CoreDeps, dia
     startedAt: deps.clock.now(),
     metadata: {},
     stream: false,
+    // The answer's x-gw-cache-status says DISABLED until the cache takes part; the log says the same.
+    cacheStatus: CACHE_DISABLED,
   };
   const spanId = headers.get('x-gw-span-id');
   if (spanId) record.spanId = spanId;
@@ -54,7 +59,8 @@ export function openRecord(spec: EndpointSpec, req: Request, deps: CoreDeps, dia
     providerKey: inbound?.providerKey,
     dialect,
     record,
-    out: { 'x-gw-trace-id': traceId, 'x-gw-cache-status': 'DISABLED' },
+    // The log id: the request's log is GET /v1/logs/{id} once ingested.
+    out: { 'x-gw-trace-id': traceId, 'x-gw-log-id': record.id, 'x-gw-cache-status': CACHE_DISABLED },
     done: () => completeLater(deps, record),
   };
 }

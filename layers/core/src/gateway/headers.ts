@@ -76,13 +76,47 @@ export const SECRET_OPTIONS: ReadonlySet<string> = new Set(['aws_access_key_id',
 const NO_OPTIONS: Readonly<Record<string, string>> = Object.freeze({});
 const OPTION_BY_HEADER: ReadonlyMap<string, string> = new Map(Object.entries(OPTION_HEADERS));
 
+/**
+ * The openai SDK's `organization` and `project` options, sent as OpenAI's own headers: the same
+ * options as `x-gw-openai-organization`/`-project` (which win), sent on only by providers that
+ * declare them (`optionHeaders`: OpenAI), never to others.
+ */
+const SDK_OPTION_HEADERS: ReadonlyMap<string, string> = new Map([
+  ['openai-organization', 'openai_organization'],
+  ['openai-project', 'openai_project'],
+]);
+
 /** The provider options the request's headers set; empty (and shared) when none. One pass, however many options exist. */
 export function parseOptionHeaders(headers: Headers): Readonly<Record<string, string>> {
   let out: Record<string, string> | undefined;
   headers.forEach((value, name) => {
-    if (value === '' || !name.startsWith('x-gw-')) return;
+    if (value === '') return;
+    const sdkOption = SDK_OPTION_HEADERS.get(name);
+    if (sdkOption) {
+      (out ??= {})[sdkOption] ??= value;
+      return;
+    }
+    if (!name.startsWith('x-gw-')) return;
     const option = OPTION_BY_HEADER.get(name);
     if (option) (out ??= {})[option] = value;
   });
   return out ?? NO_OPTIONS;
+}
+
+/** Gantry's own keys start with this; no provider issues such keys. */
+export const GATEWAY_KEY_PREFIX = 'gw_';
+
+/**
+ * The openai SDK sends its `apiKey` as `Authorization: Bearer`. A `gw_` bearer is a gateway key,
+ * never a provider's: it authenticates the caller when no `x-gw-api-key` (or `x-gw-jwt`) is sent,
+ * and is removed either way, so it is never passed on nor taken for a provider key. The provider's
+ * key then comes from a managed provider, a virtual key or a config.
+ */
+export function gatewayKeyFromBearer(headers: Headers): Headers {
+  const bearer = headers.get('authorization')?.match(/^Bearer\s+(\S+)\s*$/i)?.[1];
+  if (!bearer?.startsWith(GATEWAY_KEY_PREFIX)) return headers;
+  const moved = new Headers(headers);
+  moved.delete('authorization');
+  if (!moved.get('x-gw-api-key') && !moved.get('x-gw-jwt')) moved.set('x-gw-api-key', bearer);
+  return moved;
 }

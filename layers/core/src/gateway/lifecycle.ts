@@ -33,7 +33,10 @@ export interface GatewayRecord {
   metadata: Record<string, unknown>;
   /** The parsed request body, once it was valid JSON. */
   request?: Record<string, unknown>;
+  /** The model that answered (when the answer names it), else the one sent. */
   model?: string;
+  /** The model the answering target was sent, after `override_params`. */
+  sentModel?: string;
   stream: boolean;
   configSource?: 'inline' | 'saved' | 'key' | 'headers';
   configId?: string;
@@ -55,6 +58,8 @@ export interface GatewayRecord {
   usage?: TokenUsage;
   /** Cost in micro-dollars (1e-6 USD). */
   costMicros?: number;
+  /** The answer reported usage but its model has no price: it cost nothing, and the log says so. */
+  unpriced?: boolean;
   responseBytes?: number;
   /** The provider's response body when it was JSON (for logs); absent for streams. */
   response?: unknown;

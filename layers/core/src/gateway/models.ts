@@ -1,7 +1,8 @@
 /**
  * `GET /v1/models` and `GET /v1/models/{model}` on the gateway: the built-in catalog in OpenAI's
  * list shape, for the provider the request resolves to (`x-gw-provider`, else the first target of
- * `x-gw-config` or the key's default config), or for every provider when none is named.
+ * `x-gw-config` or the key's default config), or for every provider when none is named. A managed
+ * provider (`@slug`) lists its own models (managed-models.ts).
  * Authenticated like every gateway route; prices are the caller's effective ones.
  */
 import { randomUUID } from 'node:crypto';
@@ -12,6 +13,8 @@ import type { Principal } from '../policy/principal.ts';
 import { CATALOG_CREATED, catalogModels, findModel, type CatalogModel } from '../pricing/catalog.ts';
 import { findProvider, providerIds } from '../providers/registry.ts';
 import { requireGatewayAccess } from './access.ts';
+import { gatewayKeyFromBearer } from './headers.ts';
+import { managedModels } from './managed-models.ts';
 import { resolveConfig } from './routing/resolve-config.ts';
 import type { ConfigNode } from './routing/types.ts';
 
@@ -33,21 +36,34 @@ function firstProvider(node: ConfigNode | undefined): string | undefined {
   return firstProvider(node.targets?.[0]);
 }
 
-/** The provider a models request is about, or undefined for all of them. */
-async function requestedProvider(req: Request, principal: Principal, deps: CoreDeps): Promise<string | undefined> {
-  const header = req.headers.get('x-gw-provider')?.trim();
-  let id = header || undefined;
-  let param = 'x-gw-provider';
-  if (!id && (req.headers.get('x-gw-config') || principal.defaults?.config_id)) {
-    const { config } = await resolveConfig(req.headers, principal, deps);
-    id = firstProvider(config);
-    param = 'x-gw-config';
-  }
-  if (!id) return undefined;
-  const provider = findProvider(id);
-  if (!provider) throw ValidationError.field(param, `unknown provider "${id}"; known: ${providerIds().join(', ')}`);
-  return provider.id;
+/**
+ * The provider a models request is about (`x-gw-provider`, else the config's first target), as
+ * written and with the header or config that named it; undefined for all of them.
+ */
+async function requestedProvider(headers: Headers, principal: Principal, deps: CoreDeps): Promise<{ id: string; field: string } | undefined> {
+  const header = headers.get('x-gw-provider')?.trim();
+  if (header) return { id: header, field: 'x-gw-provider' };
+  if (!headers.get('x-gw-config') && !principal.defaults?.config_id) return undefined;
+  const { config } = await resolveConfig(headers, principal, deps);
+  const id = firstProvider(config);
+  return id ? { id, field: 'x-gw-config' } : undefined;
 }
+
+/** The models listed for the request: the catalog's (of one provider or all), or a managed provider's. */
+async function modelsFor(headers: Headers, principal: Principal, deps: CoreDeps): Promise<{ provider?: string; models: CatalogModel[] }> {
+  const requested = await requestedProvider(headers, principal, deps);
+  if (!requested) return { models: [...catalogModels()] };
+  if (requested.id.startsWith('@')) {
+    const managed = await managedModels(deps, principal, requested.id, requested.field);
+    return { provider: managed.provider, models: managed.ids.map((id) => findModel(managed.provider, id) ?? unlisted(managed.provider, id)) };
+  }
+  const provider = findProvider(requested.id);
+  if (!provider) throw ValidationError.field(requested.field, `unknown provider "${requested.id}"; known: ${providerIds().join(', ')}`);
+  return { provider: provider.id, models: [...catalogModels(provider.id)] };
+}
+
+/** A model the provider lists that the catalog does not know: no type, window or catalog price. */
+const unlisted = (provider: string, id: string): CatalogModel => ({ id, provider, types: [], price: {} });
 
 function toObject(m: CatalogModel, principal: Principal, deps: CoreDeps): ModelObject {
   const price = deps.pricing.effectivePrice(principal.organisationId, principal.workspaceId, m.provider, m.id)?.price ?? m.price;
@@ -69,25 +85,26 @@ function toObject(m: CatalogModel, principal: Principal, deps: CoreDeps): ModelO
 }
 
 async function handle(req: Request, deps: CoreDeps, model: string | undefined): Promise<Response> {
-  const traceId = req.headers.get('x-gw-trace-id') || randomUUID();
-  const headers: Record<string, string> = { 'x-gw-trace-id': traceId };
+  const headers = gatewayKeyFromBearer(req.headers);
+  const traceId = headers.get('x-gw-trace-id') || randomUUID();
+  const out: Record<string, string> = { 'x-gw-trace-id': traceId };
   try {
-    const principal = await deps.keyAuth.authenticateRequest(req.headers, 'gateway');
+    const principal = await deps.keyAuth.authenticateRequest(headers, 'gateway');
     requireGatewayAccess(principal);
-    const provider = await requestedProvider(req, principal, deps);
-    if (provider) headers['x-gw-provider'] = provider;
+    const { provider, models } = await modelsFor(headers, principal, deps);
+    if (provider) out['x-gw-provider'] = provider;
     await deps.pricing.prefetch(principal.organisationId);
     if (model === undefined) {
-      const data = catalogModels(provider).map((m) => toObject(m, principal, deps));
-      return jsonResponse({ object: 'list', data }, 200, headers);
+      const data = models.map((m) => toObject(m, principal, deps));
+      return jsonResponse({ object: 'list', data }, 200, out);
     }
-    const found = provider ? findModel(provider, model) : catalogModels().find((m) => m.id === model);
+    const found = models.find((m) => m.id === model) ?? (provider ? findModel(provider, model) : undefined);
     if (!found) throw new NotFoundError(`The model ${model} is not in the catalog${provider ? ` of provider ${provider}` : ''}`, { param: 'model', openaiCode: 'model_not_found' });
-    return jsonResponse(toObject(found, principal, deps), 200, headers);
+    return jsonResponse(toObject(found, principal, deps), 200, out);
   } catch (err) {
     const e = asGantryError(err);
     if (e.status >= 500) deps.logger.error('models request failed', { traceId, error: err });
-    return jsonResponse(toOpenAIBody(e), e.status, { ...e.headers, ...headers });
+    return jsonResponse(toOpenAIBody(e), e.status, { ...e.headers, ...out });
   }
 }
 

@@ -7,6 +7,7 @@ import { Hono, type Context } from 'hono';
 import type { CoreDeps } from '../deps.ts';
 import { ADMIN_PREFIXES } from '../admin/prefixes.ts';
 import { asGantryError, RouteNotFoundError, toAdminBody, toOpenAIBody, type GantryError } from './errors.ts';
+import { portkeyHeaderAlias } from './header-alias.ts';
 import { jsonResponse } from './json.ts';
 
 /**
@@ -31,6 +32,8 @@ export function errorResponse(err: GantryError, path: string): Response {
 
 export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono {
   const app = new Hono();
+  // Header aliases first: every route and fallback then reads x-gw-* only.
+  if (deps.config.portkeyHeaders !== false) app.use('*', portkeyHeaderAlias);
   let lastProbe = { at: -Infinity, ok: true, error: '' };
 
   app.get('/v1/health', async () => {

@@ -62,6 +62,8 @@ export interface LogEvent {
   reasoning_tokens: number;
   /** Micro-dollars (1e-6 USD) charged, and what a cache hit saved. */
   cost_micros: number;
+  /** Set when the answer reported usage but its model has no price (docs/pricing.md). */
+  cost_unpriced?: true;
   cache_savings_micros: number;
   cache_status: string | null;
   /** Retries made; -1 when they ran out. */
@@ -193,6 +195,7 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     cached_tokens: usage?.cached_tokens ?? 0,
     reasoning_tokens: usage?.reasoning_tokens ?? 0,
     cost_micros: r.costMicros ?? 0,
+    ...(r.unpriced ? { cost_unpriced: true as const } : {}),
     cache_savings_micros: opts.savingsMicros ?? 0,
     cache_status: r.cacheStatus ?? null,
     retries: r.retries ?? 0,

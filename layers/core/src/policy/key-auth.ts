@@ -1,7 +1,8 @@
 /**
- * Authenticates callers: an API key in `x-gw-api-key`, or a JWT (in `x-gw-jwt`, in `x-gw-api-key`
- * when it has the shape of a JWT, or, on admin routes, as `Authorization: Bearer`; on gateway
- * routes `Authorization` carries the provider's key).
+ * Authenticates callers: an API key in `x-gw-api-key` (or, on admin routes, a `gw_` key as
+ * `Authorization: Bearer`), or a JWT (in `x-gw-jwt`, in `x-gw-api-key` when it has the shape of a
+ * JWT, or, on admin routes, as `Authorization: Bearer`; on gateway routes `Authorization` carries
+ * the provider's key, unless it is a `gw_` key, which gateway/headers.ts moves to `x-gw-api-key`).
  *
  * A warm key is served from an in-process cache without any DynamoDB call; after `ttlMs` it is
  * still served while a background read refreshes it, so a revoked key stops working within about
@@ -88,11 +89,13 @@ export class KeyAuthenticator {
     const key = headers.get('x-gw-api-key');
     if (key) return this.authenticate(key);
     const token = headers.get('x-gw-jwt') ?? (surface === 'admin' ? bearer(headers.get('authorization')) : null);
+    // SDKs send their `apiKey` as a bearer: a `gw_` one is a Gantry key, never a JWT.
+    if (token?.startsWith('gw_')) return this.authenticate(token);
     if (token) return this.authenticateJwt(token);
     return Promise.reject(
       new AuthenticationError(
         surface === 'admin'
-          ? 'Missing credentials: send an API key in the x-gw-api-key header or a JWT as Authorization: Bearer'
+          ? 'Missing credentials: send an API key in the x-gw-api-key header or as Authorization: Bearer, or a JWT as Authorization: Bearer'
           : 'Missing API key: send it in the x-gw-api-key header (or a JWT in x-gw-jwt)',
       ),
     );

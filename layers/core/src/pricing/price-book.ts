@@ -149,8 +149,9 @@ export class PriceBook {
     if (!usage || !provider) return undefined;
     const org = record.principal?.organisationId;
     const ws = record.principal?.workspaceId;
-    const requested = typeof record.request?.model === 'string' ? record.request.model : undefined;
-    for (const model of new Set([record.model, requested])) {
+    // Never the client's model when override_params replaced it: the provider was not asked for it.
+    const sent = record.sentModel ?? (typeof record.request?.model === 'string' ? record.request.model : undefined);
+    for (const model of new Set([record.model, sent])) {
       if (!model) continue;
       const effective = this.effectivePrice(org, ws, provider, model);
       if (effective) return costMicrosOf(effective.price, usage);

@@ -16,12 +16,20 @@ export interface ResolvedConfig {
   fromHeaders: boolean;
 }
 
+/** Headers that would route around a config: a key that pins its config without overrides refuses each. */
+const OVERRIDING_HEADERS = ['x-gw-config', 'x-gw-provider', 'x-gw-custom-host', 'x-gw-virtual-key'] as const;
+
+function refuseOverrides(headers: Headers, principal: Principal): void {
+  if (!principal.defaults?.config_id || principal.defaults.allow_config_override !== false) return;
+  for (const name of OVERRIDING_HEADERS) {
+    if (headers.get(name)?.trim()) throw new ForbiddenError(`This API key pins its config and does not allow ${name} overrides`, { param: name });
+  }
+}
+
 export async function resolveConfig(headers: Headers, principal: Principal, deps: CoreDeps): Promise<ResolvedConfig> {
+  refuseOverrides(headers, principal);
   const sent = headers.get('x-gw-config')?.trim();
   const pinned = principal.defaults?.config_id;
-  if (sent && pinned && principal.defaults?.allow_config_override === false) {
-    throw new ForbiddenError('This API key pins its config and does not allow x-gw-config overrides', { param: 'x-gw-config' });
-  }
   const raw = sent || pinned;
   const provider = headers.get('x-gw-provider') ?? undefined;
   // x-gw-virtual-key (legacy): the config's root uses it unless it names its own provider, as with

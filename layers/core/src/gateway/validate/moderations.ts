@@ -1,11 +1,19 @@
 /**
  * POST /v1/moderations (SPEC "Endpoints"): `input` is required; `model` is one of the two text
- * moderation models, `text-moderation-latest` when left out.
+ * moderation models of SPEC.md, `text-moderation-latest` when left out, or one of the providers'
+ * current moderation models (OpenAI's omni models, in its own docs; Mistral's).
  */
 import * as z from 'zod/mini';
 import { parseRequestBody, typeMessage } from './common.ts';
 
-export const MODERATION_MODELS = ['text-moderation-stable', 'text-moderation-latest'] as const;
+export const MODERATION_MODELS = [
+  'text-moderation-stable',
+  'text-moderation-latest',
+  'omni-moderation-latest',
+  'omni-moderation-2024-09-26',
+  'mistral-moderation-latest',
+  'mistral-moderation-2411',
+] as const;
 export const DEFAULT_MODERATION_MODEL = 'text-moderation-latest';
 
 /** Text, texts, or multimodal parts (`{type: "text" | "image_url", ...}`) as OpenAI takes them. */

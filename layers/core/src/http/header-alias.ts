@@ -1,0 +1,51 @@
+/**
+ * `x-portkey-*` as an alias of `x-gw-*`, done once where requests enter (a middleware on every
+ * route, gateway and admin), so no reader of a header knows of it. Teams moving from that gateway
+ * keep its SDK: its headers are read as Gantry's, and the answer's `x-gw-*` headers go back under
+ * the prefix the request used. An `x-gw-` header the client also sent wins over its alias. The
+ * aliased headers are removed, so none reaches a provider (the passthrough forwards client headers).
+ */
+import type { MiddlewareHandler } from 'hono';
+
+const OWN = 'x-gw-';
+const ALIAS = 'x-portkey-';
+
+/** Renames the request's alias headers in place (the runtimes' Requests have mutable headers). */
+function aliasRequest(headers: Headers): boolean {
+  const aliased: Array<[string, string]> = [];
+  headers.forEach((value, name) => {
+    if (name.startsWith(ALIAS)) aliased.push([name, value]);
+  });
+  for (const [name, value] of aliased) {
+    const own = OWN + name.slice(ALIAS.length);
+    if (!headers.has(own)) headers.set(own, value);
+    headers.delete(name);
+  }
+  return aliased.length > 0;
+}
+
+/** The answer's `x-gw-*` headers under the alias prefix. */
+function aliasResponse(headers: Headers): void {
+  const own: Array<[string, string]> = [];
+  headers.forEach((value, name) => {
+    if (name.startsWith(OWN)) own.push([name, value]);
+  });
+  for (const [name, value] of own) {
+    headers.delete(name);
+    headers.set(ALIAS + name.slice(OWN.length), value);
+  }
+}
+
+export const portkeyHeaderAlias: MiddlewareHandler = async (c, next) => {
+  const aliased = aliasRequest(c.req.raw.headers);
+  await next();
+  if (!aliased) return;
+  try {
+    aliasResponse(c.res.headers);
+  } catch {
+    // An answer with immutable headers (a fetch Response): copied once, body untouched.
+    const res = new Response(c.res.body, c.res);
+    aliasResponse(res.headers);
+    c.res = res;
+  }
+};
