@@ -9,6 +9,7 @@ import { injectLambdaContext } from '@aws-lambda-powertools/logger/middleware';
 import type { MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
+import { ALIAS_PREFIX } from '../../layers/core/src/http/header-alias.ts';
 
 /**
  * Per-invocation log keys: Powertools adds the Lambda context and drops every key appended during
@@ -23,12 +24,17 @@ export function invocationLogging(logger: Logger): MiddlewareObj<APIGatewayProxy
   return [injectLambdaContext(logger, { resetKeys: true }) as MiddlewareObj<APIGatewayProxyEvent>, traceId];
 }
 
-/** The request's `x-gw-trace-id`, generated and set on the event when the client sent none. */
+/**
+ * The request's `x-gw-trace-id` (or its `x-portkey-` alias, which the core reads as the same
+ * header), generated and set on the event when the client sent none.
+ */
 export function ensureTraceId(event: APIGatewayProxyEvent): string {
   const headers = (event.headers ??= {});
-  const name = Object.keys(headers).find((k) => k.toLowerCase() === 'x-gw-trace-id');
-  const given = name ? headers[name] : undefined;
-  if (given) return given;
+  for (const wanted of ['x-gw-trace-id', `${ALIAS_PREFIX}trace-id`]) {
+    const name = Object.keys(headers).find((k) => k.toLowerCase() === wanted);
+    const given = name ? headers[name] : undefined;
+    if (given) return given;
+  }
   const id = randomUUID();
   headers['x-gw-trace-id'] = id;
   if (event.multiValueHeaders) event.multiValueHeaders['x-gw-trace-id'] = [id];

@@ -113,7 +113,7 @@ const CASES: Case[] = [
   c('/moderations', { model: 'text-moderation-latest' }, 'input', 'is required'),
   c('/moderations', { input: 5 }, 'input'),
   c('/moderations', { input: [] }, 'input', 'must not be empty'),
-  c('/moderations', { input: 'x', model: 'omni-moderation-latest' }, 'model', 'text-moderation-stable, text-moderation-latest'),
+  c('/moderations', { input: 'x', model: 'omni-moderation-lates' }, 'model', 'text-moderation-stable, text-moderation-latest'),
   c('/moderations', { input: 'x', model: null }, 'model'),
 
   // /v1/rerank (SPEC)

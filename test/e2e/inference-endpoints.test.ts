@@ -170,9 +170,13 @@ describe.each(['direct', 'lambda'] as const)('inference endpoints (%s mode)', (m
     it('keeps an explicit allowed model and refuses others', async () => {
       await client.moderations.create({ input: ['a', 'b'], model: 'text-moderation-stable' });
       expect(JSON.parse(last().body.toString()).model).toBe('text-moderation-stable');
-      await expect(client.moderations.create({ input: 'x', model: 'omni-moderation-latest' })).rejects.toMatchObject({
+      await expect(client.moderations.create({ input: 'x', model: 'omni-moderation-lates' })).rejects.toMatchObject({
         status: 400,
-        error: { param: 'model', message: 'model: must be one of text-moderation-stable, text-moderation-latest' },
+        error: {
+          param: 'model',
+          message:
+            'model: must be one of text-moderation-stable, text-moderation-latest, omni-moderation-latest, omni-moderation-2024-09-26, mistral-moderation-latest, mistral-moderation-2411',
+        },
       });
     });
   });

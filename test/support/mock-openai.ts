@@ -14,7 +14,7 @@ export interface Received {
 
 /** What to answer next; the default is a successful completion. */
 export type Behaviour =
-  | { kind: 'ok' }
+  | { kind: 'ok'; answerModel?: string }
   | { kind: 'error'; status: number; body: string; contentType?: string; headers?: Record<string, string> }
   | { kind: 'delay'; ms: number }
   | {
@@ -49,6 +49,38 @@ function chunk(model: string, delta: Record<string, unknown>, finish: string | n
   return { id: 'chatcmpl-mock', object: 'chat.completion.chunk', created: 1_750_000_000, model, choices: [{ index: 0, delta, finish_reason: finish }] };
 }
 
+/** What `GET /models` lists. */
+export const MOCK_MODELS = ['mock-model-a', 'mock-model-b'] as const;
+
+/** The Responses API's usage names: input and output tokens. */
+export const RESPONSE_USAGE = { input_tokens: 1000, output_tokens: 500, total_tokens: 1500 } as const;
+
+function responseObject(model: string) {
+  return {
+    id: 'resp_mock',
+    object: 'response',
+    created_at: 1_750_000_000,
+    status: 'completed',
+    model,
+    output: [{ type: 'message', id: 'msg_mock', role: 'assistant', status: 'completed', content: [{ type: 'output_text', text: 'Hello', annotations: [] }] }],
+    usage: RESPONSE_USAGE,
+  };
+}
+
+/** `POST /responses`: a response object, or its stream of events ending in `response.completed`. */
+function answerResponse(res: http.ServerResponse, model: string, stream: boolean): void {
+  if (!stream) {
+    res.writeHead(200, { 'content-type': 'application/json' });
+    res.end(JSON.stringify(responseObject(model)));
+    return;
+  }
+  res.writeHead(200, { 'content-type': 'text/event-stream' });
+  const { usage: _usage, ...created } = responseObject(model);
+  res.write(`event: response.created\ndata: ${JSON.stringify({ type: 'response.created', response: { ...created, status: 'in_progress', output: [] } })}\n\n`);
+  res.write(`event: response.output_text.delta\ndata: ${JSON.stringify({ type: 'response.output_text.delta', delta: 'Hello' })}\n\n`);
+  res.end(`event: response.completed\ndata: ${JSON.stringify({ type: 'response.completed', response: responseObject(model) })}\n\n`);
+}
+
 export async function startMockOpenAI(): Promise<MockOpenAI> {
   const received: Received[] = [];
   const queue: Behaviour[] = [];
@@ -73,6 +105,16 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
       const vector = Array.from({ length: 26 }, (_, i) => [...input].filter((ch) => ch.charCodeAt(0) === 97 + i).length);
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: vector }], model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+      return;
+    }
+
+    if (req.method === 'GET' && req.url?.endsWith('/models') && behaviour.kind === 'ok') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ object: 'list', data: MOCK_MODELS.map((id) => ({ id, object: 'model', created: 1_750_000_000, owned_by: 'mock' })) }));
+      return;
+    }
+    if (req.url?.endsWith('/responses') && behaviour.kind === 'ok') {
+      answerResponse(res, model, parsed.stream === true);
       return;
     }
 
@@ -102,7 +144,7 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json', 'x-request-id': 'req-mock' });
-    res.end(JSON.stringify(completion(model, 'Hello from the mock')));
+    res.end(JSON.stringify(completion((behaviour.kind === 'ok' && behaviour.answerModel) || model, 'Hello from the mock')));
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   const { port } = server.address() as AddressInfo;

@@ -8,7 +8,9 @@
 import type { MiddlewareHandler } from 'hono';
 
 const OWN = 'x-gw-';
-const ALIAS = 'x-portkey-';
+/** The established gateway's header prefix, read as `x-gw-`. */
+export const ALIAS_PREFIX = 'x-portkey-';
+const ALIAS = ALIAS_PREFIX;
 
 /** Renames the request's alias headers in place (the runtimes' Requests have mutable headers). */
 function aliasRequest(headers: Headers): boolean {
