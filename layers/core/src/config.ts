@@ -127,8 +127,8 @@ export interface AppConfig {
   cipherKmsKeyId: string | undefined;
   /** The local cipher key file; undefined (in-memory data) means a temporary one. */
   cipherKeyFile: string | undefined;
-  /** `x-portkey-*` headers as aliases of `x-gw-*`: on unless GW_PORTKEY_HEADERS=OFF (false); unset is the default. */
-  portkeyHeaders?: false;
+  /** `x-portkey-*` headers as aliases of `x-gw-*`: on unless GW_PORTKEY_HEADERS=OFF. */
+  portkeyHeaders: boolean;
 }
 
 /** Queue URLs come in one variable per queue, so they are picked out by prefix. */
@@ -203,7 +203,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboxDir: e.GW_OUTBOX_DIR,
     queueUrls: queueUrls.data,
     cipherKmsKeyId: e.CIPHER_KMS_KEY_ID,
-    ...(e.GW_PORTKEY_HEADERS === 'OFF' ? { portkeyHeaders: false as const } : {}),
+    portkeyHeaders: e.GW_PORTKEY_HEADERS !== 'OFF',
     cipherKeyFile: e.GW_CIPHER_KEY_FILE ?? (e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? `${e.GW_DATA_DIR.replace(/\/+$/, '')}/cipher.key` : undefined),
   };
 }

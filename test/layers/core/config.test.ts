@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       blobBucket: undefined,
       blobDir: undefined,
       upstreamIdleTimeoutMs: 60_000,
+      portkeyHeaders: true,
       keyCacheTtlMs: 10_000,
       logLevel: 'WARN',
       features: {

@@ -33,7 +33,7 @@ export function errorResponse(err: GantryError, path: string): Response {
 export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono {
   const app = new Hono();
   // Header aliases first: every route and fallback then reads x-gw-* only.
-  if (deps.config.portkeyHeaders !== false) app.use('*', portkeyHeaderAlias);
+  if (deps.config.portkeyHeaders) app.use('*', portkeyHeaderAlias);
   let lastProbe = { at: -Infinity, ok: true, error: '' };
 
   app.get('/v1/health', async () => {

@@ -48,7 +48,7 @@ describe('x-portkey- header alias', () => {
 
   it('is off with GW_PORTKEY_HEADERS=OFF', async () => {
     expect(loadConfig({ TABLE_NAME: 't', GW_PORTKEY_HEADERS: 'OFF' }).portkeyHeaders).toBe(false);
-    expect(loadConfig({ TABLE_NAME: 't' }).portkeyHeaders).toBeUndefined();
+    expect(loadConfig({ TABLE_NAME: 't' }).portkeyHeaders).toBe(true);
     expect(() => loadConfig({ TABLE_NAME: 't', GW_PORTKEY_HEADERS: 'maybe' })).toThrow(/GW_PORTKEY_HEADERS/);
     const res = await createApp(off, [echo]).request('/v1/echo', { headers: { 'x-portkey-provider': 'openai' } });
     const seen = (await res.json()) as Record<string, string>;
