@@ -67,6 +67,10 @@ export interface AdminRoute {
   path: string;
   scope: Scope;
   handler: (ctx: AdminContext) => Promise<unknown>;
+  /** The body's schema (set by `withBody`, admin/body.ts): validates it and documents it in the OpenAPI document. */
+  body?: z.ZodType;
+  /** A body the route accepts, shown in the OpenAPI document (a test parses it with `body`). */
+  example?: unknown;
   /** Only these roles may call the route, whatever scopes they hold (e.g. organisation keys). */
   roles?: readonly Role[];
   /** A feature flag that must be on; off answers 403 naming the flag. */

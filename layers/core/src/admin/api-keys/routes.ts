@@ -1,7 +1,8 @@
 /** `/v1/api-keys`: create (three types), list, get, update, rotate, delete. */
 import type { ApiKeyType } from '../../store/entities.ts';
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { createApiKeySchema, rotateApiKeySchema, updateApiKeySchema } from './schema.ts';
 import { ApiKeyService, toView } from './service.ts';
 
@@ -12,7 +13,7 @@ const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({
   // SPEC.md: organisation keys are for owners and admins; workspace keys for managers too.
   roles: type === 'organisation-service' ? ['owner', 'admin'] : ['owner', 'admin', 'manager'],
   audit: { transactional: true },
-  handler: async (ctx) => new ApiKeyService(ctx.deps).create(ctx.principal, type, parseWith(createApiKeySchema, await ctx.body())),
+  ...withBody(createApiKeySchema, async (ctx, body) => new ApiKeyService(ctx.deps).create(ctx.principal, type, body)),
 });
 
 export const apiKeyRoutes: readonly AdminRoute[] = [
@@ -40,17 +41,17 @@ export const apiKeyRoutes: readonly AdminRoute[] = [
     path: '/v1/api-keys/:id',
     scope: 'api_keys.update',
     audit: { transactional: true },
-    handler: async (ctx) => {
-      await new ApiKeyService(ctx.deps).update(ctx.principal, ctx.params.id ?? '', parseWith(updateApiKeySchema, await ctx.body()));
+    ...withBody(updateApiKeySchema, async (ctx, body) => {
+      await new ApiKeyService(ctx.deps).update(ctx.principal, ctx.params.id ?? '', body);
       return {};
-    },
+    }),
   },
   {
     method: 'POST',
     path: '/v1/api-keys/:id/rotate',
     scope: 'api_keys.rotate',
     audit: { transactional: true },
-    handler: async (ctx) => new ApiKeyService(ctx.deps).rotate(ctx.principal, ctx.params.id ?? '', parseWith(rotateApiKeySchema, await ctx.body())),
+    ...withBody(rotateApiKeySchema, async (ctx, body) => new ApiKeyService(ctx.deps).rotate(ctx.principal, ctx.params.id ?? '', body)),
   },
   {
     method: 'DELETE',

@@ -1,6 +1,7 @@
 /** `/v1/configs`: create, list, get, update (a new version), versions, delete. */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { createConfigSchema, updateConfigSchema } from './schema.ts';
 import { ConfigService, toView, versionView } from './service.ts';
 
@@ -11,7 +12,7 @@ export const configRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/configs',
     scope: 'configs.create',
-    handler: async (ctx) => new ConfigService(ctx.deps).create(ctx.principal, parseWith(createConfigSchema, await ctx.body())),
+    ...withBody(createConfigSchema, async (ctx, body) => new ConfigService(ctx.deps).create(ctx.principal, body)),
   },
   {
     method: 'GET',
@@ -33,7 +34,7 @@ export const configRoutes: readonly AdminRoute[] = [
     method: 'PUT',
     path: '/v1/configs/:slug',
     scope: 'configs.update',
-    handler: async (ctx) => new ConfigService(ctx.deps).update(ctx.principal, slug(ctx.params), parseWith(updateConfigSchema, await ctx.body())),
+    ...withBody(updateConfigSchema, async (ctx, body) => new ConfigService(ctx.deps).update(ctx.principal, slug(ctx.params), body)),
   },
   {
     method: 'GET',

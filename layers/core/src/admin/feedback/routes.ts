@@ -1,5 +1,6 @@
 /** `/v1/feedback`: create and update feedback (workspace keys and users only). */
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { createFeedbackSchema, updateFeedbackSchema } from './schema.ts';
 import { FeedbackService } from './service.ts';
 
@@ -9,13 +10,13 @@ export const feedbackRoutes: readonly AdminRoute[] = [
     path: '/v1/feedback',
     scope: 'feedback.create',
     audit: { transactional: true },
-    handler: async (ctx) => new FeedbackService(ctx.deps).create(ctx.principal, parseWith(createFeedbackSchema, await ctx.body())),
+    ...withBody(createFeedbackSchema, async (ctx, body) => new FeedbackService(ctx.deps).create(ctx.principal, body)),
   },
   {
     method: 'PUT',
     path: '/v1/feedback/:id',
     scope: 'feedback.update',
     audit: { transactional: true },
-    handler: async (ctx) => new FeedbackService(ctx.deps).update(ctx.principal, ctx.params.id ?? '', parseWith(updateFeedbackSchema, await ctx.body())),
+    ...withBody(updateFeedbackSchema, async (ctx, body) => new FeedbackService(ctx.deps).update(ctx.principal, ctx.params.id ?? '', body)),
   },
 ];

@@ -2,6 +2,7 @@
 import * as z from 'zod';
 import { page, parsePaging } from '../pagination.ts';
 import { parseWith, type AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { createIntegrationSchema, parseTagFilter, updateIntegrationSchema } from './schema.ts';
 import { IntegrationService, toView } from './service.ts';
 
@@ -17,7 +18,7 @@ export const integrationRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/integrations',
     scope: 'integrations.create',
-    handler: async (ctx) => new IntegrationService(ctx.deps).create(ctx.principal, parseWith(createIntegrationSchema, await ctx.body())),
+    ...withBody(createIntegrationSchema, async (ctx, body) => new IntegrationService(ctx.deps).create(ctx.principal, body)),
   },
   {
     method: 'GET',
@@ -46,10 +47,10 @@ export const integrationRoutes: readonly AdminRoute[] = [
     method: 'PUT',
     path: '/v1/integrations/:slug',
     scope: 'integrations.update',
-    handler: async (ctx) => {
-      await new IntegrationService(ctx.deps).update(ctx.principal, slug(ctx.params), parseWith(updateIntegrationSchema, await ctx.body()));
+    ...withBody(updateIntegrationSchema, async (ctx, body) => {
+      await new IntegrationService(ctx.deps).update(ctx.principal, slug(ctx.params), body);
       return {};
-    },
+    }),
   },
   {
     method: 'DELETE',

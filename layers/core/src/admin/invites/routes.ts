@@ -3,7 +3,8 @@
  * accept route, which the invitee calls with the token of the invite link.
  */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute, type PublicAdminRoute } from '../route.ts';
+import type { AdminRoute, PublicAdminRoute } from '../route.ts';
+import { parseBody, withBody } from '../body.ts';
 import { acceptInviteSchema, createInviteSchema } from './schema.ts';
 import { InviteService } from './service.ts';
 
@@ -16,7 +17,7 @@ export const inviteRoutes: readonly AdminRoute[] = [
     path: '/v1/admin/users/invites',
     scope: 'users.create',
     audit: { transactional: true, resourceType: 'invites', action: 'create' },
-    handler: async (ctx) => new InviteService(ctx.deps).create(ctx.principal, parseWith(createInviteSchema, await ctx.body()), origin(ctx.request)),
+    ...withBody(createInviteSchema, async (ctx, body) => new InviteService(ctx.deps).create(ctx.principal, body, origin(ctx.request))),
   },
   {
     method: 'GET',
@@ -61,7 +62,7 @@ export const inviteAcceptRoutes: readonly PublicAdminRoute[] = [
     handler: async (ctx) => {
       const raw = (await ctx.body()) as Record<string, unknown>;
       const token = ctx.query.get('token');
-      const body = parseWith(acceptInviteSchema, token && raw && typeof raw === 'object' && raw.token === undefined ? { ...raw, token } : raw);
+      const body = parseBody(acceptInviteSchema, token && raw && typeof raw === 'object' && raw.token === undefined ? { ...raw, token } : raw);
       return new InviteService(ctx.deps).accept(body, ctx.actor);
     },
   },

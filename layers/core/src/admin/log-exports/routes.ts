@@ -8,7 +8,8 @@ import { errorResponse } from '../../http/app.ts';
 import { asGantryError, ForbiddenError, NotFoundError } from '../../http/errors.ts';
 import { observability } from '../../observability/install.ts';
 import { page, parsePaging } from '../pagination.ts';
-import { featureDisabled, parseWith, type AdminRoute } from '../route.ts';
+import { featureDisabled, type AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { readScope, requestedWorkspace } from '../logs/scope.ts';
 import { createExportSchema, updateExportSchema } from './schema.ts';
 import { cancelExport, checkLocalSignature, createExport, downloadExport, exportView, loadExport, startExport, updateExport } from './service.ts';
@@ -21,7 +22,7 @@ export const logExportRoutes: readonly AdminRoute[] = [
     path: '/v1/logs/exports',
     scope: 'logs.export',
     feature: 'dataExports',
-    handler: async (ctx) => createExport(ctx, parseWith(createExportSchema, await ctx.body())),
+    ...withBody(createExportSchema, async (ctx, body) => createExport(ctx, body)),
   },
   {
     method: 'GET',
@@ -48,7 +49,7 @@ export const logExportRoutes: readonly AdminRoute[] = [
     path: '/v1/logs/exports/:exportId',
     scope: 'logs.export',
     feature: 'dataExports',
-    handler: async (ctx) => updateExport(ctx, id(ctx.params), parseWith(updateExportSchema, await ctx.body())),
+    ...withBody(updateExportSchema, async (ctx, body) => updateExport(ctx, id(ctx.params), body)),
   },
   {
     method: 'POST',

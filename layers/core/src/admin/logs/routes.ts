@@ -10,6 +10,8 @@ import { withBodies } from '../../observability/log-store.ts';
 import { logRow, logView } from '../../observability/log-views.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../observability/messages.ts';
 import { groupsAnswer } from '../analytics/service.ts';
+import type * as z from 'zod';
+import { withBody } from '../body.ts';
 import { parseWith, type AdminContext, type AdminRoute } from '../route.ts';
 import { insertLogsSchema, listQuerySchema } from './schema.ts';
 import { ownDataOnly, readScope, requestedWorkspace } from './scope.ts';
@@ -53,8 +55,7 @@ async function getOne(ctx: AdminContext) {
   return logView(await withBodies(event, ctx.deps.blobs));
 }
 
-async function insert(ctx: AdminContext) {
-  const body = parseWith(insertLogsSchema, await ctx.body());
+async function insert(ctx: AdminContext, body: z.output<typeof insertLogsSchema>) {
   const items = Array.isArray(body) ? body : [body];
   const now = ctx.deps.clock.now();
   const events = await Promise.all(items.map((i) => customLogEvent(i, ctx.principal, now, ctx.deps.blobs)));
@@ -68,7 +69,7 @@ export const logRoutes: readonly AdminRoute[] = [
     path: '/v1/logs',
     // Apps insert logs of the calls they made themselves, with the key they call the gateway with.
     scope: 'completions.write',
-    handler: insert,
+    ...withBody(insertLogsSchema, insert),
   },
   { method: 'GET', path: '/v1/logs', scope: 'logs.list', handler: list },
   {

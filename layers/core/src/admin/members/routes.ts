@@ -1,6 +1,7 @@
 /** Workspace members: `/v1/admin/workspaces/{id}/users` (and `/v1/workspaces/{id}/users`). */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { addMembersSchema, updateMemberSchema } from './schema.ts';
 import { MemberService } from './service.ts';
 
@@ -13,10 +14,10 @@ const routesUnder = (base: string): AdminRoute[] => [
     path: `${base}/:workspaceId/users`,
     scope: 'workspace_users.create',
     audit: { transactional: true },
-    handler: async (ctx) => {
-      await new MemberService(ctx.deps).add(ctx.principal, ws(ctx.params), parseWith(addMembersSchema, await ctx.body()));
+    ...withBody(addMembersSchema, async (ctx, body) => {
+      await new MemberService(ctx.deps).add(ctx.principal, ws(ctx.params), body);
       return {};
-    },
+    }),
   },
   {
     method: 'GET',
@@ -38,10 +39,10 @@ const routesUnder = (base: string): AdminRoute[] => [
     path: `${base}/:workspaceId/users/:userId`,
     scope: 'workspace_users.update',
     audit: { transactional: true },
-    handler: async (ctx) => {
-      await new MemberService(ctx.deps).update(ctx.principal, ws(ctx.params), user(ctx.params), parseWith(updateMemberSchema, await ctx.body()));
+    ...withBody(updateMemberSchema, async (ctx, body) => {
+      await new MemberService(ctx.deps).update(ctx.principal, ws(ctx.params), user(ctx.params), body);
       return {};
-    },
+    }),
   },
   {
     method: 'DELETE',

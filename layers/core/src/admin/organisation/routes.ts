@@ -1,5 +1,6 @@
 /** `/v1/organisation`: settings of the organisation (owners and admins). */
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { updateOrganisationSchema } from './schema.ts';
 import { OrganisationService } from './service.ts';
 
@@ -15,9 +16,9 @@ export const organisationRoutes: readonly AdminRoute[] = [
     path: '/v1/organisation',
     scope: 'organisation.update',
     audit: { transactional: true },
-    handler: async (ctx) => {
-      await new OrganisationService(ctx.deps).update(ctx.principal, parseWith(updateOrganisationSchema, await ctx.body()));
+    ...withBody(updateOrganisationSchema, async (ctx, body) => {
+      await new OrganisationService(ctx.deps).update(ctx.principal, body);
       return {};
-    },
+    }),
   },
 ];

@@ -7,6 +7,7 @@
 import * as z from 'zod';
 import { page, parsePaging } from '../pagination.ts';
 import { featureDisabled, parseWith, type AdminContext, type AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import {
   createRateLimitSchema,
   createUsageLimitSchema,
@@ -52,10 +53,10 @@ export const policyRoutes: readonly AdminRoute[] = [
     feature: 'policy',
     audit: { transactional: true, resourceType: RATE_RESOURCE },
     scope: 'policies.create',
-    handler: async (ctx) => {
+    ...withBody(createRateLimitSchema, async (ctx, body) => {
       requirePolicies(ctx);
-      return new PolicyService(ctx.deps).createRate(ctx.principal, parseWith(createRateLimitSchema, await ctx.body()));
-    },
+      return new PolicyService(ctx.deps).createRate(ctx.principal, body);
+    }),
   },
   {
     method: 'GET',
@@ -88,12 +89,12 @@ export const policyRoutes: readonly AdminRoute[] = [
     feature: 'policy',
     audit: { transactional: true, resourceType: RATE_RESOURCE },
     scope: 'policies.update',
-    handler: async (ctx) => {
+    ...withBody(updateRateLimitSchema, async (ctx, body) => {
       requirePolicies(ctx);
       const id = rateId(ctx);
-      await new PolicyService(ctx.deps).updateRate(ctx.principal, id, parseWith(updateRateLimitSchema, await ctx.body()));
+      await new PolicyService(ctx.deps).updateRate(ctx.principal, id, body);
       return {};
-    },
+    }),
   },
   {
     method: 'DELETE',
@@ -113,10 +114,10 @@ export const policyRoutes: readonly AdminRoute[] = [
     feature: 'usageLimits',
     audit: { transactional: true, resourceType: USAGE_RESOURCE },
     scope: 'policies.create',
-    handler: async (ctx) => {
+    ...withBody(createUsageLimitSchema, async (ctx, body) => {
       requirePolicies(ctx);
-      return new PolicyService(ctx.deps).createUsage(ctx.principal, parseWith(createUsageLimitSchema, await ctx.body()));
-    },
+      return new PolicyService(ctx.deps).createUsage(ctx.principal, body);
+    }),
   },
   {
     method: 'GET',
@@ -153,12 +154,12 @@ export const policyRoutes: readonly AdminRoute[] = [
     feature: 'usageLimits',
     audit: { transactional: true, resourceType: USAGE_RESOURCE },
     scope: 'policies.update',
-    handler: async (ctx) => {
+    ...withBody(updateUsageLimitSchema, async (ctx, body) => {
       requirePolicies(ctx);
       const id = usageId(ctx);
-      await new PolicyService(ctx.deps).updateUsage(ctx.principal, id, parseWith(updateUsageLimitSchema, await ctx.body()));
+      await new PolicyService(ctx.deps).updateUsage(ctx.principal, id, body);
       return {};
-    },
+    }),
   },
   {
     method: 'DELETE',

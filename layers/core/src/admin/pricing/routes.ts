@@ -4,7 +4,8 @@
  * A workspace override names its workspace with `?workspace_id=` (or `workspace_id` in the PUT body).
  */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminContext, type AdminRoute } from '../route.ts';
+import type { AdminContext, AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { putPriceSchema } from './schema.ts';
 import { PricingService } from './service.ts';
 
@@ -42,13 +43,12 @@ export const pricingRoutes: readonly AdminRoute[] = [
     method: 'PUT',
     path: PATH,
     scope: 'pricing.update',
-    handler: async (ctx) => {
+    ...withBody(putPriceSchema, async (ctx, body) => {
       const { provider, model } = target(ctx);
-      const body = parseWith(putPriceSchema, await ctx.body());
       const service = new PricingService(ctx.deps);
       const workspaceId = await service.level(ctx.principal, ctx.query.get('workspace_id'), body.workspace_id);
       return service.put(ctx.principal, provider, model, workspaceId, body);
-    },
+    }),
   },
   {
     method: 'DELETE',

@@ -1,6 +1,7 @@
 /** `/v1/providers`: create, list, get, update, delete (`workspace_id` names the workspace, id or slug). */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { createProviderSchema, updateProviderSchema } from './schema.ts';
 import { ProviderService, toView } from './service.ts';
 
@@ -11,7 +12,7 @@ export const providerRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/providers',
     scope: 'providers.create',
-    handler: async (ctx) => new ProviderService(ctx.deps).create(ctx.principal, parseWith(createProviderSchema, await ctx.body())),
+    ...withBody(createProviderSchema, async (ctx, body) => new ProviderService(ctx.deps).create(ctx.principal, body)),
   },
   {
     method: 'GET',
@@ -41,8 +42,8 @@ export const providerRoutes: readonly AdminRoute[] = [
     method: 'PUT',
     path: '/v1/providers/:slug',
     scope: 'providers.update',
-    handler: async (ctx) =>
-      new ProviderService(ctx.deps).update(ctx.principal, slug(ctx.params), ctx.query.get('workspace_id'), parseWith(updateProviderSchema, await ctx.body())),
+    ...withBody(updateProviderSchema, async (ctx, body) =>
+      new ProviderService(ctx.deps).update(ctx.principal, slug(ctx.params), ctx.query.get('workspace_id'), body)),
   },
   {
     method: 'DELETE',

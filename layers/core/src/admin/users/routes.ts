@@ -1,6 +1,7 @@
 /** `/v1/admin/users`: the organisation's users (list, get, update role, remove). */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { updateUserSchema } from './schema.ts';
 import { UserService } from './service.ts';
 
@@ -27,10 +28,10 @@ export const userRoutes: readonly AdminRoute[] = [
     path: '/v1/admin/users/:userId',
     scope: 'users.update',
     audit: { transactional: true },
-    handler: async (ctx) => {
-      await new UserService(ctx.deps).update(ctx.principal, id(ctx.params), parseWith(updateUserSchema, await ctx.body()));
+    ...withBody(updateUserSchema, async (ctx, body) => {
+      await new UserService(ctx.deps).update(ctx.principal, id(ctx.params), body);
       return {};
-    },
+    }),
   },
   {
     method: 'DELETE',

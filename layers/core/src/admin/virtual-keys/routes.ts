@@ -1,6 +1,7 @@
 /** `/v1/virtual-keys` (legacy): create, list, get, update, delete (`workspace_id` names the workspace). */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { createVirtualKeySchema, updateVirtualKeySchema } from './schema.ts';
 import { toView, VirtualKeyService } from './service.ts';
 
@@ -11,7 +12,7 @@ export const virtualKeyRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/virtual-keys',
     scope: 'virtual_keys.create',
-    handler: async (ctx) => new VirtualKeyService(ctx.deps).create(ctx.principal, parseWith(createVirtualKeySchema, await ctx.body())),
+    ...withBody(createVirtualKeySchema, async (ctx, body) => new VirtualKeyService(ctx.deps).create(ctx.principal, body)),
   },
   {
     method: 'GET',
@@ -35,11 +36,10 @@ export const virtualKeyRoutes: readonly AdminRoute[] = [
     method: 'PUT',
     path: '/v1/virtual-keys/:slug',
     scope: 'virtual_keys.update',
-    handler: async (ctx) => {
-      const body = parseWith(updateVirtualKeySchema, await ctx.body());
+    ...withBody(updateVirtualKeySchema, async (ctx, body) => {
       await new VirtualKeyService(ctx.deps).update(ctx.principal, slug(ctx.params), ctx.query.get('workspace_id'), body);
       return {};
-    },
+    }),
   },
   {
     method: 'DELETE',

@@ -1,6 +1,7 @@
 /** `/v1/workspaces` and the reference spec's `/v1/admin/workspaces` aliases: create, list, get, update, archive, delete. */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { createWorkspaceSchema, updateWorkspaceSchema } from './schema.ts';
 import { WorkspaceService, workspaceView } from './service.ts';
 
@@ -12,7 +13,7 @@ const routesUnder = (base: string): AdminRoute[] => [
     path: base,
     scope: 'workspaces.create',
     audit: { transactional: true },
-    handler: async (ctx) => new WorkspaceService(ctx.deps).create(ctx.principal, parseWith(createWorkspaceSchema, await ctx.body())),
+    ...withBody(createWorkspaceSchema, async (ctx, body) => new WorkspaceService(ctx.deps).create(ctx.principal, body)),
   },
   {
     method: 'GET',
@@ -34,10 +35,10 @@ const routesUnder = (base: string): AdminRoute[] => [
     path: `${base}/:workspaceId`,
     scope: 'workspaces.update',
     audit: { transactional: true },
-    handler: async (ctx) => {
-      await new WorkspaceService(ctx.deps).update(ctx.principal, id(ctx.params), parseWith(updateWorkspaceSchema, await ctx.body()));
+    ...withBody(updateWorkspaceSchema, async (ctx, body) => {
+      await new WorkspaceService(ctx.deps).update(ctx.principal, id(ctx.params), body);
       return {};
-    },
+    }),
   },
   {
     method: 'POST',

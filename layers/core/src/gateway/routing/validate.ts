@@ -8,6 +8,7 @@
  */
 import * as z from 'zod/mini';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
+import { suggestion } from '../../http/suggest.ts';
 import {
   integerAtLeast,
   integerBetween,
@@ -147,43 +148,6 @@ const NODE_HINTS: ReadonlyMap<string, string> = new Map([
 const OPTION_PREFIX =
   /^(?:aws|vertex|azure|openai|anthropic|google|gemini|mistral|bedrock|sagemaker|workers_ai|huggingface|stability|fireworks|snowflake|oracle|cohere|databricks|ibm|watsonx)_/;
 const SNAKE_CASE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
-
-/** Optimal string alignment distance (a transposition costs 1), or `limit + 1` once above it. */
-function editDistance(a: string, b: string, limit: number): number {
-  if (Math.abs(a.length - b.length) > limit) return limit + 1;
-  let prevPrev: number[] = [];
-  let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    let rowMin = i;
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      let d = Math.min((prev[j] as number) + 1, (row[j - 1] as number) + 1, (prev[j - 1] as number) + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, (prevPrev[j - 2] as number) + 1);
-      row.push(d);
-      rowMin = Math.min(rowMin, d);
-    }
-    if (rowMin > limit) return limit + 1;
-    prevPrev = prev;
-    prev = row;
-  }
-  return prev[b.length] as number;
-}
-
-/** The known key an unknown one most likely meant (camelCase and dashes forgiven), if any is close. */
-function suggestion(key: string, known: readonly string[]): string | undefined {
-  const normalized = key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/-/g, '_').toLowerCase();
-  let best: string | undefined;
-  let bestDistance = 3;
-  for (const candidate of known) {
-    const d = editDistance(normalized, candidate, 2);
-    if (d < bestDistance) {
-      best = candidate;
-      bestDistance = d;
-    }
-  }
-  return best;
-}
 
 // ---- The walk --------------------------------------------------------------------------------
 
