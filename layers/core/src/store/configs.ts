@@ -76,7 +76,7 @@ export class ConfigRepository {
     try {
       await this.#t.doc.send(new TransactWriteCommand({ TransactItems: items }));
     } catch (err) {
-      if (isCancelled(err)) throw new ConflictError(`A config with slug "${rec.slug}" already exists`);
+      if (isCancelled(err)) throw new ConflictError(`A config with slug "${rec.slug}" already exists`, { param: 'slug' });
       throw err;
     }
   }

@@ -111,7 +111,7 @@ export class WorkspaceRepository {
         ...alsoPut.map((item) => this.#t.putIfAbsent(item)),
       ]);
     } catch (err) {
-      if (isCancelled(err)) throw new ConflictError(`A workspace with slug "${ws.slug}" already exists`);
+      if (isCancelled(err)) throw new ConflictError(`A workspace with slug "${ws.slug}" already exists`, { param: 'slug' });
       throw err;
     }
   }

@@ -79,7 +79,7 @@ export class ConfigService {
     const versionId = randomUUID();
     const rec: SavedConfigRecord = {
       id,
-      slug: slugFor(body.name),
+      slug: body.slug ?? slugFor(body.name),
       name: body.name,
       organisation_id: caller.organisationId,
       workspace_id: workspaceId,

@@ -111,7 +111,7 @@ export class WorkspaceService {
       if (!(await this.#identity.getUser(caller.organisationId, userId))) throw new NotFoundError(`User ${userId} not found`, { param: `users[${i}]` });
       members.push({ organisation_id: caller.organisationId, workspace_id: ws.id, user_id: userId, role: 'member', created_at: now, last_updated_at: now });
     }
-    if (await this.#deps.repos.workspaces.resolve(caller.organisationId, ws.slug)) throw new ConflictError(`A workspace with slug "${ws.slug}" already exists`);
+    if (await this.#deps.repos.workspaces.resolve(caller.organisationId, ws.slug)) throw new ConflictError(`A workspace with slug "${ws.slug}" already exists`, { param: 'slug' });
     auditTarget(ws.id, ws.id);
     await this.#deps.repos.workspaces.create(ws, members.map((m) => Member.toItem(m)));
     return workspaceView(ws);
