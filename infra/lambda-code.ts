@@ -6,7 +6,7 @@
  * bundling; the bench builds the same way to measure the gateway bundle.
  */
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
-import { existsSync, readdirSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
@@ -85,8 +85,22 @@ export function bundleSizes(meta: Metafile, outdir: string): BundleSizes {
   return { eagerBytes: eager, totalBytes: total };
 }
 
-/** Lambda code for `entry`, built locally at synth (no Docker). */
-export function lambdaCode(entry: string): Code {
+/** Files copied beside the bundle: from (relative to the repository root) -> to (relative to the code). */
+export type LambdaAssets = Readonly<Record<string, string>>;
+
+/** Builds `entry` and copies `assets` into the same directory. */
+export function buildLambdaWithAssets(entry: string, outdir: string, assets: LambdaAssets = {}): Metafile {
+  const meta = buildLambda(entry, outdir);
+  for (const [from, to] of Object.entries(assets)) {
+    const target = path.join(outdir, to);
+    mkdirSync(path.dirname(target), { recursive: true });
+    copyFileSync(path.join(ROOT, from), target);
+  }
+  return meta;
+}
+
+/** Lambda code for `entry` (and its static assets), built locally at synth (no Docker). */
+export function lambdaCode(entry: string, assets: LambdaAssets = {}): Code {
   return Code.fromAsset(path.join(ROOT, path.dirname(entry)), {
     assetHashType: AssetHashType.OUTPUT,
     bundling: {
@@ -94,7 +108,7 @@ export function lambdaCode(entry: string): Code {
       image: DockerImage.fromRegistry('public.ecr.aws/docker/library/node:24'),
       local: {
         tryBundle(outputDir: string): boolean {
-          buildLambda(entry, outputDir);
+          buildLambdaWithAssets(entry, outputDir, assets);
           return true;
         },
       },

@@ -13,7 +13,8 @@ import {
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Function as LambdaFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
-import { lambdaCode, LAMBDA_HANDLER } from '../lambda-code.ts';
+import { lambdaCode, LAMBDA_HANDLER, type LambdaAssets } from '../lambda-code.ts';
+import { DOCS_ASSET_DIR, DOCS_ASSETS } from '../../layers/core/src/openapi/routes.ts';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
@@ -68,6 +69,8 @@ interface FunctionSpec {
   readonly table: ITable;
   readonly blobs: IBucket;
   readonly credentialsKey?: IKey;
+  /** Static files the function serves, copied beside its bundle. */
+  readonly assets?: LambdaAssets;
 }
 
 /** The REST API with the gateway function (streamed) and the admin function (buffered). */
@@ -92,6 +95,8 @@ export class ApiStack extends Stack {
     this.admin = this.nodeFunction('Admin', {
       entry: ADMIN_ENTRY,
       service: 'gantry-admin',
+      // The API reference page's script and styles (GET /v1/docs).
+      assets: Object.fromEntries(Object.keys(DOCS_ASSETS).map((f) => [`node_modules/swagger-ui-dist/${f}`, `${DOCS_ASSET_DIR}/${f}`])),
       memorySize: 512,
       timeout: Duration.seconds(30),
       table: props.table,
@@ -164,7 +169,7 @@ export class ApiStack extends Stack {
     logGroup.grantWrite(role);
 
     const fn = new LambdaFunction(this, id, {
-      code: lambdaCode(spec.entry),
+      code: lambdaCode(spec.entry, spec.assets),
       handler: LAMBDA_HANDLER,
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,

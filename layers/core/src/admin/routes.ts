@@ -18,6 +18,7 @@ import { logExportRoutes, mountExportFile } from './log-exports/routes.ts';
 import { logRoutes } from './logs/routes.ts';
 import { analyticsRoutes } from './analytics/routes.ts';
 import { scimModule } from './scim.ts';
+import { mountApiDocs } from '../openapi/routes.ts';
 import { mountAdminRoutes, mountPublicAdminRoutes, type AdminRoute, type PublicAdminRoute } from './route.ts';
 
 export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...pricingRoutes, ...integrationRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
@@ -36,6 +37,8 @@ function identityRoutes(): AdminRoute[] {
 export const PUBLIC_ADMIN_ROUTES: readonly PublicAdminRoute[] = [...inviteAcceptRoutes];
 
 export const adminModule: RouteModule = (app, deps) => {
+  // The API's own description and reference page, without authentication (openapi/routes.ts).
+  mountApiDocs(app);
   mountPublicAdminRoutes(app, deps, PUBLIC_ADMIN_ROUTES);
   mountAdminRoutes(app, deps, ADMIN_ROUTES);
   // SCIM_ENABLED: no SCIM routes yet; their paths answer 403 (flag off) or 404.

@@ -20,7 +20,7 @@ export type Fallback = (c: Context) => Response | undefined | Promise<Response |
 /** Mounts a module's routes; may return a fallback. */
 export type RouteModule = (app: Hono, deps: CoreDeps) => void | Fallback;
 
-const adminPath = new RegExp(`^/v1/(${ADMIN_PREFIXES.map((p) => p.replace(/[-]/g, '\\-')).join('|')})(/|$)`);
+const adminPath = new RegExp(`^/v1/(${ADMIN_PREFIXES.map((p) => p.replace(/[-.]/g, '\\$&')).join('|')})(/|$)`);
 
 export const isAdminPath = (path: string): boolean => adminPath.test(path);
 

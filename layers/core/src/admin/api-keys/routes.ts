@@ -13,6 +13,7 @@ const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({
   // SPEC.md: organisation keys are for owners and admins; workspace keys for managers too.
   roles: type === 'organisation-service' ? ['owner', 'admin'] : ['owner', 'admin', 'manager'],
   audit: { transactional: true },
+  example: { name: 'my app', workspace_id: 'default', scopes: ['completions.write'], expires_at: '2030-01-01T00:00:00Z' },
   ...withBody(createApiKeySchema, async (ctx, body) => new ApiKeyService(ctx.deps).create(ctx.principal, type, body)),
 });
 

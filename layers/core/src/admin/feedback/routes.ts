@@ -10,6 +10,7 @@ export const feedbackRoutes: readonly AdminRoute[] = [
     path: '/v1/feedback',
     scope: 'feedback.create',
     audit: { transactional: true },
+    example: { trace_id: 'trace-123', value: 5, weight: 1, metadata: { reviewer: 'ops' } },
     ...withBody(createFeedbackSchema, async (ctx, body) => new FeedbackService(ctx.deps).create(ctx.principal, body)),
   },
   {

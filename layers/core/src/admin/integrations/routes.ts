@@ -18,6 +18,7 @@ export const integrationRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/integrations',
     scope: 'integrations.create',
+    example: { name: 'OpenAI production', slug: 'openai-prod', ai_provider_id: 'openai', key: 'sk-...' },
     ...withBody(createIntegrationSchema, async (ctx, body) => new IntegrationService(ctx.deps).create(ctx.principal, body)),
   },
   {

@@ -12,6 +12,7 @@ export const providerRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/providers',
     scope: 'providers.create',
+    example: { name: 'OpenAI for the app', slug: 'openai-app', integration_id: 'openai-prod', workspace_id: 'default' },
     ...withBody(createProviderSchema, async (ctx, body) => new ProviderService(ctx.deps).create(ctx.principal, body)),
   },
   {

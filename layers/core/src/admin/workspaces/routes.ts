@@ -13,6 +13,7 @@ const routesUnder = (base: string): AdminRoute[] => [
     path: base,
     scope: 'workspaces.create',
     audit: { transactional: true },
+    example: { name: 'Search team', slug: 'search-team', description: 'The search product' },
     ...withBody(createWorkspaceSchema, async (ctx, body) => new WorkspaceService(ctx.deps).create(ctx.principal, body)),
   },
   {
