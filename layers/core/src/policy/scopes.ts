@@ -61,6 +61,7 @@ export const SCOPES = [
   'pricing.update',
   'feedback.create',
   'feedback.update',
+  'feedback.list',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

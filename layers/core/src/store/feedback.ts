@@ -56,6 +56,11 @@ export class FeedbackRepository {
     }
   }
 
+  /** A workspace's feedback, in no particular order. */
+  listByWorkspace(workspaceId: string): Promise<FeedbackRecord[]> {
+    return this.#t.queryAll(Feedback, { KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': `WS#${workspaceId}#FEEDBACK` } });
+  }
+
   /** Feedback on one trace, oldest first. */
   byTrace(workspaceId: string, traceId: string): Promise<FeedbackRecord[]> {
     return this.#t.queryAll(Feedback, {

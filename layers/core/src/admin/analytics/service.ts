@@ -10,6 +10,7 @@ import { parseFilters, type LogFilters } from '../../observability/filters.ts';
 import { observability } from '../../observability/install.ts';
 import { DAY_MS, HOUR_MS, MINUTE_ROLLUP_DAYS, type Granularity } from '../../observability/time.ts';
 import { page, parsePaging } from '../pagination.ts';
+import { feedbackGraph } from '../feedback/reads.ts';
 import type { AdminContext } from '../route.ts';
 import { ownDataOnly, readScope, requestedWorkspace } from '../logs/scope.ts';
 
@@ -66,6 +67,14 @@ export async function graphAnswer(ctx: AdminContext, graph: Graph) {
   const scope = await readScope(ctx, requestedWorkspace(ctx), { organisationWide: true });
   const collected = await observability(ctx.deps).analytics.collect(scope, filters, { point: gran });
   return graphBody(graph, collected, gran);
+}
+
+/** The feedback graph, from feedback items rather than request rollups (admin/feedback/reads.ts). */
+export async function feedbackGraphAnswer(ctx: AdminContext) {
+  const filters = await filtersOf(ctx, ctx.deps.config.metricsRetentionDays);
+  const gran = pointGranularity(ctx.query.get('granularity'), filters.from, filters.to, ctx.deps.clock.now());
+  const scope = await readScope(ctx, requestedWorkspace(ctx), { organisationWide: true });
+  return feedbackGraph(ctx.deps, scope, filters, gran);
 }
 
 export async function summaryAnswer(ctx: AdminContext, kind: 'all' | 'cache') {

@@ -11,7 +11,7 @@ export const auditLogRoutes: readonly AdminRoute[] = [
     feature: 'auditLogs',
     handler: async (ctx) => {
       const paging = parsePaging(ctx.query);
-      const records = await new AuditLogService(ctx.deps).list(ctx.principal, parseAuditQuery(ctx.query));
+      const records = await new AuditLogService(ctx.deps).list(ctx.principal, parseAuditQuery(ctx.query, ctx.deps.clock.now()));
       return page(records.map(auditView), paging);
     },
   },

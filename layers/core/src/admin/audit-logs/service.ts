@@ -1,5 +1,6 @@
 /**
- * `GET /v1/audit-logs`: entries of a time range (required; at most 366 days), filtered by the
+ * `GET /v1/audit-logs`: entries of a time range (at most 366 days; one bound is enough, the other
+ * defaults to 24 hours from it), filtered by the
  * reference spec's fields and paged like every list.
  */
 import * as z from 'zod';
@@ -50,9 +51,21 @@ const EXACT: readonly (keyof AuditQueryParams & keyof AuditRecord)[] = [
   'outcome',
 ];
 
-export function parseAuditQuery(query: URLSearchParams): AuditQueryParams {
+/** The span a range given by one bound covers, as analytics' default. */
+export const DEFAULT_SPAN_MS = 86_400_000;
+
+export function parseAuditQuery(query: URLSearchParams, now: number): AuditQueryParams {
   const raw: Record<string, string> = {};
   for (const [k, v] of query) if (k !== 'current_page' && k !== 'page_size') raw[k] = v;
+  // One bound is enough: the other is 24 hours from it, the end at most now. Naming neither stays
+  // an error naming both, so a forgotten range is not read as "the last day" by accident.
+  if (raw.start_time !== undefined && raw.end_time === undefined) {
+    const start = Date.parse(raw.start_time);
+    if (!Number.isNaN(start)) raw.end_time = new Date(Math.min(start + DEFAULT_SPAN_MS, Math.max(now, start))).toISOString();
+  } else if (raw.end_time !== undefined && raw.start_time === undefined) {
+    const end = Date.parse(raw.end_time);
+    if (!Number.isNaN(end)) raw.start_time = new Date(end - DEFAULT_SPAN_MS).toISOString();
+  }
   const q = parseWith(querySchema, raw);
   const start = Date.parse(q.start_time);
   const end = Date.parse(q.end_time);

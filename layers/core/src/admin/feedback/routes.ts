@@ -1,10 +1,12 @@
-/** `/v1/feedback`: create and update feedback (workspace keys and users only). */
+/** `/v1/feedback`: create and update feedback (workspace keys and users only), and list it. */
 import type { AdminRoute } from '../route.ts';
 import { withBody } from '../body.ts';
 import { createFeedbackSchema, updateFeedbackSchema } from './schema.ts';
+import { listFeedback } from './reads.ts';
 import { FeedbackService } from './service.ts';
 
 export const feedbackRoutes: readonly AdminRoute[] = [
+  { method: 'GET', path: '/v1/feedback', scope: 'feedback.list', handler: listFeedback },
   {
     method: 'POST',
     path: '/v1/feedback',
