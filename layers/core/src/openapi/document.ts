@@ -80,10 +80,15 @@ const SECURED = [{ gatewayKey: [] }, { bearerJwt: [] }];
 
 function gatewayOperation(route: GatewayRoute): Json {
   const { spec } = route;
+  // The one dialect today: Anthropic's Messages format, errors included (gateway/messages.ts).
+  const anthropic = route.dialect !== undefined;
+  const errors = anthropic
+    ? { default: { description: "An error in Anthropic's format: {type: 'error', error: {type, message}}", content: { 'application/json': {} } } }
+    : errorResponses('gateway');
   const op: Json = {
     tags: ['gateway'],
     operationId: `gateway_${spec.method.toLowerCase()}${route.path.replace(/[^A-Za-z0-9]+/g, '_')}`,
-    summary: `${spec.endpoint}${spec.anthropic ? ` (Anthropic ${spec.anthropic} format)` : ''}`,
+    summary: `${spec.endpoint}${anthropic ? ' (Anthropic Messages format)' : ''}`,
     'x-gw-scope': 'completions.write',
     security: SECURED,
     parameters: pathParameters(route.path),
@@ -92,14 +97,14 @@ function gatewayOperation(route: GatewayRoute): Json {
         description: spec.stream ? "The provider's answer in OpenAI's format; server-sent events when the body says stream: true" : "The provider's answer in OpenAI's format",
         content: { 'application/json': {}, ...(spec.stream ? { 'text/event-stream': {} } : {}) },
       },
-      ...errorResponses('gateway'),
+      ...errors,
     },
   };
   if (spec.body === 'json') {
-    const documented = spec.validate && !spec.anthropic ? GATEWAY_BODIES.get(spec.validate) : undefined;
-    const described = spec.anthropic ? "Anthropic's Messages request" : 'A JSON object, sent to the provider as it is';
+    const documented = spec.validate && !anthropic ? GATEWAY_BODIES.get(spec.validate) : undefined;
+    const described = anthropic ? "Anthropic's Messages request" : 'A JSON object, sent to the provider as it is';
     const schema = documented ? jsonSchema(documented.schema) : { type: 'object', description: described };
-    const example = documented?.example ?? (spec.anthropic ? ANTHROPIC_EXAMPLE : undefined);
+    const example = documented?.example ?? (anthropic ? ANTHROPIC_EXAMPLE : undefined);
     op.requestBody = { required: !spec.optionalBody, content: { 'application/json': { schema, ...(example ? { example } : {}) } } };
   } else if (spec.body === 'multipart') {
     op.requestBody = { required: true, content: { 'multipart/form-data': { schema: { type: 'object', description: 'Form fields and files as OpenAI documents them' } } } };

@@ -46,13 +46,15 @@ describe('OpenAPI document', () => {
   });
 
   it('has every gateway route, with its scope and the OpenAI error shape', () => {
-    const routes = [...GATEWAY_ROUTES.map((r) => ({ method: r.spec.method, path: `/v1${r.path}` })), ...GATEWAY_EXTRA_ROUTES];
+    const routes = [...GATEWAY_ROUTES.map((r) => ({ method: r.spec.method, path: `/v1${r.path}`, dialect: r.dialect !== undefined })), ...GATEWAY_EXTRA_ROUTES];
     expect(routes.length).toBeGreaterThan(50);
     for (const r of routes) {
       const op = operation(r.method, r.path);
       expect(op, `${r.method} ${r.path}`).toBeDefined();
       expect(op?.['x-gw-scope']).toBe('completions.write');
-      expect(JSON.stringify((op?.responses as Json).default)).toContain('#/components/schemas/OpenAIError');
+      // Routes in Anthropic's format answer errors in Anthropic's shape.
+      const shape = 'dialect' in r && r.dialect ? "Anthropic's format" : '#/components/schemas/OpenAIError';
+      expect(JSON.stringify((op?.responses as Json).default), r.path).toContain(shape);
     }
   });
 
@@ -71,7 +73,7 @@ describe('OpenAPI document', () => {
 
   it('documents the schema of every validated body', () => {
     for (const r of GATEWAY_ROUTES) {
-      if (r.spec.body !== 'json' || r.spec.anthropic || !r.spec.validate) continue;
+      if (r.spec.body !== 'json' || r.dialect || !r.spec.validate) continue;
       expect(GATEWAY_BODIES.has(r.spec.validate as never), `${r.spec.method} ${r.path}`).toBe(true);
       const schema = (operation(r.spec.method, `/v1${r.path}`)?.requestBody as { content: Record<string, { schema: Json }> }).content['application/json']?.schema;
       expect(schema?.type, r.path).toBe('object');
@@ -104,7 +106,7 @@ describe('OpenAPI document', () => {
       expect(part, where).toBe('requestBody');
       requests++;
       const g = gatewayRoute(path, method);
-      if (g?.spec.anthropic) expect(() => parseChatRequest(anthropicToOpenAI(value))).not.toThrow();
+      if (g?.dialect) expect(() => parseChatRequest(anthropicToOpenAI(value))).not.toThrow();
       else if (g) expect(() => g.spec.validate?.(value as Json), where).not.toThrow();
       else {
         const a = adminRoute(path, method);
