@@ -161,6 +161,30 @@ export class LogStore {
     return { events: out.map((m) => m.event), examined: max - budget.left };
   }
 
+  /**
+   * One page over several workspaces, newest first: each workspace's page from the same cursor,
+   * merged. A workspace whose page stopped short (its read budget spent) has not been read below
+   * its cursor, so the merged page stops there too.
+   */
+  async pageAcross(workspaces: readonly string[], f: LogFilters, opts: PageOptions): Promise<LogPage> {
+    if (workspaces.length === 1) return this.page(workspaces[0] as string, f, opts);
+    const pages = await Promise.all(workspaces.map((ws) => this.page(ws, f, opts)));
+    const floor = pages
+      .filter((p) => p.cursor !== undefined && p.events.length < opts.limit)
+      .map((p) => decodeCursor(p.cursor as string))
+      .reduce<string | undefined>((a, b) => (a === undefined || b > a ? b : a), undefined);
+    const all = pages.flatMap((p) => p.events.map((event) => ({ sk: logSk(event), event })));
+    const kept = all
+      .filter((m) => floor === undefined || m.sk >= floor)
+      .sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0))
+      .slice(0, opts.limit);
+    const examined = pages.reduce((n, p) => n + p.examined, 0);
+    const more = pages.some((p) => p.cursor !== undefined) || all.length > kept.length;
+    if (!more) return { events: kept.map((m) => m.event), examined };
+    const last = kept.length === opts.limit ? (kept[kept.length - 1] as { sk: string }).sk : floor;
+    return last === undefined ? { events: kept.map((m) => m.event), examined } : { events: kept.map((m) => m.event), cursor: encodeCursor(last), examined };
+  }
+
   /** Every matching log, page by page; throws once more than `maxExamined` items were read in all. */
   async *all(ws: string, f: LogFilters, opts: { bodies?: boolean; maxExamined: number; pageSize?: number }): AsyncGenerator<LogEvent> {
     let cursor: string | undefined;

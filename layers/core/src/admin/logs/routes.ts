@@ -22,11 +22,11 @@ const queryObject = (q: URLSearchParams): Record<string, string> => Object.fromE
 async function list(ctx: AdminContext) {
   const q = parseWith(listQuerySchema, { page_size: ctx.query.get('page_size') ?? undefined, cursor: ctx.query.get('cursor') ?? undefined });
   const now = ctx.deps.clock.now();
-  const scope = await readScope(ctx, requestedWorkspace(ctx), { organisationWide: false });
-  const ws = scope.workspaces[0] as string;
+  // An organisation key that names no workspace reads every workspace of its organisation.
+  const scope = await readScope(ctx, requestedWorkspace(ctx), { organisationWide: true });
   const filters = await ownDataOnly(ctx, parseFilters(queryObject(ctx.query), { now, retentionDays: ctx.deps.config.logRetentionDays }));
   const o = observability(ctx.deps);
-  const page = await o.logs.page(ws, filters, { limit: q.page_size, cursor: q.cursor });
+  const page = await o.logs.pageAcross(scope.workspaces, filters, { limit: q.page_size, cursor: q.cursor });
   // The total comes from the rollups when they can answer (first page only); otherwise only the logs could count it.
   const total = !q.cursor && rollupPlan(filters) ? (await o.analytics.collect(scope, filters)).total.sums.n : null;
   return {
