@@ -57,9 +57,12 @@ export const DEFAULT_SPAN_MS = 86_400_000;
 export function parseAuditQuery(query: URLSearchParams, now: number): AuditQueryParams {
   const raw: Record<string, string> = {};
   for (const [k, v] of query) if (k !== 'current_page' && k !== 'page_size') raw[k] = v;
-  // One bound is enough: the other is 24 hours from it, the end at most now. Naming neither stays
-  // an error naming both, so a forgotten range is not read as "the last day" by accident.
-  if (raw.start_time !== undefined && raw.end_time === undefined) {
+  // Naming neither bound is the last 24 hours, as analytics do; one bound is enough: the other is
+  // 24 hours from it, the end at most now.
+  if (raw.start_time === undefined && raw.end_time === undefined) {
+    raw.end_time = new Date(now).toISOString();
+    raw.start_time = new Date(now - DEFAULT_SPAN_MS).toISOString();
+  } else if (raw.start_time !== undefined && raw.end_time === undefined) {
     const start = Date.parse(raw.start_time);
     if (!Number.isNaN(start)) raw.end_time = new Date(Math.min(start + DEFAULT_SPAN_MS, Math.max(now, start))).toISOString();
   } else if (raw.end_time !== undefined && raw.start_time === undefined) {
