@@ -77,6 +77,20 @@ describe.each(['direct', 'lambda'] as const)('admin slugs and unknown fields (%s
     expect((bad.json.errors as { path: string }[]).map((e) => e.path)).toEqual(['slug']);
   });
 
+  it.each(CASES)('$resource: a generated slug is the readable name, suffixed only when taken', async ({ path, body }) => {
+    const unslugged = (b: Json): Json => {
+      const { slug: _slug, ...rest } = b;
+      return { ...rest, name: `Readable ${mode}` };
+    };
+    const first = await gw.admin('POST', path, unslugged(body('')));
+    expect(first.status, JSON.stringify(first.json)).toBe(200);
+    const base = path === '/v1/configs' ? `pc-readable-${mode}` : `readable-${mode}`;
+    expect(first.json.slug).toBe(base);
+    const second = await gw.admin('POST', path, unslugged(body('')));
+    expect(second.status, JSON.stringify(second.json)).toBe(200);
+    expect(String(second.json.slug)).toMatch(new RegExp(`^${base}-[0-9a-f]{6}$`));
+  });
+
   it('refuses a key create with a mistyped field instead of making a key without it', async () => {
     const before = (await gw.admin('GET', '/v1/api-keys?workspace_id=default')).json.total as number;
     const r = await gw.admin('POST', '/v1/api-keys/workspace/service', {

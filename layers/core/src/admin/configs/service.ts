@@ -1,5 +1,6 @@
 /** Saved configs: validated with the gateway's own validator, versioned on every config change. */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { createWithSlug, slugFrom } from '../integrations/common.ts';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
 import { parseConfig } from '../../gateway/routing/validate.ts';
@@ -18,10 +19,8 @@ export function validateConfigBody(raw: Record<string, unknown>): ConfigNode {
   }
 }
 
-function slugFor(name: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 24) || 'config';
-  return `pc-${base}-${randomBytes(4).toString('hex').slice(0, 6)}`;
-}
+/** A readable slug from the name, `pc-` first as the reference's configs have. */
+const slugFor = (name: string): string => `pc-${slugFrom(name, 'config').slice(0, 40)}`;
 
 export interface ConfigView {
   object: 'config';
@@ -94,7 +93,12 @@ export class ConfigService {
       last_updated_by: caller.keyId,
     };
     const version: ConfigVersionRecord = { id: versionId, config_id: id, version: 1, config: rec.config, name: rec.name, created_at: now, created_by: caller.keyId };
-    await this.#repo.create(rec, version, isDefault ? await this.#currentDefault(workspaceId) : undefined);
+    const previousDefault = isDefault ? await this.#currentDefault(workspaceId) : undefined;
+    // A generated slug that is taken gets a suffix; a chosen one stays a conflict.
+    rec.slug = await createWithSlug(rec.slug, body.slug === undefined, async (slug) => {
+      await this.#repo.create({ ...rec, slug }, version, previousDefault);
+      return slug;
+    });
     this.#deps.savedConfigs.invalidate();
     return { id, slug: rec.slug, version_id: versionId, object: 'config' as const };
   }

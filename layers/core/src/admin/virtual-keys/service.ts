@@ -18,7 +18,6 @@ import {
   maskAll,
   maskSecret,
   slugFrom,
-  withSuffix,
   workspaceFor,
 } from '../integrations/common.ts';
 import { openCredentials, sealCredentials, virtualKeyContext } from '../integrations/credentials.ts';
@@ -151,7 +150,7 @@ export class VirtualKeyService {
     });
     // Generated slugs carry a suffix from the start: a name is often reused for several keys.
     const generated = body.slug === undefined;
-    const first = body.slug ?? withSuffix(slugFrom(body.name, 'virtual-key'));
+    const first = body.slug ?? slugFrom(body.name, 'virtual-key');
     const rec = await createWithSlug(first, generated, async (slug) => {
       const rec: VirtualKeyRecord = {
         id,

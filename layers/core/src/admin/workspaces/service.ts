@@ -4,7 +4,8 @@
  * and the status stay with owners and admins, so a manager cannot raise its own budget or grant
  * itself what the organisation withheld.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { createWithSlug, slugFrom } from '../integrations/common.ts';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
 import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
@@ -51,10 +52,6 @@ export const workspaceView = (w: WorkspaceRecord): WorkspaceView => ({
   archived_at: w.archived_at ?? null,
 });
 
-function slugFor(name: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48) || 'workspace';
-  return `${base}-${randomBytes(3).toString('hex')}`;
-}
 
 /** Overrides after a change: `null` removes one. */
 function mergeOverrides(current: Record<string, boolean> | null | undefined, change: Record<string, boolean | null | undefined>): Record<string, boolean> {
@@ -93,7 +90,11 @@ export class WorkspaceService {
     const ws: WorkspaceRecord = {
       id: randomUUID(),
       organisation_id: caller.organisationId,
-      slug: body.slug ?? slugFor(body.name),
+      // A readable slug from the name; a suffix only when it is taken.
+      slug: await createWithSlug(body.slug ?? slugFrom(body.name, 'workspace'), body.slug === undefined, async (slug) => {
+        if (await this.#deps.repos.workspaces.resolve(caller.organisationId, slug)) throw new ConflictError(`A workspace with slug "${slug}" already exists`, { param: 'slug' });
+        return slug;
+      }),
       name: body.name,
       description: body.description ?? null,
       status: 'active',
@@ -111,7 +112,6 @@ export class WorkspaceService {
       if (!(await this.#identity.getUser(caller.organisationId, userId))) throw new NotFoundError(`User ${userId} not found`, { param: `users[${i}]` });
       members.push({ organisation_id: caller.organisationId, workspace_id: ws.id, user_id: userId, role: 'member', created_at: now, last_updated_at: now });
     }
-    if (await this.#deps.repos.workspaces.resolve(caller.organisationId, ws.slug)) throw new ConflictError(`A workspace with slug "${ws.slug}" already exists`, { param: 'slug' });
     auditTarget(ws.id, ws.id);
     await this.#deps.repos.workspaces.create(ws, members.map((m) => Member.toItem(m)));
     return workspaceView(ws);
