@@ -6,9 +6,8 @@
  */
 import { ValidationError } from '../http/errors.ts';
 import { readBodyBytes, readBodyText } from '../http/bodies.ts';
-import { tryParseJson } from '../http/json.ts';
+import { isRecord, tryParseJson } from '../http/json.ts';
 import type { BodyKind } from './endpoint.ts';
-import { isRecord } from './validate/common.ts';
 
 /** A multipart form as validation sees it: text fields, and the files' names and sizes only. */
 export interface FormSummary {

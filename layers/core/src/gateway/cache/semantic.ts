@@ -4,6 +4,7 @@
  * similarity. The index maps a vector to a cache key; the response itself lives in ResponseCache.
  */
 import { BatchWriteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { isRecord } from '../../http/json.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Item } from '../../store/entity.ts';
 import type { TableClient } from '../../store/repositories.ts';
@@ -75,8 +76,6 @@ export function semanticPartition(input: SemanticPartitionInput): string {
   );
   return `${input.workspaceId}#${hash}`;
 }
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The text of a message's content, or undefined when it holds anything but text. */
 function textOf(content: unknown): string | undefined {

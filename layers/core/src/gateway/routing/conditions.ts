@@ -14,7 +14,7 @@
  *   does not match.
  * Queries compile once (regexes included) and are cached per query / strategy object.
  */
-import { isRecord } from '../validate/common.ts';
+import { isRecord } from '../../http/json.ts';
 import type { ConditionContext, ConfigNode, Strategy } from './types.ts';
 
 export type CompiledQuery = (ctx: ConditionContext) => boolean;

@@ -8,11 +8,11 @@
  */
 import * as z from 'zod/mini';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
+import { isRecord } from '../../http/json.ts';
 import { suggestion } from '../../http/suggest.ts';
 import {
   integerAtLeast,
   integerBetween,
-  isRecord,
   numberBetween,
   PARSE_CONTEXT,
   problemsFromZod,

@@ -3,12 +3,12 @@
  * Objects are loose: fields we do not know pass to the provider untouched.
  */
 import * as z from 'zod/mini';
+import { isRecord } from '../../http/json.ts';
 import {
   checkStreamOptions,
   integer,
   integerAtLeast,
   integerBetween,
-  isRecord,
   logitBias,
   numberBetween,
   parseRequestBody,

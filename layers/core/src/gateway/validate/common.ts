@@ -6,13 +6,11 @@
  */
 import * as z from 'zod/mini';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
+import { isRecord } from '../../http/json.ts';
 
 type RawIssue = z.core.$ZodRawIssue;
 type Issue = z.core.$ZodIssue;
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   number: 'a number',

@@ -3,12 +3,12 @@
  * do not know pass to the provider untouched.
  */
 import * as z from 'zod/mini';
+import { isRecord } from '../../http/json.ts';
 import {
   checkStreamOptions,
   integer,
   integerAtLeast,
   integerBetween,
-  isRecord,
   logitBias,
   nonEmptyString,
   numberBetween,

@@ -3,7 +3,8 @@
  * results sorted by relevance, most relevant first.
  */
 import * as z from 'zod/mini';
-import { integerAtLeast, isRecord, nonEmptyString, parseRequestBody, typeMessage } from './common.ts';
+import { isRecord } from '../../http/json.ts';
+import { integerAtLeast, nonEmptyString, parseRequestBody, typeMessage } from './common.ts';
 
 const document = z.union([z.string(), z.looseObject({ text: z.string() })], {
   error: typeMessage('must be a string or an object with text'),

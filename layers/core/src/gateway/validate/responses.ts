@@ -1,10 +1,10 @@
 /** POST /v1/responses: OpenAI's request rules (and SPEC's sampling limits). Unknown fields pass through. */
 import * as z from 'zod/mini';
+import { isRecord } from '../../http/json.ts';
 import {
   checkStreamOptions,
   integerAtLeast,
   integerBetween,
-  isRecord,
   metadata,
   nonEmptyString,
   numberBetween,

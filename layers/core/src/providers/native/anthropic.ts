@@ -5,18 +5,8 @@
 import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, StreamTransformer } from '../transform.ts';
-import {
-  isRecord,
-  joinText,
-  JSON_OBJECT_INSTRUCTION,
-  optionString,
-  parseArguments,
-  readChatInput,
-  refuseUnsupported,
-  type ChatInput,
-  type MediaPart,
-  type UserPart,
-} from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
+import { joinText, JSON_OBJECT_INSTRUCTION, optionString, parseArguments, readChatInput, refuseUnsupported, type ChatInput, type MediaPart, type UserPart } from './chat-input.ts';
 import { ChoiceBuilder, ChunkWriter, chatCompletion, errorSnippet, JSON_TOOL, jsonViaTool, makeUsage, providerError, sseStreamTransformer } from './chat-output.ts';
 import { eventJson, sseReader } from './sse-in.ts';
 

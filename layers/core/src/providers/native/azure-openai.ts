@@ -8,7 +8,8 @@ import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { EndpointType } from '../types.ts';
 import type { NativeEndpoint, NativeProvider, OutgoingRequest, ProviderRequestContext } from '../transform.ts';
-import { hostPart, isRecord, optionString } from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
+import { hostPart, optionString } from './chat-input.ts';
 import { errorSnippet, providerError } from './chat-output.ts';
 import { openAIStream, withStreamUsage } from './openai-stream.ts';
 

@@ -8,19 +8,8 @@ import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, ResponseMeta, StreamTransformer } from '../transform.ts';
 import { awsCredentials, awsRegion, signAws } from './aws.ts';
-import {
-  embeddingInputs,
-  isRecord,
-  joinText,
-  JSON_OBJECT_INSTRUCTION,
-  parseArguments,
-  readChatInput,
-  refuseUnsupported,
-  unsupportedParam,
-  type MediaPart,
-  type TextPart,
-  type UserPart,
-} from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
+import { embeddingInputs, joinText, JSON_OBJECT_INSTRUCTION, parseArguments, readChatInput, refuseUnsupported, unsupportedParam, type MediaPart, type TextPart, type UserPart } from './chat-input.ts';
 import {
   ChoiceBuilder,
   ChunkWriter,

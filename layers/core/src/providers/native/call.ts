@@ -9,7 +9,8 @@ import { Readable } from 'node:stream';
 import { ValidationError } from '../../http/errors.ts';
 import type { EndpointType } from '../types.ts';
 import type { NativeProvider, OutgoingRequest, ProviderRequestContext, StreamOutcome } from '../transform.ts';
-import { isRecord, optionString } from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
+import { optionString } from './chat-input.ts';
 import { providerError, usageOf } from './chat-output.ts';
 
 export interface SendRequest extends OutgoingRequest {

@@ -9,7 +9,10 @@ import { randomBytes } from 'node:crypto';
 import { ValidationError } from '../../http/errors.ts';
 import type { ProviderRequestContext } from '../transform.ts';
 
-export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+import { isRecord } from '../../http/json.ts';
+
+// Re-exported for gateway/messages.ts and anthropic-inbound.ts (being restructured); import from http/json.ts.
+export { isRecord };
 
 export interface TextPart {
   type: 'text';

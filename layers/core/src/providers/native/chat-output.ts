@@ -6,7 +6,8 @@
  */
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, ProviderRequestContext, StreamOutcome, StreamTransformer } from '../transform.ts';
-import { isRecord, type ContentBlock } from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
+import { type ContentBlock } from './chat-input.ts';
 
 export interface ToolCallOut {
   id: string;

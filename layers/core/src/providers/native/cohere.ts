@@ -5,7 +5,8 @@
 import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, StreamTransformer } from '../transform.ts';
-import { embeddingInputs, isRecord, joinText, readChatInput, refuseUnsupported, type UserPart } from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
+import { embeddingInputs, joinText, readChatInput, refuseUnsupported, type UserPart } from './chat-input.ts';
 import { ChoiceBuilder, ChunkWriter, chatCompletion, documentText, embeddingList, errorSnippet, makeUsage, providerError, rerankResult, sseStreamTransformer } from './chat-output.ts';
 import { eventJson, sseReader } from './sse-in.ts';
 

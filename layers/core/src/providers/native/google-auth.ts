@@ -7,7 +7,7 @@
 import { createPrivateKey, sign } from 'node:crypto';
 import { GantryError, UpstreamError, ValidationError } from '../../http/errors.ts';
 import type { ProviderRequestContext } from '../transform.ts';
-import { isRecord } from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
 
 export const GOOGLE_TOKEN_URL = 'https://oauth2.googleapis.com/token';
 export const CLOUD_PLATFORM_SCOPE = 'https://www.googleapis.com/auth/cloud-platform';

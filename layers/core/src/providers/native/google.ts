@@ -9,18 +9,8 @@ import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, StreamTransformer } from '../transform.ts';
 import { anthropicError, anthropicStream, fromAnthropicMessage, toAnthropicBody } from './anthropic.ts';
-import {
-  embeddingInputs,
-  hostPart,
-  isRecord,
-  joinText,
-  newToolCallId,
-  parseArguments,
-  readChatInput,
-  refuseUnsupported,
-  type MediaPart,
-  type UserPart,
-} from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
+import { embeddingInputs, hostPart, joinText, newToolCallId, parseArguments, readChatInput, refuseUnsupported, type MediaPart, type UserPart } from './chat-input.ts';
 import { ChoiceBuilder, ChunkWriter, chatCompletion, embeddingList, errorSnippet, makeUsage, providerError, type ChoiceOut, sseStreamTransformer } from './chat-output.ts';
 import { googleAccessToken } from './google-auth.ts';
 import { openAIStream } from './openai-stream.ts';

@@ -5,7 +5,7 @@
  * only those mentioning usage or a finish reason are parsed.
  */
 import type { ChatUsage, FinishReason, ProviderRequestContext, StreamOutcome, StreamTransformer } from '../transform.ts';
-import { isRecord } from './chat-input.ts';
+import { isRecord } from '../../http/json.ts';
 import { providerError, SSE_DONE } from './chat-output.ts';
 import { sseReader } from './sse-in.ts';
 

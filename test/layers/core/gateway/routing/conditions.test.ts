@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compileQuery, matches, pickConditional } from '../../../../../layers/core/src/gateway/routing/conditions.ts';
-import { isRecord } from '../../../../../layers/core/src/gateway/validate/common.ts';
+import { isRecord } from '../../../../../layers/core/src/http/json.ts';
 import type { ConditionContext, ConfigNode, Strategy } from '../../../../../layers/core/src/gateway/routing/types.ts';
 
 const ctx: ConditionContext = {
