@@ -16,7 +16,7 @@ import type { FeatureFlags } from '../config.ts';
 import type { CoreDeps } from '../deps.ts';
 import { errorResponse } from '../http/app.ts';
 import { asGantryError, ForbiddenError, ValidationError, type GantryError } from '../http/errors.ts';
-import { jsonResponse, tryParseJson } from '../http/json.ts';
+import { isRecord, jsonResponse, tryParseJson } from '../http/json.ts';
 import { readBodyText, type RuntimeBindings } from '../http/bodies.ts';
 import { PARSE_CONTEXT, problemsFromZod } from '../gateway/validate/common.ts';
 import type { Principal, Role } from '../policy/principal.ts';
@@ -168,10 +168,7 @@ function workspaceNamed(params: Record<string, string>, query: URLSearchParams, 
   const q = query.get('workspace_id');
   if (q) return q;
   const parsed = tryParseJson(bodyText);
-  if (parsed.ok && parsed.value !== null && typeof parsed.value === 'object' && !Array.isArray(parsed.value)) {
-    const w = (parsed.value as Record<string, unknown>).workspace_id;
-    if (typeof w === 'string') return w;
-  }
+  if (parsed.ok && isRecord(parsed.value) && typeof parsed.value.workspace_id === 'string') return parsed.value.workspace_id;
   return null;
 }
 
@@ -248,67 +245,94 @@ function readAdminBody(method: string, request: Request): Promise<string> {
   return text;
 }
 
+/** What one audited request has done so far: its entry (once drafted) and whether it was written ahead. */
+interface AuditState {
+  pending: PendingAudit;
+  writtenAhead: boolean;
+}
+
+/** The parts of a request every audited route reads; the body is read only when asked for. */
+interface Incoming {
+  facts: RequestFacts;
+  request: Request;
+  /** The path parameters; a 400 for one that is too long. */
+  params(): Record<string, string>;
+  text(): Promise<string>;
+}
+
+/**
+ * Serves one admin request: the API_ACCESS_ENABLED check, `work` (which authenticates, drafts the
+ * audit entry and runs the handler), the audit entry's completion, errors in the admin shape and
+ * the `x-gw-request-id` header. Both kinds of route (keyed and public) go through it.
+ */
+async function serveAudited(
+  c: Context,
+  deps: CoreDeps,
+  audits: AuditRepository,
+  work: (incoming: Incoming, audit: AuditState) => Promise<unknown>,
+): Promise<Response> {
+  const facts = requestFacts(c);
+  const request = c.req.raw;
+  let bodyText: Promise<string> | undefined;
+  const text = () => (bodyText ??= readAdminBody(c.req.method, request));
+  const audit: AuditState = { pending: { record: undefined, committed: false }, writtenAhead: false };
+  let status = 200;
+  let result: unknown;
+  let error: GantryError | undefined;
+  try {
+    if (!deps.config.features.apiAccess) {
+      throw new ForbiddenError('The admin API is disabled on this deployment (API_ACCESS_ENABLED=OFF)');
+    }
+    result = await work({ facts, request, params: () => checkedParams(c), text }, audit);
+  } catch (err) {
+    error = asGantryError(err);
+    status = error.status;
+    if (error.status >= 500) deps.logger.error('admin route failed', { path: c.req.routePath, error: err });
+  }
+  if (audit.pending.record) {
+    try {
+      await settleAudit(audits, audit.pending, audit.writtenAhead, status, result);
+    } catch (auditErr) {
+      deps.logger.error('audit entry could not be completed', { path: c.req.routePath, requestId: facts.requestId, error: auditErr });
+    }
+  }
+  const res = error ? errorResponse(error, facts.path) : jsonResponse(result ?? {});
+  res.headers.set('x-gw-request-id', facts.requestId);
+  return res;
+}
+
+const lastParam = (params: Record<string, string>): string | null => Object.values(params).at(-1) ?? null;
+
+/** The checks of a keyed route before its handler runs (flags, key, entry, scope), then the handler. */
+async function runAdminRoute(deps: CoreDeps, audits: AuditRepository, route: AdminRoute, names: { resourceType: string; action: string }, incoming: Incoming, audit: AuditState): Promise<unknown> {
+  const { facts } = incoming;
+  if (route.feature && !deps.config.features[route.feature]) throw featureDisabled(route.feature, `The ${names.resourceType.replace(/_/g, ' ')} feature`);
+  const principal = await deps.keyAuth.authenticateRequest(incoming.request.headers, 'admin');
+  const params = incoming.params();
+  const text = incoming.text();
+  const auditing = route.method !== 'GET' && deps.config.features.auditLogs;
+  if (auditing) {
+    const bodyText = await text;
+    const workspaceId = workspaceNamed(params, facts.query, bodyText);
+    const draft = draftEntry(facts, bodyText, { organisationId: principal.organisationId, principal }, { ...names, resourceId: lastParam(params), workspaceId });
+    audit.pending.record = stamped(draft, deps.clock.now());
+  }
+  const setting = (name: SecuritySettingName) => securitySetting(deps, principal, name);
+  await authorize(principal, route.scope, { roles: route.roles, setting });
+  if (audit.pending.record && !route.audit?.transactional) {
+    await audits.put(audit.pending.record);
+    audit.writtenAhead = true;
+  }
+  const ctx: AdminContext = { principal, params, query: facts.query, deps, request: incoming.request, requestId: facts.requestId, body: bodyReader(text), setting };
+  const run = () => route.handler(ctx);
+  return auditing && route.audit?.transactional ? runWithAudit(audit.pending, run) : run();
+}
+
 export function mountAdminRoutes(app: Hono, deps: CoreDeps, routes: readonly AdminRoute[]): void {
   const audits = new AuditRepository(deps.repos.table);
   for (const route of routes) {
-    const resourceType = route.audit?.resourceType ?? resourceOfScope(route.scope);
-    const action = route.audit?.action ?? actionOfScope(route.scope);
-    app.on(route.method, route.path, async (c) => {
-      const facts = requestFacts(c);
-      let pending: PendingAudit | undefined;
-      let writtenAhead = false;
-      let status = 200;
-      let result: unknown;
-      try {
-        if (!deps.config.features.apiAccess) {
-          throw new ForbiddenError('The admin API is disabled on this deployment (API_ACCESS_ENABLED=OFF)');
-        }
-        if (route.feature && !deps.config.features[route.feature]) throw featureDisabled(route.feature, `The ${resourceType.replace(/_/g, ' ')} feature`);
-        const request = c.req.raw;
-        const principal = await deps.keyAuth.authenticateRequest(request.headers, 'admin');
-        const params = checkedParams(c);
-        const text = readAdminBody(route.method, request);
-        if (route.method !== 'GET' && deps.config.features.auditLogs) {
-          const bodyText = await text;
-          const resourceId = Object.values(params).at(-1) ?? null;
-          pending = {
-            record: stamped(
-              draftEntry(facts, bodyText, { organisationId: principal.organisationId, principal }, { resourceType, action, resourceId, workspaceId: workspaceNamed(params, facts.query, bodyText) }),
-              deps.clock.now(),
-            ),
-            committed: false,
-          };
-        }
-        const setting = (name: SecuritySettingName) => securitySetting(deps, principal, name);
-        await authorize(principal, route.scope, { roles: route.roles, setting });
-        if (pending?.record && !route.audit?.transactional) {
-          await audits.put(pending.record);
-          writtenAhead = true;
-        }
-        const ctx: AdminContext = { principal, params, query: facts.query, deps, request, requestId: facts.requestId, body: bodyReader(text), setting };
-        const run = () => route.handler(ctx);
-        result = pending && route.audit?.transactional ? await runWithAudit(pending, run) : await run();
-      } catch (err) {
-        const e = asGantryError(err);
-        status = e.status;
-        if (e.status >= 500) deps.logger.error('admin route failed', { path: route.path, error: err });
-        return finish(e);
-      }
-      return finish();
-
-      async function finish(error?: GantryError): Promise<Response> {
-        if (pending) {
-          try {
-            await settleAudit(audits, pending, writtenAhead, status, result);
-          } catch (auditErr) {
-            deps.logger.error('audit entry could not be completed', { path: route.path, requestId: facts.requestId, error: auditErr });
-          }
-        }
-        const res = error ? errorResponse(error, facts.path) : jsonResponse(result ?? {});
-        res.headers.set('x-gw-request-id', facts.requestId);
-        return res;
-      }
-    });
+    const names = { resourceType: route.audit?.resourceType ?? resourceOfScope(route.scope), action: route.audit?.action ?? actionOfScope(route.scope) };
+    app.on(route.method, route.path, (c) => serveAudited(c, deps, audits, (incoming, audit) => runAdminRoute(deps, audits, route, names, incoming, audit)));
   }
 }
 
@@ -316,52 +340,26 @@ export function mountAdminRoutes(app: Hono, deps: CoreDeps, routes: readonly Adm
 export function mountPublicAdminRoutes(app: Hono, deps: CoreDeps, routes: readonly PublicAdminRoute[]): void {
   const audits = new AuditRepository(deps.repos.table);
   for (const route of routes) {
-    app.on(route.method, route.path, async (c) => {
-      const facts = requestFacts(c);
-      const request = c.req.raw;
-      const text = readAdminBody(route.method, request);
-      const auditing = route.method !== 'GET' && deps.config.features.auditLogs;
-      const pending: PendingAudit = { record: undefined, committed: false };
-      let status = 200;
-      let result: unknown;
-      let error: GantryError | undefined;
-      try {
-        if (!deps.config.features.apiAccess) {
-          throw new ForbiddenError('The admin API is disabled on this deployment (API_ACCESS_ENABLED=OFF)');
-        }
-        const params = checkedParams(c);
-        const bodyText = await text;
+    app.on(route.method, route.path, (c) =>
+      serveAudited(c, deps, audits, async ({ facts, request, params: checked, text }, audit) => {
+        const auditing = route.method !== 'GET' && deps.config.features.auditLogs;
+        const params = checked();
+        const bodyText = await text();
         const ctx: PublicContext = {
           params,
           query: facts.query,
           deps,
           request,
           requestId: facts.requestId,
-          body: bodyReader(text),
+          body: bodyReader(text()),
           actor: (actor) => {
             if (!auditing) return;
-            pending.record = stamped(
-              draftEntry(facts, bodyText, { organisationId: actor.organisationId, actor }, { ...route.audit, resourceId: Object.values(params).at(-1) ?? null, workspaceId: actor.workspaceId }),
-              deps.clock.now(),
-            );
+            const draft = draftEntry(facts, bodyText, { organisationId: actor.organisationId, actor }, { ...route.audit, resourceId: lastParam(params), workspaceId: actor.workspaceId });
+            audit.pending.record = stamped(draft, deps.clock.now());
           },
         };
-        result = await runWithAudit(pending, () => route.handler(ctx));
-      } catch (err) {
-        error = asGantryError(err);
-        status = error.status;
-        if (error.status >= 500) deps.logger.error('admin route failed', { path: route.path, error: err });
-      }
-      if (pending.record) {
-        try {
-          await settleAudit(audits, pending, false, status, result);
-        } catch (auditErr) {
-          deps.logger.error('audit entry could not be completed', { path: route.path, requestId: facts.requestId, error: auditErr });
-        }
-      }
-      const res = error ? errorResponse(error, facts.path) : jsonResponse(result ?? {});
-      res.headers.set('x-gw-request-id', facts.requestId);
-      return res;
-    });
+        return runWithAudit(audit.pending, () => route.handler(ctx));
+      }),
+    );
   }
 }
