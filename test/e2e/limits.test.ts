@@ -16,6 +16,7 @@ import { startLocalLimitsWorkers } from '../../layers/core/src/policy/limits/wor
 import { workspaceBudgetCounter } from '../../layers/core/src/policy/limits/hook.ts';
 import { rateCounterPk, type RateLimitType } from '../../layers/core/src/store/limits.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { workspaceRecord } from '../support/records.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 
 type Json = Record<string, unknown>;
@@ -170,6 +171,25 @@ describe.each(['direct', 'lambda'] as const)('limits at the gateway (%s mode)', 
     expect(other.status).toBe(200);
     expect(other.headers.get('x-ratelimit-limit-requests')).toBeNull();
     expect(other.headers.get('x-ratelimit-limit-tokens')).toBeNull();
+  });
+
+  it('applies an organisation-wide policy (an organisation key naming no workspace) to every workspace', async () => {
+    await gw.deps.repos.workspaces.create(workspaceRecord(gw.boot.organisationId, `orgwide-${mode}`));
+    const a = await newKey();
+    const other = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'b', workspace_id: `orgwide-${mode}`, scopes: ['completions.write'] });
+    const b = other.json.key as string;
+    const created = await gw.admin('POST', RATE, { conditions: [{ key: 'metadata.team', value: 'orgwide' }], group_by: [{ key: 'organisation_id' }], type: 'requests', unit: 'rph', value: 2 });
+    expect(created.status, JSON.stringify(created.json)).toBe(200);
+    expect((await gw.admin('GET', `${RATE}/${created.json.id as string}`)).json).toMatchObject({ workspace_id: null, applies_to: 'organisation' });
+    const tagged = { 'x-gw-metadata': JSON.stringify({ team: 'orgwide' }) };
+    expect((await chat(a.key, {}, tagged)).status).toBe(200);
+    expect((await chat(b, {}, tagged)).status).toBe(200);
+    // One counter for the organisation: both workspaces are now over it.
+    expect((await chat(b, {}, tagged)).status).toBe(429);
+    expect((await chat(a.key, {}, tagged)).status).toBe(429);
+    expect((await chat(b)).status).toBe(200);
+    expect((await gw.admin('DELETE', `${RATE}/${created.json.id as string}`)).status).toBe(200);
+    expect((await chat(a.key, {}, tagged)).status).toBe(200);
   });
 
   it('counts per group and makes no counter call for a request no policy matches', async () => {

@@ -166,15 +166,37 @@ describe.each(['direct', 'lambda'] as const)('policy admin routes (%s mode)', (m
       }
     });
 
-    it('defaults the workspace from a workspace key and requires it from an organisation key', async () => {
+    it('defaults the workspace from a workspace key, and from a workspace_id condition for an organisation key', async () => {
       const { workspace_id: _, ...noWorkspace } = rateBody();
       const res = await gw.admin('POST', RATE, noWorkspace, wsKey);
       expect(res.status).toBe(200);
       expect((await gw.admin('GET', `${RATE}/${res.json.id as string}`)).json.workspace_id).toBe(gw.boot.workspaceId);
-      await expectProblem('POST', RATE, noWorkspace, 'workspace_id');
+      // Issue 13 #16: an organisation key is no longer refused without workspace_id (SPEC.md requires it only without an API key).
+      const fromCondition = await gw.admin('POST', RATE, noWorkspace);
+      expect(fromCondition.status).toBe(200);
+      expect((await gw.admin('GET', `${RATE}/${fromCondition.json.id as string}`)).json).toMatchObject({ workspace_id: gw.boot.workspaceId, applies_to: 'workspace' });
       await expectProblem('POST', RATE, rateBody({ workspace_id: 'nope' }), '', 404, 'AB08');
       await expectProblem('POST', RATE, rateBody({ organisation_id: randomUUID() }), '', 403, 'AB03');
       expect((await gw.admin('POST', RATE, rateBody({ organisation_id: gw.boot.organisationId }))).status).toBe(200);
+    });
+
+    it('makes a policy organisation-wide when an organisation key names no workspace, and says so', async () => {
+      const { workspace_id: _, ...body } = rateBody({ conditions: [{ key: 'endpoint_type', value: 'chatComplete' }, { key: 'workspace_id', value: '*' }] });
+      const created = await gw.admin('POST', RATE, body);
+      expect(created.status, JSON.stringify(created.json)).toBe(200);
+      const id = created.json.id as string;
+      expect((await gw.admin('GET', `${RATE}/${id}`)).json).toMatchObject({ id, workspace_id: null, applies_to: 'organisation', organisation_id: gw.boot.organisationId });
+      // Listed for the organisation, not as one workspace's policy; hidden from workspace keys.
+      expect(((await gw.admin('GET', RATE)).json.data as Json[]).some((p) => p.id === id)).toBe(true);
+      expect(((await gw.admin('GET', `${RATE}?workspace_id=default`)).json.data as Json[]).some((p) => p.id === id)).toBe(false);
+      await expectProblem('GET', `${RATE}/${id}`, undefined, '', 404, 'AB08', wsKey);
+      // It stays organisation-wide: updates cannot move it into a workspace.
+      await expectProblem('PUT', `${RATE}/${id}`, { workspace_id: 'default' }, 'workspace_id');
+      expect((await gw.admin('PUT', `${RATE}/${id}`, { value: 7, conditions: [{ key: 'api_key', value: '*' }] })).status).toBe(200);
+      expect((await gw.admin('GET', `${RATE}/${id}`)).json).toMatchObject({ value: 7, workspace_id: null });
+      expect((await gw.admin('DELETE', `${RATE}/${id}`)).status).toBe(200);
+      // A workspace_id condition naming no workspace of the organisation is a 400 on that condition.
+      await expectProblem('POST', RATE, { ...body, conditions: [{ key: 'workspace_id', value: 'nowhere' }] }, 'conditions[0].value');
     });
 
     it('keeps workspace keys to their own workspace', async () => {
@@ -276,6 +298,12 @@ describe.each(['direct', 'lambda'] as const)('policy admin routes (%s mode)', (m
       }
       const weekly = await gw.admin('POST', USAGE, usageBody({ periodic_reset: 'weekly', next_usage_reset_at: '2031-03-03T09:00:00Z' }));
       expect((await gw.admin('GET', `${USAGE}/${weekly.json.id as string}`)).json.next_usage_reset_at).toBe('2031-03-03T09:00:00.000Z');
+    });
+
+    it('still needs a workspace from an organisation key: budgets are never organisation-wide', async () => {
+      const { workspace_id: _, ...noWorkspace } = usageBody();
+      await expectProblem('POST', USAGE, noWorkspace, 'workspace_id');
+      expect((await gw.admin('POST', USAGE, noWorkspace, wsKey)).status).toBe(200);
     });
 
     it('checks updates against the stored policy', async () => {

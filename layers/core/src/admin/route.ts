@@ -73,8 +73,8 @@ export interface AdminRoute {
   example?: unknown;
   /** Only these roles may call the route, whatever scopes they hold (e.g. organisation keys). */
   roles?: readonly Role[];
-  /** A feature flag that must be on; off answers 403 naming the flag. */
-  feature?: FeatureName;
+  /** Feature flags that must be on (checked in order); one off answers 403 naming it. */
+  feature?: FeatureName | readonly FeatureName[];
   audit?: {
     /** The handler's change is one transaction that carries the audit entry. */
     transactional?: boolean;
@@ -306,7 +306,8 @@ const lastParam = (params: Record<string, string>): string | null => Object.valu
 /** The checks of a keyed route before its handler runs (flags, key, entry, scope), then the handler. */
 async function runAdminRoute(deps: CoreDeps, audits: AuditRepository, route: AdminRoute, names: { resourceType: string; action: string }, incoming: Incoming, audit: AuditState): Promise<unknown> {
   const { facts } = incoming;
-  if (route.feature && !deps.config.features[route.feature]) throw featureDisabled(route.feature, `The ${names.resourceType.replace(/_/g, ' ')} feature`);
+  const off = [route.feature ?? []].flat().find((f) => !deps.config.features[f]);
+  if (off) throw featureDisabled(off, `The ${names.resourceType.replace(/_/g, ' ')} feature`);
   const principal = await deps.keyAuth.authenticateRequest(incoming.request.headers, 'admin');
   const params = incoming.params();
   const text = incoming.text();

@@ -2,7 +2,8 @@
  * Rate limits and usage limits policies, and their counters, in the single table.
  *
  * - Policies live under their organisation (ORG#, RLPOLICY#id / ULPOLICY#id) and are listed per
- *   workspace through gsi1 (WS#<ws>#POLICIES, RL#/UL#<created>#<id>), one Query for both kinds.
+ *   workspace through gsi1 (WS#<ws>#POLICIES, RL#/UL#<created>#<id>), one Query for both kinds;
+ *   organisation-wide rate limits policies (no workspace) under ORG#<org>#POLICIES.
  * - Usage limits policies that reset periodically also have an entry in the ULRESETS partition,
  *   written in the same transaction, which the reset schedule reads.
  * - Rate counters: one item per policy, group and window (RLC#...), deleted by TTL after the window.
@@ -24,7 +25,6 @@ interface PolicyBase {
   id: string;
   name: string | null;
   organisation_id: string;
-  workspace_id: string;
   conditions: PolicyCondition[];
   group_by: PolicyGroupBy[];
   status: PolicyStatus;
@@ -35,12 +35,15 @@ interface PolicyBase {
 }
 
 export interface RateLimitPolicyRecord extends PolicyBase {
+  /** Null: the policy applies to every workspace of the organisation. */
+  workspace_id: string | null;
   type: RateLimitType;
   unit: RateUnit;
   value: number;
 }
 
 export interface UsageLimitPolicyRecord extends PolicyBase {
+  workspace_id: string;
   type: UsageLimitType;
   /** Dollars for `cost`, tokens for `tokens`. */
   credit_limit: number;
@@ -56,16 +59,19 @@ export interface UsageLimitPolicyRecord extends PolicyBase {
   alert_emails: string[];
 }
 
+/** The gsi1 partition listing a workspace's policies, or the organisation-wide ones. */
+const policiesPartition = (orgId: string, workspaceId: string | null): string => (workspaceId === null ? `ORG#${orgId}#POLICIES` : `WS#${workspaceId}#POLICIES`);
+
 export const RateLimitPolicy = new Entity<RateLimitPolicyRecord>({
   name: 'RateLimitPolicy',
   key: (r) => ({ pk: `ORG#${r.organisation_id}`, sk: `RLPOLICY#${r.id}` }),
-  gsi1: (r) => ({ pk: `WS#${r.workspace_id}#POLICIES`, sk: `RL#${r.created_at}#${r.id}` }),
+  gsi1: (r) => ({ pk: policiesPartition(r.organisation_id, r.workspace_id), sk: `RL#${r.created_at}#${r.id}` }),
 });
 
 export const UsageLimitPolicy = new Entity<UsageLimitPolicyRecord>({
   name: 'UsageLimitPolicy',
   key: (r) => ({ pk: `ORG#${r.organisation_id}`, sk: `ULPOLICY#${r.id}` }),
-  gsi1: (r) => ({ pk: `WS#${r.workspace_id}#POLICIES`, sk: `UL#${r.created_at}#${r.id}` }),
+  gsi1: (r) => ({ pk: policiesPartition(r.organisation_id, r.workspace_id), sk: `UL#${r.created_at}#${r.id}` }),
 });
 
 /** A usage limits policy that resets periodically, as the reset schedule finds it. */
@@ -195,8 +201,18 @@ export class LimitsRepository {
     }
   }
 
-  /** Both kinds of one workspace, oldest first: the gateway's one read per workspace and TTL. */
-  async listWorkspace(workspaceId: string): Promise<{ rate: RateLimitPolicyRecord[]; usage: UsageLimitPolicyRecord[] }> {
+  /**
+   * Both kinds of one workspace, oldest first: the gateway's one read per workspace and TTL. Given
+   * the organisation, its organisation-wide policies come first (read in parallel).
+   */
+  async listWorkspace(workspaceId: string, organisationId?: string): Promise<{ rate: RateLimitPolicyRecord[]; usage: UsageLimitPolicyRecord[] }> {
+    const reads = [this.#policiesIn(`WS#${workspaceId}#POLICIES`)];
+    if (organisationId !== undefined) reads.unshift(this.#policiesIn(policiesPartition(organisationId, null)));
+    const lists = await Promise.all(reads);
+    return { rate: lists.flatMap((l) => l.rate), usage: lists.flatMap((l) => l.usage) };
+  }
+
+  async #policiesIn(partition: string): Promise<{ rate: RateLimitPolicyRecord[]; usage: UsageLimitPolicyRecord[] }> {
     const rate: RateLimitPolicyRecord[] = [];
     const usage: UsageLimitPolicyRecord[] = [];
     let start: Record<string, unknown> | undefined;
@@ -206,7 +222,7 @@ export class LimitsRepository {
           TableName: this.#t.tableName,
           IndexName: 'gsi1',
           KeyConditionExpression: 'gsi1pk = :p',
-          ExpressionAttributeValues: { ':p': `WS#${workspaceId}#POLICIES` },
+          ExpressionAttributeValues: { ':p': partition },
           ExclusiveStartKey: start,
         }),
       );

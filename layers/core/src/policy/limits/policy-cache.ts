@@ -92,7 +92,7 @@ export class PolicyCache {
   }
 
   async #read(organisationId: string, workspaceId: string, generation: number): Promise<Entry> {
-    const [all, workspace] = await Promise.all([this.#repo.listWorkspace(workspaceId), this.#readWorkspace(organisationId, workspaceId)]);
+    const [all, workspace] = await Promise.all([this.#repo.listWorkspace(workspaceId, organisationId), this.#readWorkspace(organisationId, workspaceId)]);
     const entry: Entry = {
       policies: { rate: all.rate.filter((p) => p.status === 'active'), usage: all.usage.filter((p) => p.status === 'active'), workspace },
       at: this.#clock.now(),
