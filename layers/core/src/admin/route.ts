@@ -14,8 +14,7 @@ import type { Context, Hono } from 'hono';
 import type * as z from 'zod';
 import type { FeatureFlags } from '../config.ts';
 import type { CoreDeps } from '../deps.ts';
-import { errorResponse } from '../http/app.ts';
-import { asGantryError, ForbiddenError, ValidationError, type GantryError } from '../http/errors.ts';
+import { asGantryError, ForbiddenError, toResponse, ValidationError, type GantryError } from '../http/errors.ts';
 import { isRecord, jsonResponse, tryParseJson } from '../http/json.ts';
 import { readBodyText, type RuntimeBindings } from '../http/bodies.ts';
 import { PARSE_CONTEXT, problemsFromZod } from '../gateway/validate/common.ts';
@@ -296,7 +295,7 @@ async function serveAudited(
       deps.logger.error('audit entry could not be completed', { path: c.req.routePath, requestId: facts.requestId, error: auditErr });
     }
   }
-  const res = error ? errorResponse(error, facts.path) : jsonResponse(result ?? {});
+  const res = error ? toResponse(error, 'admin') : jsonResponse(result ?? {});
   res.headers.set('x-gw-request-id', facts.requestId);
   return res;
 }

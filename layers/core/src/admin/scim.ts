@@ -3,13 +3,12 @@
  * surface so that they answer clearly: 403 naming the flag when it is off, 404 otherwise.
  */
 import type { RouteModule } from '../http/app.ts';
-import { errorResponse } from '../http/app.ts';
-import { RouteNotFoundError } from '../http/errors.ts';
+import { RouteNotFoundError, toResponse } from '../http/errors.ts';
 import { featureDisabled } from './route.ts';
 
 export const scimModule: RouteModule = (app, deps) => {
   app.all('/v1/scim/*', (c) => {
     const err = deps.config.features.scim ? new RouteNotFoundError(c.req.method, `${c.req.path} (SCIM provisioning is not available yet)`) : featureDisabled('scim', 'SCIM provisioning');
-    return errorResponse(err, c.req.path);
+    return toResponse(err, 'admin');
   });
 };

@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../deps.ts';
-import { asGantryError, NotFoundError, toOpenAIBody, ValidationError } from '../http/errors.ts';
+import { asGantryError, NotFoundError, toResponse, ValidationError } from '../http/errors.ts';
 import { jsonResponse } from '../http/json.ts';
 import type { Principal } from '../policy/principal.ts';
 import { CATALOG_CREATED, catalogModels, findModel, type CatalogModel } from '../pricing/catalog.ts';
@@ -104,7 +104,7 @@ async function handle(req: Request, deps: CoreDeps, model: string | undefined): 
   } catch (err) {
     const e = asGantryError(err);
     if (e.status >= 500) deps.logger.error('models request failed', { traceId, error: err });
-    return jsonResponse(toOpenAIBody(e), e.status, { ...e.headers, ...out });
+    return toResponse(e, 'gateway', out);
   }
 }
 

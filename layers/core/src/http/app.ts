@@ -6,7 +6,7 @@
 import { Hono, type Context } from 'hono';
 import type { CoreDeps } from '../deps.ts';
 import { ADMIN_PREFIXES } from '../admin/prefixes.ts';
-import { asGantryError, RouteNotFoundError, toAdminBody, toOpenAIBody, type GantryError } from './errors.ts';
+import { asGantryError, RouteNotFoundError, toResponse, type ErrorSurface } from './errors.ts';
 import { portkeyHeaderAlias } from './header-alias.ts';
 import { jsonResponse } from './json.ts';
 
@@ -24,11 +24,8 @@ const adminPath = new RegExp(`^/v1/(${ADMIN_PREFIXES.map((p) => p.replace(/[-.]/
 
 export const isAdminPath = (path: string): boolean => adminPath.test(path);
 
-/** Renders an error in the shape of the surface the path belongs to. */
-export function errorResponse(err: GantryError, path: string): Response {
-  const body = isAdminPath(path) ? toAdminBody(err) : toOpenAIBody(err);
-  return jsonResponse(body, err.status, err.headers);
-}
+/** The surface a path belongs to, for errors answered before (or outside) any route. */
+export const surfaceOf = (path: string): ErrorSurface => (isAdminPath(path) ? 'admin' : 'gateway');
 
 export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono {
   const app = new Hono();
@@ -63,12 +60,12 @@ export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono
       const res = await fallback(c);
       if (res) return res;
     }
-    return errorResponse(new RouteNotFoundError(c.req.method, c.req.path), c.req.path);
+    return toResponse(new RouteNotFoundError(c.req.method, c.req.path), surfaceOf(c.req.path));
   });
   app.onError((err, c) => {
     const e = asGantryError(err);
     if (e.status >= 500) deps.logger.error('unhandled error', { path: c.req.path, error: err });
-    return errorResponse(e, c.req.path);
+    return toResponse(e, surfaceOf(c.req.path));
   });
   return app;
 }

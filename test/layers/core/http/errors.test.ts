@@ -13,6 +13,7 @@ import {
   RouteNotFoundError,
   toAdminBody,
   toOpenAIBody,
+  toResponse,
   UpstreamError,
   UsageExhaustedError,
   ValidationError,
@@ -165,5 +166,35 @@ describe('asGantryError', () => {
     expect(err.cause).toBe(thrown);
     const rendered = JSON.stringify([toAdminBody(err), toOpenAIBody(err)]);
     expect(rendered).not.toMatch(/hunter2|secret|ECONNREFUSED/);
+  });
+});
+
+describe('toResponse', () => {
+  it('answers a gateway error in OpenAI\'s shape with the error\'s headers and the caller\'s on top', async () => {
+    const res = toResponse(new RateLimitedError('slow down', { headers: { 'retry-after': '5', 'x-a': 'error' } }), 'gateway', { 'x-a': 'caller' });
+    expect(res.status).toBe(429);
+    expect(res.headers.get('content-type')).toBe('application/json');
+    expect(res.headers.get('retry-after')).toBe('5');
+    expect(res.headers.get('x-a')).toBe('caller');
+    expect(await res.json()).toEqual({ error: { message: 'slow down', type: 'rate_limit_error', param: null, code: 'rate_limit_exceeded' } });
+  });
+
+  it('answers an admin error in the admin shape with every problem', async () => {
+    const res = toResponse(new ValidationError([{ path: 'name', message: 'is required' }, { path: 'value', message: 'must be a number' }]), 'admin');
+    expect(res.status).toBe(400);
+    expect(await res.json()).toEqual({
+      object: 'error',
+      errorCode: 'AB01',
+      message: expect.any(String),
+      errors: [{ path: 'name', message: 'is required' }, { path: 'value', message: 'must be a number' }],
+    });
+  });
+
+  it('turns anything else into a 500 on both surfaces without its message', async () => {
+    for (const surface of ['gateway', 'admin'] as const) {
+      const res = toResponse(new Error('password=hunter2'), surface);
+      expect(res.status).toBe(500);
+      expect(await res.text()).not.toContain('hunter2');
+    }
   });
 });

@@ -4,8 +4,7 @@
  */
 import type { Hono } from 'hono';
 import type { CoreDeps } from '../../deps.ts';
-import { errorResponse } from '../../http/app.ts';
-import { asGantryError, ForbiddenError, NotFoundError } from '../../http/errors.ts';
+import { ForbiddenError, NotFoundError, toResponse } from '../../http/errors.ts';
 import { observability } from '../../observability/install.ts';
 import { page, parsePaging } from '../pagination.ts';
 import { featureDisabled, type AdminRoute } from '../route.ts';
@@ -93,7 +92,7 @@ export function mountExportFile(app: Hono, deps: CoreDeps): void {
         headers: { 'content-type': 'application/x-ndjson', 'content-disposition': `attachment; filename="logs-${exportId}.jsonl"` },
       });
     } catch (err) {
-      return errorResponse(asGantryError(err), path);
+      return toResponse(err, 'admin');
     }
   });
 }
