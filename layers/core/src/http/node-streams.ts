@@ -1,22 +1,68 @@
 import { Readable } from 'node:stream';
 /** Node byte streams as the gateway handles them: bounded reads and format rewrites. */
 
+/** What was read of a stream before it ended or passed `cap` (`next` continues it). */
+interface Head {
+  chunks: Buffer[];
+  ended: boolean;
+  next: AsyncIterator<Buffer>;
+}
+
+/** The one bounded read loop: stops at the end or at the first chunk past `cap` (kept in `chunks`). */
+async function readHead(body: Readable, cap: number): Promise<Head> {
+  const next = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for (;;) {
+    const step = await next.next();
+    if (step.done) return { chunks, ended: true, next };
+    chunks.push(step.value);
+    size += step.value.length;
+    if (size > cap) return { chunks, ended: false, next };
+  }
+}
+
+const joined = (chunks: readonly Buffer[]): Buffer => (chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks));
+
 /**
  * Reads a stream up to `cap` bytes. Past the cap it stops, releases the source and says the body
  * was truncated (an error page or answer that large is not worth holding).
  */
 export async function readCapped(body: Readable, cap: number): Promise<{ bytes: Buffer; truncated: boolean }> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of body as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > cap) {
+  const head = await readHead(body, cap);
+  if (head.ended) return { bytes: joined(head.chunks), truncated: false };
+  body.destroy();
+  return { bytes: joined(head.chunks.slice(0, -1)), truncated: true };
+}
+
+/** Reads a whole stream that must stay within `cap` bytes; past it, releases the source and throws `tooLarge()`. */
+export async function readWithin(body: Readable, cap: number, tooLarge: () => Error): Promise<Buffer> {
+  const head = await readHead(body, cap);
+  if (head.ended) return joined(head.chunks);
+  body.destroy();
+  throw tooLarge();
+}
+
+/**
+ * The stream read whole, or, past `cap`, a body that replays what was read and then the rest (an
+ * answer too large to hold is relayed as it comes).
+ */
+export async function readWholeOrRelay(body: Readable, cap: number): Promise<{ bytes: Buffer } | { rest: Readable }> {
+  const head = await readHead(body, cap);
+  if (head.ended) return { bytes: joined(head.chunks) };
+  async function* replay(): AsyncGenerator<Buffer> {
+    try {
+      yield* head.chunks;
+      for (;;) {
+        const step = await head.next.next();
+        if (step.done) return;
+        yield step.value;
+      }
+    } finally {
       body.destroy();
-      return { bytes: Buffer.concat(chunks), truncated: true };
     }
-    chunks.push(chunk);
   }
-  return { bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks), truncated: false };
+  return { rest: Readable.from(replay(), { objectMode: false }) };
 }
 
 /**

@@ -1,4 +1,5 @@
 /** Embeds text for the semantic cache through an OpenAI-compatible embeddings endpoint. */
+import { readWithin } from '../../http/node-streams.ts';
 import { findProvider } from '../../providers/registry.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../../security/ssrf.ts';
 import type { UpstreamClient } from '../upstream.ts';
@@ -11,6 +12,8 @@ export interface EmbedderDeps {
 }
 
 const EMBED_TIMEOUT_MS = 10_000;
+/** One embedding is tens of kilobytes; a larger answer is not one (nor worth holding). */
+const MAX_EMBEDDING_ANSWER = 4 << 20;
 
 export function createEmbedder(deps: EmbedderDeps, settings: NonNullable<CacheSettings['embedding']>, fallbackKey: string | undefined): Embedder | undefined {
   const provider = findProvider(settings.provider);
@@ -29,10 +32,9 @@ export function createEmbedder(deps: EmbedderDeps, settings: NonNullable<CacheSe
       body: JSON.stringify({ model: settings.model, input: text }),
       timeoutMs: EMBED_TIMEOUT_MS,
     });
-    const chunks: Buffer[] = [];
-    for await (const c of res.body as AsyncIterable<Buffer>) chunks.push(c);
+    const bytes = await readWithin(res.body, MAX_EMBEDDING_ANSWER, () => new Error(`embedding answer larger than ${MAX_EMBEDDING_ANSWER} bytes`));
     if (res.status !== 200) throw new Error(`embedding provider answered ${res.status}`);
-    const json = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { data?: Array<{ embedding?: number[] }> };
+    const json = JSON.parse(bytes.toString('utf8')) as { data?: Array<{ embedding?: number[] }> };
     const vector = json.data?.[0]?.embedding;
     if (!Array.isArray(vector) || vector.length === 0) throw new Error('embedding provider returned no vector');
     return Float32Array.from(vector);

@@ -1,0 +1,62 @@
+/** The bounded reads of http/node-streams.ts over real Node streams: within the cap, past it, and what happens to the source. */
+import { Readable } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { readCapped, readWholeOrRelay, readWithin } from '../../../../layers/core/src/http/node-streams.ts';
+
+/** A stream of `count` chunks of `size` bytes ('a', 'b', ...), which records whether it was released. */
+function source(count: number, size: number): { body: Readable; released: () => boolean } {
+  const chunks = Array.from({ length: count }, (_, i) => Buffer.alloc(size, 97 + i));
+  const body = Readable.from(chunks, { objectMode: false });
+  return { body, released: () => body.destroyed };
+}
+
+const text = async (r: Readable): Promise<string> => {
+  const parts: Buffer[] = [];
+  for await (const c of r as AsyncIterable<Buffer>) parts.push(c);
+  return Buffer.concat(parts).toString('utf8');
+};
+
+describe('readCapped', () => {
+  it('reads a body within the cap whole', async () => {
+    expect(await readCapped(source(3, 2).body, 6)).toEqual({ bytes: Buffer.from('aabbcc'), truncated: false });
+  });
+
+  it('keeps the chunks that fit and releases the source past the cap', async () => {
+    const s = source(4, 2);
+    expect(await readCapped(s.body, 5)).toEqual({ bytes: Buffer.from('aabb'), truncated: true });
+    expect(s.released()).toBe(true);
+  });
+});
+
+describe('readWithin', () => {
+  it('answers the bytes of a body within the cap', async () => {
+    expect((await readWithin(source(2, 3).body, 6, () => new Error('too large'))).toString()).toBe('aaabbb');
+  });
+
+  it('throws the given error and releases the source past the cap', async () => {
+    const s = source(3, 3);
+    await expect(readWithin(s.body, 6, () => new RangeError('over 6'))).rejects.toThrow(new RangeError('over 6'));
+    expect(s.released()).toBe(true);
+  });
+});
+
+describe('readWholeOrRelay', () => {
+  it('reads a body within the cap whole', async () => {
+    const out = await readWholeOrRelay(source(2, 2).body, 4);
+    expect(out).toEqual({ bytes: Buffer.from('aabb') });
+  });
+
+  it('past the cap, relays every byte: what was read, then the rest', async () => {
+    const out = await readWholeOrRelay(source(5, 2).body, 3);
+    expect('rest' in out).toBe(true);
+    if ('rest' in out) expect(await text(out.rest)).toBe('aabbccddee');
+  });
+
+  it('releases the source when the relayed body is abandoned', async () => {
+    const s = source(5, 2);
+    const out = await readWholeOrRelay(s.body, 3);
+    if (!('rest' in out)) throw new Error('expected a relay');
+    for await (const _ of out.rest) break;
+    expect(s.released()).toBe(true);
+  });
+});
