@@ -4,9 +4,14 @@
  * endpoint and the passthrough are one of these; the pipeline has no per-endpoint code.
  */
 import type { EndpointType } from '../providers/types.ts';
-import type { FormSummary } from './request-body.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+
+/** A multipart form as validation sees it: text fields, and the files' names and sizes only. */
+export interface FormSummary {
+  fields: Record<string, string>;
+  files: Record<string, Array<{ filename: string; size: number; type: string }>>;
+}
 
 /**
  * How the request body is read:

@@ -7,13 +7,7 @@
 import { ValidationError } from '../http/errors.ts';
 import { readBodyBytes, readBodyText } from '../http/bodies.ts';
 import { isRecord, tryParseJson } from '../http/json.ts';
-import type { BodyKind } from './endpoint.ts';
-
-/** A multipart form as validation sees it: text fields, and the files' names and sizes only. */
-export interface FormSummary {
-  fields: Record<string, string>;
-  files: Record<string, Array<{ filename: string; size: number; type: string }>>;
-}
+import type { BodyKind, FormSummary } from './endpoint.ts';
 
 /** The body a provider receives. */
 export type ProviderRequestBody =

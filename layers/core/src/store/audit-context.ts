@@ -5,7 +5,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Item } from './entity.ts';
-import { AuditEntry, type AuditRecord } from './audit.ts';
+import { AuditEntry, type AuditRecord } from './audit-entry.ts';
 
 export interface PendingAudit {
   /**

@@ -4,48 +4,10 @@
  * outcome of a write-ahead entry.
  */
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { Entity } from './entity.ts';
+import { AuditEntry, auditDay, type AuditRecord } from './audit-entry.ts';
 import type { TableClient } from './repositories.ts';
 
-export type AuditOutcome = 'pending' | 'success' | 'failure';
-
-export interface AuditRecord {
-  id: string;
-  organisation_id: string;
-  /** ISO 8601 with milliseconds. */
-  timestamp: string;
-  method: string;
-  uri: string;
-  /** JSON of the query parameters, or null. */
-  query_params: string | null;
-  request_id: string;
-  /** JSON of the request body with secrets masked, or null. */
-  request_body: string | null;
-  user_id: string | null;
-  /** `system` for the service's own changes (key expiry, automatic rotation, usage resets). */
-  user_type: 'user' | 'api_key' | 'system' | 'anonymous';
-  api_key_id: string | null;
-  email: string | null;
-  role: string | null;
-  /** The workspace the action concerns (the caller's, or the one the request names). */
-  workspace_id: string | null;
-  resource_type: string;
-  resource_id: string | null;
-  action: string;
-  /** Null while a write-ahead entry waits for its outcome. */
-  response_status_code: number | null;
-  outcome: AuditOutcome;
-  client_ip: string | null;
-  forwarded_for: string | null;
-  user_agent: string | null;
-}
-
-const day = (iso: string) => iso.slice(0, 10);
-
-export const AuditEntry = new Entity<AuditRecord>({
-  name: 'AuditEntry',
-  key: (r) => ({ pk: `AUDIT#${r.organisation_id}#${day(r.timestamp)}`, sk: `${r.timestamp}#${r.id}` }),
-});
+export { AuditEntry, type AuditOutcome, type AuditRecord } from './audit-entry.ts';
 
 export interface AuditQuery {
   organisationId: string;
@@ -79,8 +41,8 @@ export class AuditRepository {
   /** Entries in [start, end], oldest first; one query per UTC day of the range. */
   async range(q: AuditQuery): Promise<AuditRecord[]> {
     const out: AuditRecord[] = [];
-    const first = Date.parse(`${day(q.start)}T00:00:00.000Z`);
-    const last = Date.parse(`${day(q.end)}T00:00:00.000Z`);
+    const first = Date.parse(`${auditDay(q.start)}T00:00:00.000Z`);
+    const last = Date.parse(`${auditDay(q.end)}T00:00:00.000Z`);
     for (let t = first; t <= last; t += 86_400_000) {
       const d = new Date(t).toISOString().slice(0, 10);
       const items = await this.#t.queryAll(AuditEntry, {

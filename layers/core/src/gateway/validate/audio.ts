@@ -3,7 +3,7 @@
  * (multipart/form-data in), with OpenAI's request rules. Unknown fields pass through.
  */
 import * as z from 'zod/mini';
-import type { FormSummary } from '../request-body.ts';
+import type { FormSummary } from '../endpoint.ts';
 import { nonEmptyString, numberBetween, parseRequestBody, typeMessage } from './common.ts';
 import { checkForm } from './form.ts';
 

@@ -1,5 +1,5 @@
 /** POST /v1/files (multipart/form-data): a file and its purpose, as OpenAI takes them. */
-import type { FormSummary } from '../request-body.ts';
+import type { FormSummary } from '../endpoint.ts';
 import { checkForm } from './form.ts';
 
 export const FILE_PURPOSES = ['assistants', 'batch', 'fine-tune', 'vision', 'user_data', 'evals'] as const;

@@ -4,7 +4,7 @@
  * Every problem names its field, as JSON validation does.
  */
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
-import type { FormSummary } from '../request-body.ts';
+import type { FormSummary } from '../endpoint.ts';
 
 export interface FieldRule {
   required?: boolean;

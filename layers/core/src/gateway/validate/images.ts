@@ -3,7 +3,7 @@
  * OpenAI's request rules. Unknown fields pass through.
  */
 import * as z from 'zod/mini';
-import type { FormSummary } from '../request-body.ts';
+import type { FormSummary } from '../endpoint.ts';
 import { integerBetween, nonEmptyString, parseRequestBody } from './common.ts';
 import { checkForm } from './form.ts';
 

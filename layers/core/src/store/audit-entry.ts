@@ -1,0 +1,46 @@
+/**
+ * The audit entry as data: its record and key layout, apart from the repository so that the audit
+ * context (store/audit-context.ts), which every repository's transaction reads, does not import them.
+ */
+import { Entity } from './entity.ts';
+
+export type AuditOutcome = 'pending' | 'success' | 'failure';
+
+export interface AuditRecord {
+  id: string;
+  organisation_id: string;
+  /** ISO 8601 with milliseconds. */
+  timestamp: string;
+  method: string;
+  uri: string;
+  /** JSON of the query parameters, or null. */
+  query_params: string | null;
+  request_id: string;
+  /** JSON of the request body with secrets masked, or null. */
+  request_body: string | null;
+  user_id: string | null;
+  /** `system` for the service's own changes (key expiry, automatic rotation, usage resets). */
+  user_type: 'user' | 'api_key' | 'system' | 'anonymous';
+  api_key_id: string | null;
+  email: string | null;
+  role: string | null;
+  /** The workspace the action concerns (the caller's, or the one the request names). */
+  workspace_id: string | null;
+  resource_type: string;
+  resource_id: string | null;
+  action: string;
+  /** Null while a write-ahead entry waits for its outcome. */
+  response_status_code: number | null;
+  outcome: AuditOutcome;
+  client_ip: string | null;
+  forwarded_for: string | null;
+  user_agent: string | null;
+}
+
+/** The UTC day (YYYY-MM-DD) of an ISO 8601 time: entries are partitioned by it. */
+export const auditDay = (iso: string): string => iso.slice(0, 10);
+
+export const AuditEntry = new Entity<AuditRecord>({
+  name: 'AuditEntry',
+  key: (r) => ({ pk: `AUDIT#${r.organisation_id}#${auditDay(r.timestamp)}`, sk: `${r.timestamp}#${r.id}` }),
+});
