@@ -2,18 +2,20 @@
  * The native-format providers as registry data: id, name, documented base URL and the endpoints
  * they serve. Only data, so that the registry (and the gateway's cold start) knows them without
  * loading their transforms, which `providers/native/index.ts` holds and the gateway imports on first
- * use. A test keeps these endpoints equal to the native modules' own.
+ * use. Each native module is built from its declaration here (`providers/native/define.ts`).
  */
 import type { ProviderDefinition } from './types.ts';
 
-const native = (id: string, name: string, baseUrl: string, auth: ProviderDefinition['auth'], endpoints: ProviderDefinition['endpoints']): ProviderDefinition => ({
-  id,
-  name,
-  baseUrl,
-  auth,
-  endpoints,
-  native: true,
-});
+/** A native provider's declaration; the endpoint keys stay literal so its module can be checked against them. */
+function native<const E extends ProviderDefinition['endpoints']>(
+  id: string,
+  name: string,
+  baseUrl: string,
+  auth: ProviderDefinition['auth'],
+  endpoints: E,
+): ProviderDefinition & { readonly endpoints: E } {
+  return { id, name, baseUrl, auth, endpoints, native: true };
+}
 
 export const anthropic = native('anthropic', 'Anthropic', 'https://api.anthropic.com/v1', { kind: 'header', header: 'x-api-key' }, { chatComplete: '/messages' });
 
@@ -48,10 +50,13 @@ export const azureOpenAI = native('azure-openai', 'Azure OpenAI', 'https://{azur
   createTranslation: '/deployments/{azure_deployment_id}/audio/translations',
 });
 
-export const azureAI = native('azure-ai', 'Azure AI Foundry', 'https://{azure_resource_name}.services.ai.azure.com/models', { kind: 'header', header: 'api-key' }, {
-  chatComplete: '/chat/completions',
-  embed: '/embeddings',
-});
+export const azureAI = native(
+  'azure-ai',
+  'Azure AI Foundry',
+  'https://{azure_resource_name}.services.ai.azure.com/models',
+  { kind: 'header', header: 'api-key' },
+  { chatComplete: '/chat/completions', embed: '/embeddings' },
+);
 
 export const cohere = native('cohere', 'Cohere', 'https://api.cohere.com', { kind: 'bearer' }, {
   chatComplete: '/v2/chat',

@@ -5,6 +5,8 @@
 import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, StreamTransformer } from '../transform.ts';
+import * as declared from '../native-declarations.ts';
+import { defineNative } from './define.ts';
 import { isRecord } from '../../http/json.ts';
 import { joinText, JSON_OBJECT_INSTRUCTION, optionString, parseArguments, readChatInput, refuseUnsupported, type ChatInput, type MediaPart, type UserPart } from './chat-input.ts';
 import { ChoiceBuilder, ChunkWriter, chatCompletion, errorSnippet, JSON_TOOL, jsonViaTool, makeUsage, providerError, sseStreamTransformer } from './chat-output.ts';
@@ -263,11 +265,7 @@ export function anthropicStream(ctx: ProviderRequestContext): StreamTransformer 
   });
 }
 
-export const anthropic: NativeProvider = {
-  id: 'anthropic',
-  name: 'Anthropic',
-  baseUrl: () => 'https://api.anthropic.com/v1',
-  endpoints: { chatComplete: () => ({ method: 'POST', path: '/messages' }) },
+export const anthropic: NativeProvider = defineNative(declared.anthropic, {
   optionHeaders: { anthropic_beta: 'anthropic-beta' },
   authenticate(req, ctx) {
     const headers: Record<string, string> = { ...req.headers, 'anthropic-version': optionString(ctx, 'anthropic_version') ?? ANTHROPIC_VERSION };
@@ -278,4 +276,4 @@ export const anthropic: NativeProvider = {
   transformResponse: (_endpoint, json, ctx) => fromAnthropicMessage(json, ctx),
   transformStream: (_endpoint, ctx) => anthropicStream(ctx),
   transformError: (status, text) => anthropicError(status, text),
-};
+});

@@ -8,6 +8,8 @@ import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { EndpointType } from '../types.ts';
 import type { NativeEndpoint, NativeProvider, OutgoingRequest, ProviderRequestContext } from '../transform.ts';
+import * as declared from '../native-declarations.ts';
+import { defineNative } from './define.ts';
 import { isRecord } from '../../http/json.ts';
 import { hostPart, optionString } from './chat-input.ts';
 import { errorSnippet, providerError } from './chat-output.ts';
@@ -20,34 +22,22 @@ export const AZURE_AI_API_VERSION = '2024-05-01-preview';
 const RESOURCE = /^[a-zA-Z0-9][a-zA-Z0-9-]{0,62}$/;
 const DEPLOYMENT = /^[a-zA-Z0-9][a-zA-Z0-9._-]{0,63}$/;
 
-/** Paths under a deployment (and under /openai/v1 for the v1 API). */
-const AZURE_PATHS: Readonly<Partial<Record<EndpointType, string>>> = {
-  chatComplete: '/chat/completions',
-  complete: '/completions',
-  embed: '/embeddings',
-  imageGenerate: '/images/generations',
-  imageEdit: '/images/edits',
-  createSpeech: '/audio/speech',
-  createTranscription: '/audio/transcriptions',
-  createTranslation: '/audio/translations',
-};
-
 /** `azure_api_version` `v1` (or `preview`) selects the v1 API: no deployment in the path, the model in the body. */
 const usesV1 = (ctx: ProviderRequestContext) => {
   const v = optionString(ctx, 'azure_api_version');
   return v === 'v1' || v === 'preview';
 };
 
-function azureEndpoint(path: string): (ctx: ProviderRequestContext) => NativeEndpoint {
-  return (ctx) => {
-    if (usesV1(ctx)) {
-      const preview = optionString(ctx, 'azure_api_version') === 'preview' ? '?api-version=preview' : '';
-      return { method: 'POST', path: `/v1${path}${preview}` };
-    }
-    const deployment = hostPart(ctx, 'azure_deployment_id', DEPLOYMENT, ctx.model || undefined);
-    const version = encodeURIComponent(optionString(ctx, 'azure_api_version') ?? AZURE_OPENAI_API_VERSION);
-    return { method: 'POST', path: `/deployments/${encodeURIComponent(deployment)}${path}?api-version=${version}` };
-  };
+/** The declared `/deployments/{azure_deployment_id}/<path>`, with the deployment and API version filled (or the v1 API's path). */
+function azureEndpoint(ctx: ProviderRequestContext, declaredPath: string): NativeEndpoint {
+  const path = declaredPath.replace(/^\/deployments\/\{azure_deployment_id\}/, '');
+  if (usesV1(ctx)) {
+    const preview = optionString(ctx, 'azure_api_version') === 'preview' ? '?api-version=preview' : '';
+    return { method: 'POST', path: `/v1${path}${preview}` };
+  }
+  const deployment = hostPart(ctx, 'azure_deployment_id', DEPLOYMENT, ctx.model || undefined);
+  const version = encodeURIComponent(optionString(ctx, 'azure_api_version') ?? AZURE_OPENAI_API_VERSION);
+  return { method: 'POST', path: `/deployments/${encodeURIComponent(deployment)}${path}?api-version=${version}` };
 }
 
 /** `api-key` with the provider key, or `Authorization: Bearer` with an Entra ID token (`azure_ad_token`, or `azure_auth_mode: entra` for the key). */
@@ -85,22 +75,18 @@ const passThrough = {
   transformError: (status: number, text: string) => azureError(status, text),
 };
 
-export const azureOpenAI: NativeProvider = {
-  id: 'azure-openai',
-  name: 'Azure OpenAI',
+export const azureOpenAI: NativeProvider = defineNative(declared.azureOpenAI, {
   baseUrl: (ctx) => `https://${hostPart(ctx, 'azure_resource_name', RESOURCE)}.openai.azure.com/openai`,
-  endpoints: Object.fromEntries(Object.entries(AZURE_PATHS).map(([endpoint, path]) => [endpoint, azureEndpoint(path)])),
+  endpoints: Object.fromEntries(Object.keys(declared.azureOpenAI.endpoints).map((endpoint) => [endpoint, azureEndpoint])),
   authenticate: azureAuth,
   ...passThrough,
-};
+});
 
 /**
  * Azure AI Foundry's model inference endpoint (`https://<resource>.services.ai.azure.com/models`,
  * or `azure_endpoint` for another one such as a serverless deployment's URL).
  */
-export const azureAI: NativeProvider = {
-  id: 'azure-ai',
-  name: 'Azure AI Foundry',
+export const azureAI: NativeProvider = defineNative(declared.azureAI, {
   baseUrl(ctx) {
     const endpoint = optionString(ctx, 'azure_endpoint');
     if (endpoint) {
@@ -125,4 +111,4 @@ export const azureAI: NativeProvider = {
   optionHeaders: { azure_extra_parameters: 'extra-parameters' },
   authenticate: azureAuth,
   ...passThrough,
-};
+});

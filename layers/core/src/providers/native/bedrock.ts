@@ -7,6 +7,8 @@
 import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, ResponseMeta, StreamTransformer } from '../transform.ts';
+import * as declared from '../native-declarations.ts';
+import { defineNative } from './define.ts';
 import { awsCredentials, awsRegion, signAws } from './aws.ts';
 import { isRecord } from '../../http/json.ts';
 import { embeddingInputs, joinText, JSON_OBJECT_INSTRUCTION, parseArguments, readChatInput, refuseUnsupported, unsupportedParam, type MediaPart, type TextPart, type UserPart } from './chat-input.ts';
@@ -398,9 +400,7 @@ function rerankResponse(json: unknown, ctx: ProviderRequestContext): Record<stri
 
 const modelPath = (ctx: ProviderRequestContext, action: string) => `/model/${encodeURIComponent(ctx.model)}/${action}`;
 
-export const bedrock: NativeProvider = {
-  id: 'bedrock',
-  name: 'Amazon Bedrock',
+export const bedrock: NativeProvider = defineNative(declared.bedrock, {
   baseUrl: (ctx) => `https://bedrock-runtime.${awsRegion(ctx)}.amazonaws.com`,
   endpoints: {
     chatComplete: (ctx) => ({ method: 'POST', path: modelPath(ctx, ctx.stream ? 'converse-stream' : 'converse') }),
@@ -430,4 +430,4 @@ export const bedrock: NativeProvider = {
   },
   transformStream: (_endpoint, ctx) => converseStream(ctx),
   transformError: bedrockError,
-};
+});

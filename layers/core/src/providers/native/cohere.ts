@@ -5,6 +5,8 @@
 import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, StreamTransformer } from '../transform.ts';
+import * as declared from '../native-declarations.ts';
+import { defineNative } from './define.ts';
 import { isRecord } from '../../http/json.ts';
 import { embeddingInputs, joinText, readChatInput, refuseUnsupported, type UserPart } from './chat-input.ts';
 import { ChoiceBuilder, ChunkWriter, chatCompletion, documentText, embeddingList, errorSnippet, makeUsage, providerError, rerankResult, sseStreamTransformer } from './chat-output.ts';
@@ -213,15 +215,7 @@ function rerankResponse(json: unknown, ctx: ProviderRequestContext): Record<stri
   });
 }
 
-export const cohere: NativeProvider = {
-  id: 'cohere',
-  name: 'Cohere',
-  baseUrl: () => 'https://api.cohere.com',
-  endpoints: {
-    chatComplete: () => ({ method: 'POST', path: '/v2/chat' }),
-    embed: () => ({ method: 'POST', path: '/v2/embed' }),
-    rerank: () => ({ method: 'POST', path: '/v2/rerank' }),
-  },
+export const cohere: NativeProvider = defineNative(declared.cohere, {
   authenticate(req, ctx) {
     if (!ctx.apiKey) throw ValidationError.field('authorization', 'a Cohere API key is required (Authorization: Bearer <key>)');
     return Promise.resolve({ ...req, headers: { ...req.headers, authorization: `Bearer ${ctx.apiKey}` } });
@@ -238,4 +232,4 @@ export const cohere: NativeProvider = {
   },
   transformStream: (_endpoint, ctx) => cohereStream(ctx),
   transformError: cohereError,
-};
+});

@@ -8,6 +8,8 @@
 import { ValidationError } from '../../http/errors.ts';
 import type { OpenAIErrorBody } from '../../http/errors.ts';
 import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, StreamTransformer } from '../transform.ts';
+import * as declared from '../native-declarations.ts';
+import { defineNative } from './define.ts';
 import { anthropicError, anthropicStream, fromAnthropicMessage, toAnthropicBody } from './anthropic.ts';
 import { isRecord } from '../../http/json.ts';
 import { embeddingInputs, hostPart, joinText, newToolCallId, parseArguments, readChatInput, refuseUnsupported, type MediaPart, type UserPart } from './chat-input.ts';
@@ -333,10 +335,7 @@ function embedResponse(json: unknown, ctx: ProviderRequestContext): Record<strin
 
 const studioModel = (ctx: ProviderRequestContext) => ctx.model.replace(/^models\//, '');
 
-export const google: NativeProvider = {
-  id: 'google',
-  name: 'Google Gemini (AI Studio)',
-  baseUrl: () => 'https://generativelanguage.googleapis.com/v1beta',
+export const google: NativeProvider = defineNative(declared.google, {
   endpoints: {
     chatComplete: (ctx) => ({ method: 'POST', path: `/models/${encodeURIComponent(studioModel(ctx))}:${ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}` }),
     embed: (ctx) => ({ method: 'POST', path: `/models/${encodeURIComponent(studioModel(ctx))}:batchEmbedContents` }),
@@ -349,7 +348,7 @@ export const google: NativeProvider = {
   transformResponse: (endpoint, json, ctx) => (endpoint === 'embed' ? embedResponse(json, ctx) : fromGemini(json, ctx)),
   transformStream: (_endpoint, ctx) => geminiStream(ctx),
   transformError: (status, text) => googleError(status, text),
-};
+});
 
 export type VertexFamily = 'gemini' | 'anthropic' | 'openai';
 
@@ -390,9 +389,7 @@ function vertexChat(ctx: ProviderRequestContext): { method: 'POST'; path: string
 
 export const VERTEX_ANTHROPIC_VERSION = 'vertex-2023-10-16';
 
-export const vertexAI: NativeProvider = {
-  id: 'vertex-ai',
-  name: 'Google Vertex AI',
+export const vertexAI: NativeProvider = defineNative(declared.vertexAI, {
   baseUrl(ctx) {
     const region = vertexRegion(ctx);
     const host = region === 'global' ? 'aiplatform.googleapis.com' : `${region}-aiplatform.googleapis.com`;
@@ -434,4 +431,4 @@ export const vertexAI: NativeProvider = {
     const google = googleError(status, text);
     return google.error.message.startsWith('The provider answered') ? anthropicError(status, text) : google;
   },
-};
+});

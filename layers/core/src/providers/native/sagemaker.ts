@@ -7,14 +7,13 @@
  */
 import { ValidationError } from '../../http/errors.ts';
 import type { NativeProvider } from '../transform.ts';
+import * as declared from '../native-declarations.ts';
+import { defineNative } from './define.ts';
 import { awsCredentials, awsRegion, signAws } from './aws.ts';
 import { bedrockError } from './bedrock.ts';
 
-export const sagemaker: NativeProvider = {
-  id: 'sagemaker',
-  name: 'Amazon SageMaker',
+export const sagemaker: NativeProvider = defineNative(declared.sagemaker, {
   baseUrl: (ctx) => `https://runtime.sagemaker.${awsRegion(ctx)}.amazonaws.com`,
-  endpoints: {},
   async authenticate(req, ctx) {
     const region = awsRegion(ctx);
     const creds = await awsCredentials(ctx, region);
@@ -23,4 +22,4 @@ export const sagemaker: NativeProvider = {
   },
   // Same AWS JSON error shape (`message`, `x-amzn-errortype`) as Bedrock's.
   transformError: bedrockError,
-};
+});
