@@ -44,10 +44,10 @@ export async function readWithin(body: Readable, cap: number, tooLarge: () => Er
 }
 
 /**
- * The stream read whole, or, past `cap`, a body that replays what was read and then the rest (an
- * answer too large to hold is relayed as it comes).
+ * Reads a stream whole when it is at most `cap` bytes; past the cap, gives back a stream that
+ * replays what was read and then the rest, so nothing is lost and nothing large is held.
  */
-export async function readWholeOrRelay(body: Readable, cap: number): Promise<{ bytes: Buffer } | { rest: Readable }> {
+export async function readUpTo(body: Readable, cap: number): Promise<{ bytes: Buffer } | { rest: Readable }> {
   const head = await readHead(body, cap);
   if (head.ended) return { bytes: joined(head.chunks) };
   async function* replay(): AsyncGenerator<Buffer> {
@@ -57,36 +57,6 @@ export async function readWholeOrRelay(body: Readable, cap: number): Promise<{ b
         const step = await head.next.next();
         if (step.done) return;
         yield step.value;
-      }
-    } finally {
-      body.destroy();
-    }
-  }
-  return { rest: Readable.from(replay(), { objectMode: false }) };
-}
-
-/**
- * Reads a stream whole when it is at most `cap` bytes; past the cap, gives back a stream that
- * replays what was read and then the rest, so nothing is lost and nothing large is held.
- */
-export async function readUpTo(body: Readable, cap: number): Promise<{ bytes: Buffer } | { rest: Readable }> {
-  const it = (body as AsyncIterable<Buffer>)[Symbol.asyncIterator]();
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for (;;) {
-    const next = await it.next();
-    if (next.done) return { bytes: chunks.length === 1 ? (chunks[0] as Buffer) : Buffer.concat(chunks) };
-    chunks.push(next.value);
-    size += next.value.length;
-    if (size > cap) break;
-  }
-  async function* replay(): AsyncGenerator<Buffer> {
-    try {
-      yield* chunks;
-      for (;;) {
-        const next = await it.next();
-        if (next.done) return;
-        yield next.value;
       }
     } finally {
       body.destroy();

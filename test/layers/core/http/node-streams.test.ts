@@ -1,7 +1,7 @@
 /** The bounded reads of http/node-streams.ts over real Node streams: within the cap, past it, and what happens to the source. */
 import { Readable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { readCapped, readWholeOrRelay, readWithin } from '../../../../layers/core/src/http/node-streams.ts';
+import { readCapped, readUpTo, readWithin } from '../../../../layers/core/src/http/node-streams.ts';
 
 /** A stream of `count` chunks of `size` bytes ('a', 'b', ...), which records whether it was released. */
 function source(count: number, size: number): { body: Readable; released: () => boolean } {
@@ -40,21 +40,21 @@ describe('readWithin', () => {
   });
 });
 
-describe('readWholeOrRelay', () => {
+describe('readUpTo', () => {
   it('reads a body within the cap whole', async () => {
-    const out = await readWholeOrRelay(source(2, 2).body, 4);
+    const out = await readUpTo(source(2, 2).body, 4);
     expect(out).toEqual({ bytes: Buffer.from('aabb') });
   });
 
   it('past the cap, relays every byte: what was read, then the rest', async () => {
-    const out = await readWholeOrRelay(source(5, 2).body, 3);
+    const out = await readUpTo(source(5, 2).body, 3);
     expect('rest' in out).toBe(true);
     if ('rest' in out) expect(await text(out.rest)).toBe('aabbccddee');
   });
 
   it('releases the source when the relayed body is abandoned', async () => {
     const s = source(5, 2);
-    const out = await readWholeOrRelay(s.body, 3);
+    const out = await readUpTo(s.body, 3);
     if (!('rest' in out)) throw new Error('expected a relay');
     for await (const _ of out.rest) break;
     expect(s.released()).toBe(true);
