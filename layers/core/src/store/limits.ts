@@ -21,7 +21,8 @@ export type PolicyStatus = 'active' | 'archived';
 export type RateLimitType = 'requests' | 'tokens';
 export type UsageLimitType = 'cost' | 'tokens';
 
-interface PolicyBase {
+/** What both kinds of policy have, apart from their workspace. */
+export interface PolicyBase {
   id: string;
   name: string | null;
   organisation_id: string;

@@ -9,7 +9,7 @@ import { ValidationError, type FieldProblem } from '../../http/errors.ts';
 import { currentPeriod, fromUnits, toUnits } from '../../policy/limits/hook.ts';
 import { entityIdOf, type PolicyCondition, type PolicyGroupBy } from '../../policy/limits/match.ts';
 import { budgetPeriod, defaultAnchor, resets, type ResetRule } from '../../policy/limits/windows.ts';
-import type { AlertFlag, LimitsRepository, PolicyStatus, RateLimitPolicyRecord, UsageCounterRecord, UsageLimitPolicyRecord } from '../../store/limits.ts';
+import type { AlertFlag, LimitsRepository, PolicyBase, RateLimitPolicyRecord, UsageCounterRecord, UsageLimitPolicyRecord } from '../../store/limits.ts';
 import {
   createRateLimitSchema,
   createUsageLimitSchema,
@@ -25,19 +25,7 @@ export const RATE_OBJECT = 'policy_rate_limits';
 export const USAGE_OBJECT = 'policy_usage_limits';
 
 /** What every policy record has, whatever its kind. */
-export interface PolicyRecord {
-  id: string;
-  name: string | null;
-  organisation_id: string;
-  workspace_id: string | null;
-  conditions: PolicyCondition[];
-  group_by: PolicyGroupBy[];
-  status: PolicyStatus;
-  created_at: string;
-  last_updated_at: string;
-  created_by: string | null;
-  last_updated_by: string | null;
-}
+export type PolicyRecord = PolicyBase & { workspace_id: string | null };
 
 /** The fields every create body has. */
 export interface CreateCommon {
