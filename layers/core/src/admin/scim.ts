@@ -3,7 +3,8 @@
  * surface so that they answer clearly: 403 naming the flag when it is off, 404 otherwise.
  */
 import type { RouteModule } from '../http/app.ts';
-import { RouteNotFoundError, toResponse } from '../http/errors.ts';
+import { RouteNotFoundError } from '../http/errors.ts';
+import { toResponse } from '../http/error-response.ts';
 import { featureDisabled } from './route.ts';
 
 export const scimModule: RouteModule = (app, deps) => {

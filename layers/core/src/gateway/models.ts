@@ -7,7 +7,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../deps.ts';
-import { asGantryError, NotFoundError, toResponse, ValidationError } from '../http/errors.ts';
+import { asGantryError, NotFoundError, ValidationError } from '../http/errors.ts';
+import { toResponse } from '../http/error-response.ts';
 import { jsonResponse } from '../http/json.ts';
 import type { Principal } from '../policy/principal.ts';
 import { CATALOG_CREATED, catalogModels, findModel, type CatalogModel } from '../pricing/catalog.ts';

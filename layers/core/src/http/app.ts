@@ -6,7 +6,8 @@
 import { Hono, type Context } from 'hono';
 import type { CoreDeps } from '../deps.ts';
 import { ADMIN_PREFIXES } from '../admin/prefixes.ts';
-import { asGantryError, RouteNotFoundError, toResponse, type ErrorSurface } from './errors.ts';
+import { asGantryError, RouteNotFoundError } from './errors.ts';
+import { toResponse, type ErrorSurface } from './error-response.ts';
 import { portkeyHeaderAlias } from './header-alias.ts';
 import { jsonResponse } from './json.ts';
 

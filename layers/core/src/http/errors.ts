@@ -1,9 +1,8 @@
 /**
  * The one error hierarchy. Every failure the service reports is a GantryError carrying its HTTP
  * status and admin code; `toAdminBody` and `toOpenAIBody` are the only places errors become bodies,
- * and `toResponse` the one place they become responses.
+ * and `toResponse` (http/error-response.ts) the one place they become responses.
  */
-import { jsonResponse } from './json.ts';
 
 /** Admin error codes (reference: gateway-behaviour.md). */
 export type AdminErrorCode =
@@ -173,14 +172,3 @@ export function toOpenAIBody(err: GantryError): OpenAIErrorBody {
   return body;
 }
 
-/** Who reads an error: gateway clients (OpenAI's shape) or admin clients (the admin shape). */
-export type ErrorSurface = 'gateway' | 'admin';
-
-/**
- * The response for anything thrown, in the shape of its surface, with the error's own headers
- * (e.g. `retry-after`) and then `headers` (e.g. trace ids) on top.
- */
-export function toResponse(err: unknown, surface: ErrorSurface, headers?: Readonly<Record<string, string>>): Response {
-  const e = asGantryError(err);
-  return jsonResponse(surface === 'admin' ? toAdminBody(e) : toOpenAIBody(e), e.status, { ...e.headers, ...headers });
-}

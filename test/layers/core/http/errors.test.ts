@@ -13,11 +13,11 @@ import {
   RouteNotFoundError,
   toAdminBody,
   toOpenAIBody,
-  toResponse,
   UpstreamError,
   UsageExhaustedError,
   ValidationError,
 } from '../../../../layers/core/src/http/errors.ts';
+import { toResponse } from '../../../../layers/core/src/http/error-response.ts';
 
 describe('error classes', () => {
   it.each([

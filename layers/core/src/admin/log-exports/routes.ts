@@ -4,7 +4,8 @@
  */
 import type { Hono } from 'hono';
 import type { CoreDeps } from '../../deps.ts';
-import { ForbiddenError, NotFoundError, toResponse } from '../../http/errors.ts';
+import { ForbiddenError, NotFoundError } from '../../http/errors.ts';
+import { toResponse } from '../../http/error-response.ts';
 import { observability } from '../../observability/install.ts';
 import { page, parsePaging } from '../pagination.ts';
 import { featureDisabled, type AdminRoute } from '../route.ts';
