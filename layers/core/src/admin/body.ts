@@ -6,7 +6,8 @@
 import type * as z from 'zod';
 import { ValidationError, type FieldProblem } from '../http/errors.ts';
 import { suggestion } from '../http/suggest.ts';
-import { formatPath, isRecord } from '../gateway/validate/common.ts';
+import { formatPath } from '../gateway/validate/common.ts';
+import { isRecord } from '../http/json.ts';
 import { parseWith, type AdminContext, type AdminRoute } from './route.ts';
 
 type Schema = z.core.$ZodType;

@@ -7,7 +7,8 @@
 import { PassThrough, Readable } from 'node:stream';
 import { asGantryError, toOpenAIBody, type GantryError } from '../http/errors.ts';
 import { fastBodyOf } from '../http/bodies.ts';
-import { jsonResponse, tryParseJson } from '../http/json.ts';
+import { tryParseJson } from '../http/json.ts';
+import { toResponse } from '../http/error-response.ts';
 import { readUpTo } from '../http/node-streams.ts';
 import { formatUsd } from '../pricing/cost.ts';
 import type { EndpointType } from '../providers/types.ts';
@@ -114,7 +115,7 @@ export function refuse(f: Flight, e: GantryError): Response {
   record.errorMessage = e.message;
   record.endedAt = f.deps.clock.now();
   f.done();
-  return jsonResponse(f.dialect ? f.dialect.refusalBody(e) : toOpenAIBody(e), e.status, { ...e.headers, ...f.out });
+  return toResponse(e, f.dialect ?? 'gateway', f.out);
 }
 
 /** A thrown error as the client's answer; an unexpected one is logged. */
