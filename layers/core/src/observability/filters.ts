@@ -85,84 +85,99 @@ const list = (v: unknown): string[] | undefined => {
   return items.length ? items : undefined;
 };
 
-/** Parses filters from a query string (strings) or a body (typed); names every bad field. */
-export function parseFilters(src: Source, opts: ParseFilterOptions): LogFilters {
-  const problems: FieldProblem[] = [];
-  const time = (name: string): number | undefined => {
-    const v = src[name];
-    if (v === undefined || v === null || v === '') return undefined;
-    const ms = typeof v === 'number' ? v : Date.parse(String(v));
-    if (!Number.isFinite(ms)) {
-      problems.push({ path: name, message: 'must be an ISO 8601 date-time' });
-      return undefined;
-    }
-    return ms;
-  };
-  const num = (name: string, integer: boolean): number | undefined => {
-    const v = src[name];
-    if (v === undefined || v === null || v === '') return undefined;
-    const n = Number(v);
-    if (!Number.isFinite(n) || n < 0 || (integer && !Number.isInteger(n))) {
-      problems.push({ path: name, message: integer ? 'must be a non-negative integer' : 'must be a non-negative number' });
-      return undefined;
-    }
-    return n;
-  };
-  const range = (prefix: string, integer: boolean): Range | undefined => {
-    const min = num(`${prefix}_min`, integer);
-    const max = num(`${prefix}_max`, integer);
-    if (min === undefined && max === undefined) return undefined;
-    if (min !== undefined && max !== undefined && min > max) problems.push({ path: `${prefix}_min`, message: `must not exceed ${prefix}_max` });
-    return { ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
-  };
+/** Reads typed values out of a query or body, collecting every problem with its field. */
+class FieldReader {
+  readonly problems: FieldProblem[] = [];
+  readonly src: Source;
 
-  for (const name of ['weighted_feedback_min', 'weighted_feedback_max']) {
-    if (src[name] !== undefined) problems.push({ path: name, message: 'feedback is not part of request logs; this filter is not supported' });
+  constructor(src: Source) {
+    this.src = src;
   }
 
-  const maxMs = time('time_of_generation_max') ?? opts.now;
-  const requestedMin = time('time_of_generation_min');
+  time(name: string): number | undefined {
+    const v = this.src[name];
+    if (v === undefined || v === null || v === '') return undefined;
+    const ms = typeof v === 'number' ? v : Date.parse(String(v));
+    if (Number.isFinite(ms)) return ms;
+    this.problems.push({ path: name, message: 'must be an ISO 8601 date-time' });
+    return undefined;
+  }
+
+  num(name: string, integer: boolean): number | undefined {
+    const v = this.src[name];
+    if (v === undefined || v === null || v === '') return undefined;
+    const n = Number(v);
+    if (Number.isFinite(n) && n >= 0 && (!integer || Number.isInteger(n))) return n;
+    this.problems.push({ path: name, message: integer ? 'must be a non-negative integer' : 'must be a non-negative number' });
+    return undefined;
+  }
+
+  range(prefix: string, integer: boolean): Range | undefined {
+    const min = this.num(`${prefix}_min`, integer);
+    const max = this.num(`${prefix}_max`, integer);
+    if (min === undefined && max === undefined) return undefined;
+    if (min !== undefined && max !== undefined && min > max) this.problems.push({ path: `${prefix}_min`, message: `must not exceed ${prefix}_max` });
+    return { ...(min !== undefined ? { min } : {}), ...(max !== undefined ? { max } : {}) };
+  }
+
+  /** Values of one or two list fields together (`ai_model` and `model` ...). */
+  lists(...names: string[]): string[] | undefined {
+    const all = names.flatMap((n) => list(this.src[n]) ?? []);
+    return all.length ? all : undefined;
+  }
+}
+
+/** The time range, clipped to the retention; the default span when no start is given. */
+function timeWindow(r: FieldReader, opts: ParseFilterOptions): LogFilters {
+  const maxMs = r.time('time_of_generation_max') ?? opts.now;
+  const requestedMin = r.time('time_of_generation_min');
   const floor = opts.now - opts.retentionDays * DAY_MS;
   const minMs = Math.max(requestedMin ?? maxMs - (opts.defaultSpanMs ?? opts.retentionDays * DAY_MS), floor);
   if (requestedMin !== undefined && requestedMin > maxMs) {
-    problems.push({ path: 'time_of_generation_min', message: 'must not be after time_of_generation_max' });
+    r.problems.push({ path: 'time_of_generation_min', message: 'must not be after time_of_generation_max' });
   }
+  return { from: minMs, to: maxMs };
+}
 
-  const f: LogFilters = { from: minMs, to: maxMs };
-  const statuses = list(src.status_code);
+/** Status codes and `provider__model` pairs: lists with a format of their own. */
+function codedLists(r: FieldReader, f: LogFilters): void {
+  const statuses = list(r.src.status_code);
   if (statuses) {
     const codes = statuses.map(Number);
-    if (codes.some((c) => !Number.isInteger(c) || c < 100 || c > 599)) problems.push({ path: 'status_code', message: 'must be comma-separated HTTP status codes' });
+    if (codes.some((c) => !Number.isInteger(c) || c < 100 || c > 599)) r.problems.push({ path: 'status_code', message: 'must be comma-separated HTTP status codes' });
     else f.statusCodes = codes;
   }
-  const models = [...(list(src.ai_model) ?? []), ...(list(src.model) ?? [])];
-  if (models.length) f.models = models;
-  const providers = [...(list(src.provider) ?? []), ...(list(src.virtual_keys) ?? []).map((v) => (v.startsWith('@') ? v : `@${v}`))];
-  if (providers.length) f.providers = providers;
-  const services = list(src.ai_service);
-  if (services) f.aiServices = services;
-  const pairs = list(src.ai_org_model);
+  const pairs = list(r.src.ai_org_model);
   if (pairs) {
     const parsed = pairs.map((p) => {
       const i = p.indexOf('__');
       return i > 0 && i < p.length - 2 ? { provider: p.slice(0, i), model: p.slice(i + 2) } : undefined;
     });
-    if (parsed.some((p) => p === undefined)) problems.push({ path: 'ai_org_model', message: 'must be comma-separated provider__model pairs' });
+    if (parsed.some((p) => p === undefined)) r.problems.push({ path: 'ai_org_model', message: 'must be comma-separated provider__model pairs' });
     else f.aiOrgModels = parsed as { provider: string; model: string }[];
   }
-  const keys = [...(list(src.api_key_ids) ?? []), ...(list(src.api_key_id) ?? [])];
-  if (keys.length) f.apiKeyIds = keys;
-  const configs = [...(list(src.configs) ?? []), ...(list(src.config) ?? [])];
-  if (configs.length) f.configs = configs;
-  const traces = list(src.trace_id);
-  if (traces) f.traceIds = traces;
-  const spans = list(src.span_id);
-  if (spans) f.spanIds = spans;
-  const prompts = list(src.prompt_slug);
-  if (prompts) f.promptSlugs = prompts;
+}
 
+/** Plain lists of ids and names. */
+function nameLists(r: FieldReader, f: LogFilters): void {
+  const set = <K extends keyof LogFilters>(key: K, value: LogFilters[K] | undefined) => {
+    if (value !== undefined) f[key] = value;
+  };
+  set('models', r.lists('ai_model', 'model'));
+  const providers = [...(list(r.src.provider) ?? []), ...(list(r.src.virtual_keys) ?? []).map((v) => (v.startsWith('@') ? v : `@${v}`))];
+  set('providers', providers.length ? providers : undefined);
+  set('aiServices', r.lists('ai_service'));
+  set('apiKeyIds', r.lists('api_key_ids', 'api_key_id'));
+  set('configs', r.lists('configs', 'config'));
+  set('traceIds', r.lists('trace_id'));
+  set('spanIds', r.lists('span_id'));
+  set('promptSlugs', r.lists('prompt_slug'));
+}
+
+/** `metadata` as a JSON object, and `metadata.<key>` fields. */
+function metadataFilter(r: FieldReader): Record<string, string> | undefined {
   const meta: Record<string, string> = {};
-  const rawMeta = src.metadata;
+  const rawMeta = r.src.metadata;
   if (rawMeta !== undefined && rawMeta !== '') {
     let obj: unknown = rawMeta;
     if (typeof rawMeta === 'string') {
@@ -172,24 +187,34 @@ export function parseFilters(src: Source, opts: ParseFilterOptions): LogFilters 
         obj = undefined;
       }
     }
-    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) problems.push({ path: 'metadata', message: 'must be a JSON object of key-value pairs' });
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) r.problems.push({ path: 'metadata', message: 'must be a JSON object of key-value pairs' });
     else for (const [k, v] of Object.entries(obj as Record<string, unknown>)) meta[k] = typeof v === 'string' ? v : JSON.stringify(v);
   }
-  for (const [name, v] of Object.entries(src)) {
+  for (const [name, v] of Object.entries(r.src)) {
     if (name.startsWith('metadata.') && name.length > 9) meta[name.slice(9)] = String(v);
   }
-  if (Object.keys(meta).length) f.metadata = meta;
+  return Object.keys(meta).length ? meta : undefined;
+}
 
-  const units = range('total_units', true);
-  if (units) f.totalUnits = units;
-  const cost = range('cost', false);
-  if (cost) f.costCents = cost;
-  const prompt = range('prompt_token', true);
-  if (prompt) f.promptTokens = prompt;
-  const completion = range('completion_token', true);
-  if (completion) f.completionTokens = completion;
-
-  if (problems.length) throw new ValidationError(problems);
+/** Parses filters from a query string (strings) or a body (typed); names every bad field. */
+export function parseFilters(src: Source, opts: ParseFilterOptions): LogFilters {
+  const r = new FieldReader(src);
+  for (const name of ['weighted_feedback_min', 'weighted_feedback_max']) {
+    if (src[name] !== undefined) r.problems.push({ path: name, message: 'feedback is not part of request logs; this filter is not supported' });
+  }
+  const f = timeWindow(r, opts);
+  codedLists(r, f);
+  nameLists(r, f);
+  const meta = metadataFilter(r);
+  if (meta) f.metadata = meta;
+  const ranges = [
+    ['totalUnits', r.range('total_units', true)],
+    ['costCents', r.range('cost', false)],
+    ['promptTokens', r.range('prompt_token', true)],
+    ['completionTokens', r.range('completion_token', true)],
+  ] as const;
+  for (const [key, range] of ranges) if (range) f[key] = range;
+  if (r.problems.length) throw new ValidationError(r.problems);
   return f;
 }
 
