@@ -26,6 +26,7 @@ import type { Cipher } from './ports/cipher.ts';
 import { ManagedProviderCache, type ManagedProviderSource } from './gateway/managed.ts';
 import type { FetchCredentials } from './providers/transform.ts';
 import { observabilityHooks } from './observability/hooks.ts';
+import type { GuardrailSource } from './guardrails/contract.ts';
 
 export interface CoreDeps {
   config: AppConfig;
@@ -58,6 +59,8 @@ export interface CoreDeps {
    * the runtime's credential chain, loaded on first use. Tests set their own.
    */
   assumeRole?: FetchCredentials;
+  /** Saved guardrails that config hooks name by id or slug (cached); absent, naming one is a 400. */
+  guardrails?: GuardrailSource;
 }
 
 export type { SavedConfigSource } from './gateway/routing/saved-configs.ts';

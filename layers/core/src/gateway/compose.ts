@@ -8,6 +8,7 @@ import { withTargetAdmission } from './admission.ts';
 import { withCache, type CacheContext, type CachingDeps } from './cache/caching-caller.ts';
 import { createEmbedder } from './cache/embedder.ts';
 import type { Flight } from './flight.ts';
+import { GUARDED, withHooks } from './guard.ts';
 import { parseOptionHeaders } from './headers.ts';
 import type { Input } from './input.ts';
 import { withManagedProviders } from './managed.ts';
@@ -32,6 +33,8 @@ export function buildCaller(f: Flight, input: Input, resolved: Resolved): Target
     // Hooks admit each target as it will be called (a managed provider's budget).
     (inner) => withTargetAdmission(inner, deps.gatewayHooks, record, record.request ?? {}),
     (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params: record.request ?? {} }),
+    // Guardrail hooks: before anything else (the cache included) is asked, and on what the target answered.
+    (inner) => (deps.config.features.guardrails && GUARDED.has(f.spec.endpoint) ? withHooks(inner, f, call, principal) : inner),
   ];
   return decorators.reduce<TargetCaller>((inner, decorate) => decorate(inner), createTargetCaller(deps, call));
 }

@@ -4,6 +4,7 @@
  * it. `admit` runs before any provider is called and may refuse the request; `complete` runs once
  * the response has ended, or the client has gone, and never delays the response.
  */
+import type { HookOutcome } from '../guardrails/contract.ts';
 import type { GantryError } from '../http/errors.ts';
 import type { AttachedUsageLimit } from '../policy/limits/attached.ts';
 import type { Principal } from '../policy/principal.ts';
@@ -67,6 +68,14 @@ export interface GatewayRecord {
   streamText?: string;
   /** The client went away before the response ended. */
   cancelled?: boolean;
+  /** Every guardrail hook's result, of every target called. */
+  hookResults?: HookResults;
+}
+
+/** Guardrail hook results as answered in `hook_results` and logged. */
+export interface HookResults {
+  before_request_hooks: HookOutcome[];
+  after_request_hooks: HookOutcome[];
 }
 
 /** A managed provider's own usage limit, and the provider id that names its counter. */

@@ -109,4 +109,6 @@ export interface HookOutcome {
   checks: CheckOutcome[];
   feedback: unknown;
   execution_time: number;
+  /** Streams: the window (0 first) whose check this result is. */
+  window_index?: number;
 }

@@ -105,7 +105,8 @@ export class RoutingExecutor {
         for (let i = 0; i < targets.length; i++) {
           if (last) discard(last);
           last = await child(i);
-          const failed = last.status < 200 || last.status >= 300;
+          // Listed codes fall back even when 2xx (246: a hook flagged the answer).
+          const failed = last.status < 200 || last.status >= 300 || onCodes?.includes(last.status) === true;
           if (!failed || (onCodes && !onCodes.includes(last.status))) return last;
         }
         return last as Outcome;

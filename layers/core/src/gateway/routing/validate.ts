@@ -19,7 +19,8 @@ import {
   typeMessage,
 } from '../validate/common.ts';
 import { FIELD_OPERATORS, isOperatorObject, LOGICAL_OPERATORS, MAX_REGEX_LENGTH } from './conditions.ts';
-import { CONFIG_KEYS } from './inherit.ts';
+import { hookProblems } from '../../guardrails/hooks.ts';
+import { CONFIG_KEYS, HOOK_KEYS } from './inherit.ts';
 import type { ConfigNode, StrategyMode } from './types.ts';
 
 /** Deepest nesting of targets below the root. */
@@ -329,6 +330,10 @@ function checkNode(node: unknown, path: string, depth: number, routed: boolean, 
   }
   checkKeys(node, NODE_KEYS, path, w, true);
   checkSubObjects(node, path, w);
+  for (const key of HOOK_KEYS) {
+    const list = node[key];
+    if (Array.isArray(list)) w.problems.push(...hookProblems(key, list, path));
+  }
 
   const targetsPath = join(path, 'targets');
   const targets = Array.isArray(node.targets) ? (node.targets as unknown[]) : undefined;

@@ -1,0 +1,183 @@
+/**
+ * Guardrail hooks on each target call (a caller decorator, outermost in compose.ts): hooks live in
+ * config targets, so each target runs its own. Before-request hooks run before the target is
+ * called (a denial is a 446 answer, no provider called); after-request hooks run on its 2xx answer:
+ * a JSON answer is read whole and checked, a stream goes through the window gate (stream-guard.ts).
+ * As answers of the target, 446 and 246 are seen by retries and fallbacks (`on_status_codes`).
+ * Every verdict goes into the record (`hookResults`) and so into the request's log.
+ */
+import { Readable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import { UpstreamError, ValidationError } from '../http/errors.ts';
+import { tryParseJson } from '../http/json.ts';
+import { readCapped } from '../http/node-streams.ts';
+import type { EndpointType } from '../providers/types.ts';
+import { createCheckDeps } from '../guardrails/check-deps.ts';
+import type { CheckContext, GuardrailEvent, HookOutcome, SavedGuardrail } from '../guardrails/contract.ts';
+import { DEFAULT_WINDOW, toHookEntries, type HookEntry, type HookListKey, type HookSpec } from '../guardrails/hooks.ts';
+import { findCheck } from '../guardrails/registry.ts';
+import { runHooks, type HooksRun, type RunnerDeps } from '../guardrails/runner.ts';
+import { requestText, responseText } from '../guardrails/text.ts';
+import type { CallInput } from './call-target.ts';
+import type { Flight } from './flight.ts';
+import type { HookResults } from './lifecycle.ts';
+import type { GatewayPrincipal } from './resolve.ts';
+import { readProvider } from './respond.ts';
+import type { RoutedTarget } from './routing/inherit.ts';
+import type { Attempt, TargetCaller } from './routing/execute.ts';
+import type { ResolvedTarget } from './routing/types.ts';
+import { guardStream } from './stream-guard.ts';
+
+/** Endpoints whose requests and answers are text guardrails read; the others run no hooks. */
+export const GUARDED: ReadonlySet<EndpointType> = new Set(['chatComplete', 'complete', 'createModelResponse', 'embed']);
+
+const MAX_CHECKED_JSON = 16 << 20;
+
+/** What one request's hooks share: the flight, the call (a mutator may replace its body), the deps. */
+export interface Guarded {
+  f: Flight;
+  call: CallInput;
+  runner: RunnerDeps;
+  saved: Map<string, Promise<SavedGuardrail | undefined>>;
+  principal: GatewayPrincipal;
+}
+
+interface TargetHookSpecs {
+  before: HookSpec[];
+  after: HookSpec[];
+}
+
+export function withHooks(inner: TargetCaller, f: Flight, call: CallInput, principal: GatewayPrincipal): TargetCaller {
+  const g: Guarded = { f, call, principal, saved: new Map(), runner: { find: findCheck, check: createCheckDeps(f.deps.upstream, f.deps.trustedHosts, f.deps.clock) } };
+  const original = call.body;
+  return async (target, signal) => {
+    call.body = original;
+    const hooks = await hooksOf(g, target);
+    if (hooks.before.length === 0 && hooks.after.length === 0) return inner(target, signal);
+    const results: HookResults = { before_request_hooks: [], after_request_hooks: [] };
+    let flagged = false;
+    if (hooks.before.length > 0) {
+      const run = await runHooks(hooks.before, contextOf(g, target, 'beforeRequestHook'), g.runner);
+      results.before_request_hooks = noteRun(f, 'before_request_hooks', run);
+      if (run.denied) return deniedAttempt(results);
+      flagged = run.failed;
+      // A mutator's request is what this target is sent.
+      if (run.transformed) call.body = { kind: 'json', value: { ...run.ctx.request.json }, text: JSON.stringify(run.ctx.request.json) };
+    }
+    const attempt = await inner(target, signal);
+    if (!attempt.body || attempt.status < 200 || attempt.status >= 300) return attempt;
+    const contentType = String(attempt.headers['content-type'] ?? '');
+    if (contentType.includes('text/event-stream')) {
+      if (hooks.after.length === 0) return flagged ? { ...attempt, status: 246 } : attempt;
+      return guardStream(g, { attempt, target, hooks: hooks.after, results, flagged });
+    }
+    if (!/[/+]json\b/i.test(contentType) || (hooks.after.length === 0 && !flagged && target.strict_openai_compliance)) return attempt;
+    return guardJson(g, attempt, target, hooks.after, results, flagged);
+  };
+}
+
+/** A JSON answer read whole, checked by the after-request hooks, and answered 2xx, 246 or 446. */
+async function guardJson(g: Guarded, attempt: Attempt, target: ResolvedTarget, after: HookSpec[], results: HookResults, flagged: boolean): Promise<Attempt> {
+  const { bytes, truncated } = await readProvider(readCapped(attempt.body!, MAX_CHECKED_JSON));
+  if (truncated) throw new UpstreamError(502, `The provider's answer is larger than ${MAX_CHECKED_JSON} bytes and cannot be checked by the hooks`);
+  const parsed = tryParseJson(bytes.toString('utf8'));
+  let value: unknown = parsed.ok ? parsed.value : undefined;
+  let transformed = false;
+  if (after.length > 0) {
+    const text = parsed.ok ? responseText(value) : bytes.toString('utf8');
+    const response = { json: value ?? null, text, statusCode: attempt.status };
+    const run = await runHooks(after, { ...contextOf(g, target, 'afterRequestHook'), response }, g.runner);
+    results.after_request_hooks = noteRun(g.f, 'after_request_hooks', run);
+    if (run.denied) return deniedAttempt(results);
+    flagged ||= run.failed;
+    if (run.transformed) {
+      value = run.ctx.response?.json;
+      transformed = true;
+    }
+  }
+  const withResults = flagged || !target.strict_openai_compliance;
+  let out = bytes;
+  if (withResults && value !== null && typeof value === 'object' && !Array.isArray(value)) out = Buffer.from(JSON.stringify({ ...value, hook_results: results }));
+  else if (transformed) out = Buffer.from(JSON.stringify(value));
+  return { ...attempt, status: flagged ? 246 : attempt.status, headers: withoutLength(attempt.headers), body: Readable.from([out]) };
+}
+
+/** The 446 answer: the error, and every hook's result. */
+export function deniedAttempt(results: HookResults): Attempt {
+  const failed = [...results.before_request_hooks, ...results.after_request_hooks].filter((h) => !h.verdict && h.deny).map((h) => h.id);
+  const body = {
+    error: { message: `The request was denied by a guardrail hook: ${failed.join(', ')}`, type: 'hooks_failed', param: null, code: 'hooks_failed' },
+    hook_results: results,
+  };
+  const bytes = Buffer.from(JSON.stringify(body));
+  return { status: 446, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: Readable.from([bytes]) };
+}
+
+export function withoutLength(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const { 'content-length': _dropped, ...rest } = headers;
+  return rest;
+}
+
+/** Outcomes into the record (the log); async hooks' outcomes join once they finish. */
+export function noteRun(f: Flight, key: keyof HookResults, run: HooksRun, extra?: Partial<HookOutcome>): HookOutcome[] {
+  const outcomes = extra ? run.outcomes.map((o) => ({ ...o, ...extra })) : run.outcomes;
+  const all = (f.record.hookResults ??= { before_request_hooks: [], after_request_hooks: [] });
+  all[key].push(...outcomes);
+  run.later?.then((late) => all[key].push(...late), () => undefined);
+  return outcomes;
+}
+
+/** What a check sees of this request (and, after the request, of the answer). */
+export function contextOf(g: Guarded, target: ResolvedTarget, event: GuardrailEvent): CheckContext {
+  const { f, call } = g;
+  const json = call.body.kind === 'json' ? call.body.value : (f.record.request ?? {});
+  return {
+    event,
+    requestType: f.spec.endpoint,
+    provider: target.provider,
+    metadata: f.record.metadata,
+    request: { json, text: requestText(f.spec.endpoint, json), isStreamingRequest: f.record.stream },
+  };
+}
+
+// ---- The hooks of a target -------------------------------------------------------------------
+
+const LISTS: ReadonlyArray<[HookListKey, 'before' | 'after']> = [
+  ['before_request_hooks', 'before'],
+  ['input_guardrails', 'before'],
+  ['after_request_hooks', 'after'],
+  ['output_guardrails', 'after'],
+];
+
+async function hooksOf(g: Guarded, target: ResolvedTarget): Promise<TargetHookSpecs> {
+  const lists = (target as Partial<RoutedTarget>).hooks;
+  const out: TargetHookSpecs = { before: [], after: [] };
+  if (!lists) return out;
+  for (const [key, side] of LISTS) {
+    const list = lists[key];
+    if (!list || list.length === 0) continue;
+    for (const entry of toHookEntries(key, list, '')) out[side].push('saved' in entry ? await savedHook(g, entry) : entry);
+  }
+  return out;
+}
+
+async function savedHook(g: Guarded, ref: Extract<HookEntry, { saved: string }>): Promise<HookSpec> {
+  const source = g.f.deps.guardrails;
+  if (!source) throw ValidationError.field(ref.path, `names the saved guardrail "${ref.saved}", but saved guardrails are not available here`);
+  let found = g.saved.get(ref.saved);
+  if (!found) g.saved.set(ref.saved, (found = source.forGateway(g.principal, ref.saved)));
+  const saved = await found;
+  if (!saved) throw ValidationError.field(ref.path, `no saved guardrail "${ref.saved}" in this workspace`);
+  return {
+    id: saved.slug || saved.id,
+    type: 'guardrail',
+    event: ref.event,
+    checks: saved.checks,
+    deny: saved.actions.deny,
+    async: saved.actions.async,
+    sequential: false,
+    onSuccess: saved.actions.on_success,
+    onFail: saved.actions.on_fail,
+    window: DEFAULT_WINDOW,
+  };
+}
