@@ -130,7 +130,9 @@ async function respondMessages(a: MessagesAnswer): Promise<Response> {
     const parsed = parse(Buffer.from(text));
     if (a.anthropicShaped && isRecord(parsed) && parsed.type === 'error') return json(parsed, answer.status, headers);
     const openai = isRecord(parsed) && isRecord(parsed.error) ? parsed : { error: { message: `The provider answered ${answer.status}${text ? `: ${text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200)}` : ''}` } };
-    return json(toAnthropicError(answer.status, openai), answer.status, headers);
+    // A guardrail denial keeps its hook results beside Anthropic's error.
+    const hookResults = isRecord(parsed) && isRecord(parsed.hook_results) ? { hook_results: parsed.hook_results } : {};
+    return json({ ...toAnthropicError(answer.status, openai), ...hookResults }, answer.status, headers);
   }
 
   if (a.kind === 'count_tokens' || !record.stream) {

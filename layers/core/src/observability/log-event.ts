@@ -4,7 +4,7 @@
  * so the worker, the filters and the rollups read fields directly.
  */
 import { assembleStream } from './stream-log.ts';
-import type { GatewayRecord } from '../gateway/lifecycle.ts';
+import type { GatewayRecord, HookResults } from '../gateway/lifecycle.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import { redact } from './redact.ts';
 import { dayKey, iso } from './time.ts';
@@ -87,6 +87,8 @@ export interface LogEvent {
   response_bytes: number | null;
   /** Set when a body could not be stored whole (blob storage failed): the first bytes, as text. */
   body_truncated?: boolean;
+  /** Every guardrail hook's verdict, of every target called (absent: no hook ran). */
+  hook_results?: HookResults;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
@@ -151,6 +153,17 @@ export interface FromRecordOptions extends BodyOptions {
   savingsMicros?: number;
 }
 
+/** Beyond this, the checks' own `data` is left out of the logged hook results (the verdicts stay). */
+const MAX_HOOK_RESULTS_BYTES = 16 * 1024;
+
+/** Hook results as logged: redacted, and bounded so that the event fits a queue message. */
+function logHookResults(results: HookResults): HookResults {
+  const safe = redact(results) as HookResults;
+  if (Buffer.byteLength(JSON.stringify(safe)) <= MAX_HOOK_RESULTS_BYTES) return safe;
+  const lean = (list: HookResults['before_request_hooks']) => list.slice(0, 50).map((h) => ({ ...h, feedback: null, checks: h.checks.slice(0, 50).map((c) => ({ ...c, data: null })) }));
+  return { before_request_hooks: lean(safe.before_request_hooks), after_request_hooks: lean(safe.after_request_hooks) };
+}
+
 /** The log event of one gateway request. */
 export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Promise<LogEvent> {
   const p = r.principal;
@@ -210,6 +223,7 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     request_bytes: null,
     response_bytes: r.responseBytes ?? null,
   };
+  if (r.hookResults) event.hook_results = logHookResults(r.hookResults);
   await attachBody(event, 'request', r.request, opts);
   // A refusal's answer is the gateway's own error; a provider's answer is kept as JSON, a stream
   // as the completion it amounted to.
