@@ -1,6 +1,7 @@
 import { buildBundle, LOCAL_BUNDLES } from '../../infra/local-build.ts';
 import { benchEngine, FALLBACK_CONFIG } from './engine.ts';
 import { benchGatewayBundle } from './bundle.ts';
+import { benchGuardrails } from './guardrails.ts';
 /**
  * `npm run bench`: measures the DESIGN.md performance budgets in one run and prints one JSON
  * document on stdout (progress on stderr). The mock provider, Gantry and the Portkey gateway run as
@@ -36,6 +37,9 @@ const BUDGETS = {
   throughput_vs_portkey: 10,
   first_chunk_added_ms: 1,
   rss_mb: 80,
+  // Issue 16: a before-request hook of local checks, and a local output check on a stream.
+  before_hook_added_p50_ms: 0.05,
+  stream_check_added_p99_ms: 2,
   // Issue: the routing engine adds at most 50 µs per request, the failed call excluded.
   routing_engine_us: 50,
   gateway_bundle_kb: 250,
@@ -222,6 +226,9 @@ async function main(): Promise<void> {
   const streamWarmup = Math.min(100, settings.warmup_requests);
   const firstChunk = await interleaved(order, STREAM_BODY, streamWarmup, settings.stream_requests, (x) => x.firstChunkNs);
 
+  log('guardrail hooks: a before-request hook of local checks, and a local output check on a stream');
+  const guardrails = await benchGuardrails(gantry.ready.url, apiKey, settings.requests, Math.min(100, settings.stream_requests));
+
   log('log-ingest worker: draining the logs of the run (at most 60 s)');
   const ingest = await askIngest(gantry.child, 'drain');
 
@@ -339,6 +346,7 @@ async function main(): Promise<void> {
       portkey: firstChunk.portkey,
       added_p50_ms: { gantry: firstChunkAdded, portkey: round((firstChunk.portkey?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN)) },
     },
+    guardrails,
     memory: {
       gantry_rss_idle_mb: idle.rssMb,
       gantry_rss_after_load_mb: afterLoad.rssMb,
@@ -352,6 +360,8 @@ async function main(): Promise<void> {
       throughput_vs_portkey: budget(ratio, BUDGETS.throughput_vs_portkey, true),
       first_chunk_added_ms: budget(firstChunkAdded, BUDGETS.first_chunk_added_ms),
       rss_mb: budget(rssPeakUnderLoad, BUDGETS.rss_mb),
+      before_hook_added_p50_ms: budget(guardrails.before_request_hook.added_p50_ms, BUDGETS.before_hook_added_p50_ms),
+      stream_check_added_p99_ms: budget(guardrails.stream_output_check.added_p99_ms_beyond_window, BUDGETS.stream_check_added_p99_ms),
       routing_engine_us: budget(engine.execute_us, BUDGETS.routing_engine_us),
       gateway_bundle_kb: budget(gatewayBundle.eager_kb, BUDGETS.gateway_bundle_kb),
       gateway_cold_import_ms: budget(gatewayBundle.cold_import_ms.median, BUDGETS.gateway_cold_import_ms),

@@ -23,7 +23,7 @@ const saved: SavedGuardrail = {
 };
 
 class SavedDouble implements GuardrailSource {
-  asked: Array<{ workspaceId: string | undefined; name: string }> = [];
+  asked: Array<{ workspaceId: string | null | undefined; name: string }> = [];
   async forGateway(principal: Principal, idOrSlug: string): Promise<SavedGuardrail | undefined> {
     this.asked.push({ workspaceId: principal.workspaceId, name: idOrSlug });
     return idOrSlug === saved.id || idOrSlug === saved.slug ? saved : undefined;
