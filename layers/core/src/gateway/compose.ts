@@ -8,7 +8,7 @@ import { withTargetAdmission } from './admission.ts';
 import { withCache, type CacheContext, type CachingDeps } from './cache/caching-caller.ts';
 import { createEmbedder } from './cache/embedder.ts';
 import type { Flight } from './flight.ts';
-import { GUARDED, withHooks } from './guard.ts';
+import { guarding, withGuardrails } from './guard-entry.ts';
 import { parseOptionHeaders } from './headers.ts';
 import type { Input } from './input.ts';
 import { withManagedProviders } from './managed.ts';
@@ -34,7 +34,7 @@ export function buildCaller(f: Flight, input: Input, resolved: Resolved): Target
     (inner) => withTargetAdmission(inner, deps.gatewayHooks, record, record.request ?? {}),
     (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params: record.request ?? {} }),
     // Guardrail hooks: before anything else (the cache included) is asked, and on what the target answered.
-    (inner) => (deps.config.features.guardrails && GUARDED.has(f.spec.endpoint) ? withHooks(inner, f, call, principal) : inner),
+    (inner) => (guarding(f) ? withGuardrails(inner, f, call, principal) : inner),
   ];
   return decorators.reduce<TargetCaller>((inner, decorate) => decorate(inner), createTargetCaller(deps, call));
 }

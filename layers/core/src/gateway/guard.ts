@@ -11,7 +11,6 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { UpstreamError, ValidationError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
 import { readCapped } from '../http/node-streams.ts';
-import type { EndpointType } from '../providers/types.ts';
 import { createCheckDeps } from '../guardrails/check-deps.ts';
 import type { CheckContext, GuardrailEvent, HookOutcome, SavedGuardrail } from '../guardrails/contract.ts';
 import { DEFAULT_WINDOW, toHookEntries, type HookEntry, type HookListKey, type HookSpec } from '../guardrails/hooks.ts';
@@ -25,11 +24,9 @@ import type { GatewayPrincipal } from './resolve.ts';
 import { readProvider } from './respond.ts';
 import type { RoutedTarget } from './routing/inherit.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
-import type { ResolvedTarget } from './routing/types.ts';
+import type { ConfigNode, ResolvedTarget } from './routing/types.ts';
+import { configProblems } from './routing/validate.ts';
 import { guardStream } from './stream-guard.ts';
-
-/** Endpoints whose requests and answers are text guardrails read; the others run no hooks. */
-export const GUARDED: ReadonlySet<EndpointType> = new Set(['chatComplete', 'complete', 'createModelResponse', 'embed']);
 
 const MAX_CHECKED_JSON = 16 << 20;
 
@@ -47,11 +44,10 @@ interface TargetHookSpecs {
   after: HookSpec[];
 }
 
+/** The hooks of each target (guard-entry.ts restores the request's body before each call). */
 export function withHooks(inner: TargetCaller, f: Flight, call: CallInput, principal: GatewayPrincipal): TargetCaller {
   const g: Guarded = { f, call, principal, saved: new Map(), runner: { find: findCheck, check: createCheckDeps(f.deps.upstream, f.deps.trustedHosts, f.deps.clock) } };
-  const original = call.body;
   return async (target, signal) => {
-    call.body = original;
     const hooks = await hooksOf(g, target);
     if (hooks.before.length === 0 && hooks.after.length === 0) return inner(target, signal);
     const results: HookResults = { before_request_hooks: [], after_request_hooks: [] };
@@ -100,6 +96,11 @@ async function guardJson(g: Guarded, attempt: Attempt, target: ResolvedTarget, a
   if (withResults && value !== null && typeof value === 'object' && !Array.isArray(value)) out = Buffer.from(JSON.stringify({ ...value, hook_results: results }));
   else if (transformed) out = Buffer.from(JSON.stringify(value));
   return { ...attempt, status: flagged ? 246 : attempt.status, headers: withoutLength(attempt.headers), body: Readable.from([out]) };
+}
+
+/** Problems of a config's hooks against the checks (its other problems were reported when it was parsed). */
+export function hookCheckProblems(config: ConfigNode) {
+  return configProblems(config, { requestProvider: true, findCheck });
 }
 
 /** The 446 answer: the error, and every hook's result. */

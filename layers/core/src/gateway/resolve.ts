@@ -7,6 +7,7 @@ import type { Principal } from '../policy/principal.ts';
 import { configOrigin } from '../observability/routing-facts.ts';
 import { requireGatewayAccess } from './access.ts';
 import type { Flight } from './flight.ts';
+import { checkConfigHooks } from './guard-entry.ts';
 import { parseForwardHeaders, parseRequestTimeout } from './headers.ts';
 import { resolveConfig, type ResolvedConfig } from './routing/resolve-config.ts';
 
@@ -32,6 +33,7 @@ export async function resolve(f: Flight, principal: GatewayPrincipal): Promise<R
   const requested = parseForwardHeaders(f.headers);
   const forwardHeaders = f.spec.forwardHeaders ? [...f.spec.forwardHeaders, ...requested] : requested;
   const resolved = await resolveConfig(f.headers, principal, f.deps);
+  await checkConfigHooks(f, resolved.config);
   Object.assign(f.record, configOrigin(f.headers, principal, resolved.fromHeaders));
   return { ...resolved, principal, headerTimeoutMs, forwardHeaders };
 }

@@ -6,8 +6,10 @@
  * gateway turns validated lists into `HookSpec`s. Zod-free: the gateway bundle carries it.
  */
 import type { FieldProblem } from '../http/errors.ts';
-import type { CheckRef, GuardrailEvent } from './contract.ts';
-import { findCheck } from './registry.ts';
+import type { CheckDefinition, CheckRef, GuardrailEvent } from './contract.ts';
+
+/** Looks a check up by id (the registry's `findCheck`, passed in: the gateway loads checks lazily). */
+export type FindCheck = (id: string) => CheckDefinition | undefined;
 
 export type HookListKey = 'before_request_hooks' | 'after_request_hooks' | 'input_guardrails' | 'output_guardrails';
 
@@ -62,8 +64,11 @@ export function savedName(entry: unknown): string | undefined {
   return undefined;
 }
 
-/** Problems of one hook list's entries (paths relative to the config root); types are checked by the node schema. */
-export function hookProblems(key: HookListKey, list: readonly unknown[], path: string): FieldProblem[] {
+/**
+ * Problems of one hook list's entries (paths relative to the config root); types are checked by the
+ * node schema. Check ids and parameters are checked only when `find` is given.
+ */
+export function hookProblems(key: HookListKey, list: readonly unknown[], path: string, find?: FindCheck): FieldProblem[] {
   const problems: FieldProblem[] = [];
   list.forEach((entry, i) => {
     const at = `${join(path, key)}[${i}]`;
@@ -72,22 +77,31 @@ export function hookProblems(key: HookListKey, list: readonly unknown[], path: s
       return;
     }
     if (!isRecord(entry) || savedName(entry) !== undefined) return;
-    if (isShorthand(key)) shorthandProblems(entry, at, eventOf(key), problems);
-    else hookObjectProblems(entry, at, eventOf(key), problems);
+    const checks: CheckProblems = { event: eventOf(key), find, problems };
+    if (isShorthand(key)) shorthandProblems(entry, at, checks);
+    else hookObjectProblems(entry, at, checks);
   });
   return problems;
 }
 
-function hookObjectProblems(hook: Record<string, unknown>, at: string, event: GuardrailEvent, problems: FieldProblem[]): void {
+interface CheckProblems {
+  event: GuardrailEvent;
+  find: FindCheck | undefined;
+  problems: FieldProblem[];
+}
+
+function hookObjectProblems(hook: Record<string, unknown>, at: string, c: CheckProblems): void {
+  const { problems } = c;
   for (const k of Object.keys(hook)) if (!(HOOK_FIELDS as readonly string[]).includes(k)) problems.push({ path: `${at}.${k}`, message: 'unknown key' });
   if (hook.type !== 'guardrail' && hook.type !== 'mutator') problems.push({ path: `${at}.type`, message: 'must be one of guardrail, mutator' });
   if (hook.id !== undefined && (typeof hook.id !== 'string' || hook.id === '')) problems.push({ path: `${at}.id`, message: 'must be a non-empty string' });
   if (!Array.isArray(hook.checks)) problems.push({ path: `${at}.checks`, message: hook.checks === undefined ? 'is required' : 'must be an array' });
-  else hook.checks.forEach((c: unknown, j) => checkRefProblems(c, `${at}.checks[${j}]`, event, problems));
+  else hook.checks.forEach((ref: unknown, j) => checkRefProblems(ref, `${at}.checks[${j}]`, c));
   actionProblems(hook, at, problems);
 }
 
-function shorthandProblems(entry: Record<string, unknown>, at: string, event: GuardrailEvent, problems: FieldProblem[]): void {
+function shorthandProblems(entry: Record<string, unknown>, at: string, c: CheckProblems): void {
+  const { problems } = c;
   let checks = 0;
   for (const [k, v] of Object.entries(entry)) {
     if ((SHORTHAND_FIELDS as readonly string[]).includes(k)) continue;
@@ -97,7 +111,7 @@ function shorthandProblems(entry: Record<string, unknown>, at: string, event: Gu
     }
     checks++;
     if (!isRecord(v)) problems.push({ path: `${at}.${k}`, message: 'must be an object of the check parameters' });
-    else checkRefProblems({ id: k, parameters: v }, at, event, problems, `${at}.${k}`);
+    else checkRefProblems({ id: k, parameters: v }, at, c, `${at}.${k}`);
   }
   if (checks === 0) problems.push({ path: at, message: 'names no check (keys such as "default.contains")' });
   if (entry.id !== undefined && (typeof entry.id !== 'string' || entry.id === '')) problems.push({ path: `${at}.id`, message: 'must be a non-empty string' });
@@ -105,7 +119,8 @@ function shorthandProblems(entry: Record<string, unknown>, at: string, event: Gu
 }
 
 /** `paramsAt`: where the parameters are (shorthand entries hold them under the check id). */
-function checkRefProblems(c: unknown, at: string, event: GuardrailEvent, problems: FieldProblem[], paramsAt = `${at}.parameters`): void {
+function checkRefProblems(c: unknown, at: string, cp: CheckProblems, paramsAt = `${at}.parameters`): void {
+  const { problems, find, event } = cp;
   if (!isRecord(c)) {
     problems.push({ path: at, message: 'must be an object' });
     return;
@@ -119,7 +134,8 @@ function checkRefProblems(c: unknown, at: string, event: GuardrailEvent, problem
     problems.push({ path: idAt, message: 'is required' });
     return;
   }
-  const def = findCheck(c.id);
+  if (!find) return;
+  const def = find(c.id);
   if (!def) {
     problems.push({ path: idAt, message: `unknown check "${c.id}"` });
     return;

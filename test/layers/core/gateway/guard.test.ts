@@ -92,6 +92,15 @@ describe('saved guardrails and the flag', () => {
     expect(String((res.json.error as Json).message)).toContain('no saved guardrail "gone"');
   });
 
+  it("refuses a config whose hook names an unknown check or bad parameters, naming each path", async () => {
+    const res = await chat(gw, key, { strategy: { mode: 'fallback' }, targets: [target({ output_guardrails: [{ 'default.nope': {} }] }), target({ input_guardrails: [{ 'default.contains': { operator: 'some', words: ['x'] } }] })] });
+    expect(res.status).toBe(400);
+    expect(res.json.error).toMatchObject({ param: 'x-gw-config', code: 'AB01' });
+    expect(String((res.json.error as Json).message)).toContain('targets[0].output_guardrails[0].default.nope: unknown check "default.nope"');
+    expect(String((res.json.error as Json).message)).toContain('targets[1].input_guardrails[0].default.contains.operator: must be one of any, all, none');
+    expect(mock.received).toHaveLength(0);
+  });
+
   it('runs no hook with GUARDRAILS_ENABLED=OFF', async () => {
     const res = await chat(off, offKey, target({ input_guardrails: [{ 'default.contains': { operator: 'none', words: ['Hi'] }, deny: true }] }));
     expect(res.status).toBe(200);

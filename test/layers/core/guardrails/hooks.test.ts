@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import type { FieldProblem } from '../../../../layers/core/src/http/errors.ts';
+import { ValidationError, type FieldProblem } from '../../../../layers/core/src/http/errors.ts';
+import { validateConfigBody } from '../../../../layers/core/src/admin/configs/service.ts';
 import { leaves } from '../../../../layers/core/src/gateway/routing/inherit.ts';
 import { configProblems } from '../../../../layers/core/src/gateway/routing/validate.ts';
 import { DEFAULT_WINDOW, toHookEntries } from '../../../../layers/core/src/guardrails/hooks.ts';
+import { findCheck } from '../../../../layers/core/src/guardrails/registry.ts';
 
 const leaf = { provider: 'openai', api_key: 'sk' };
 const contains = { id: 'default.contains', parameters: { operator: 'none', words: ['x'] } };
@@ -36,12 +38,26 @@ describe('hooks in configs', () => {
     ['a shorthand naming no check', { output_guardrails: [{ deny: true }] }, [['output_guardrails[0]', 'names no check (keys such as "default.contains")']]],
     ['an empty saved name', { input_guardrails: [' '] }, [['input_guardrails[0]', 'must name a saved guardrail (id or slug)']]],
   ])('reports %s', (_title, hooks, expected) => {
-    expect(pairs(configProblems({ ...leaf, ...hooks }))).toEqual(expected);
+    expect(pairs(configProblems({ ...leaf, ...hooks }, { findCheck }))).toEqual(expected);
+  });
+
+  it('leaves check ids and parameters alone without the checks (the gateway checks them once loaded)', () => {
+    expect(configProblems({ ...leaf, input_guardrails: [{ 'default.nope': {} }] })).toEqual([]);
+  });
+
+  it('refuses a saved config whose hook names an unknown check, naming it in the admin body', () => {
+    let problems: FieldProblem[] = [];
+    try {
+      validateConfigBody({ ...leaf, input_guardrails: [{ 'default.nope': {} }] });
+    } catch (err) {
+      if (err instanceof ValidationError) problems = err.problems;
+    }
+    expect(pairs(problems)).toEqual([['config.input_guardrails[0].default.nope', 'unknown check "default.nope"']]);
   });
 
   it('reports problems of hooks at any depth with the full path', () => {
     const config = { strategy: { mode: 'fallback' }, targets: [leaf, { ...leaf, output_guardrails: [{ 'default.contains': { words: [7] } }] }] };
-    expect(pairs(configProblems(config))).toEqual([['targets[1].output_guardrails[0].default.contains.words[0]', 'must be a non-empty string']]);
+    expect(pairs(configProblems(config, { findCheck }))).toEqual([['targets[1].output_guardrails[0].default.contains.words[0]', 'must be a non-empty string']]);
   });
 
   it('accepts hooks, shorthands and saved names, and hands them down to targets', () => {
@@ -50,7 +66,7 @@ describe('hooks in configs', () => {
       input_guardrails: ['pii-guard', { 'default.contains': { words: ['a'] }, deny: true }],
       targets: [{ ...leaf, retry: { attempts: 1, on_status_codes: [446] }, after_request_hooks: [hook({ sequential: true, window: { size: 50 } })] }, leaf],
     };
-    expect(configProblems(config)).toEqual([]);
+    expect(configProblems(config, { findCheck })).toEqual([]);
     const [first, second] = leaves(config as never);
     expect(first?.hooks.input_guardrails).toEqual(config.input_guardrails);
     expect(first?.hooks.after_request_hooks).toHaveLength(1);

@@ -4,6 +4,7 @@ import { createWithSlug, slugFrom } from '../integrations/common.ts';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
 import { parseConfig } from '../../gateway/routing/validate.ts';
+import { findCheck } from '../../guardrails/registry.ts';
 import type { ConfigNode } from '../../gateway/routing/types.ts';
 import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
 import { ConfigRepository, type ConfigVersionRecord, type SavedConfigRecord } from '../../store/configs.ts';
@@ -12,7 +13,7 @@ import type { CreateConfigBody, UpdateConfigBody } from './schema.ts';
 /** Runs the routing validator, naming problems by their place in the admin body (`config.…`). */
 export function validateConfigBody(raw: Record<string, unknown>): ConfigNode {
   try {
-    return parseConfig(raw);
+    return parseConfig(raw, { findCheck });
   } catch (err) {
     if (!(err instanceof ValidationError)) throw err;
     throw new ValidationError(err.problems.map((p) => ({ path: p.path ? `config.${p.path}` : 'config', message: p.message })));

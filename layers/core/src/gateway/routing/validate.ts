@@ -19,7 +19,7 @@ import {
   typeMessage,
 } from '../validate/common.ts';
 import { FIELD_OPERATORS, isOperatorObject, LOGICAL_OPERATORS, MAX_REGEX_LENGTH } from './conditions.ts';
-import { hookProblems } from '../../guardrails/hooks.ts';
+import { hookProblems, type FindCheck } from '../../guardrails/hooks.ts';
 import { CONFIG_KEYS, HOOK_KEYS } from './inherit.ts';
 import type { ConfigNode, StrategyMode } from './types.ts';
 
@@ -158,10 +158,13 @@ export interface ParseConfigOptions {
    * the root inherits: leaves then need not name one.
    */
   requestProvider?: boolean;
+  /** Checks hooks' check ids and parameters too (the gateway does it once it has loaded the checks). */
+  findCheck?: FindCheck;
 }
 
 interface Walk {
   problems: FieldProblem[];
+  findCheck: FindCheck | undefined;
   /** Targets counted so far, all levels. */
   targets: number;
   /** MAX_TARGETS was exceeded (reported once). */
@@ -332,7 +335,7 @@ function checkNode(node: unknown, path: string, depth: number, routed: boolean, 
   checkSubObjects(node, path, w);
   for (const key of HOOK_KEYS) {
     const list = node[key];
-    if (Array.isArray(list)) w.problems.push(...hookProblems(key, list, path));
+    if (Array.isArray(list)) w.problems.push(...hookProblems(key, list, path, w.findCheck));
   }
 
   const targetsPath = join(path, 'targets');
@@ -383,7 +386,7 @@ function checkNode(node: unknown, path: string, depth: number, routed: boolean, 
 
 /** Every problem in a config, in walk order; empty when it is valid. */
 export function configProblems(raw: unknown, options: ParseConfigOptions = {}): FieldProblem[] {
-  const w: Walk = { problems: [], targets: 0, overflow: false };
+  const w: Walk = { problems: [], findCheck: options.findCheck, targets: 0, overflow: false };
   checkNode(raw, '', 0, options.requestProvider === true, w);
   return w.problems;
 }
