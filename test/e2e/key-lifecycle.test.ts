@@ -63,6 +63,18 @@ describe.each(['direct', 'lambda'] as const)('API key lifecycle (%s mode)', (mod
   });
 
   describe('manual rotation', () => {
+    it('after a second rotation only the newest key and the one before it work, on a warm instance too', async () => {
+      const { id, key: first } = await create();
+      const rotate = async () => (await call('POST', `/v1/api-keys/${id}/rotate`, { key_transition_period_ms: 30 * MIN })).json as { key: string };
+      const { key: second } = await rotate();
+      // Every key is used (and so cached) before the next rotation.
+      expect([await works(first), await chat(first), await works(second), await chat(second)]).toEqual([200, 200, 200, 200]);
+      const { key: third } = await rotate();
+      expect(await works(first)).toBe(401);
+      expect(await chat(first)).toBe(401);
+      expect([await works(second), await chat(second), await works(third), await chat(third)]).toEqual([200, 200, 200, 200]);
+    });
+
     it('answers id, key and key_transition_expires_at; both keys work during the transition, only the new one after', async () => {
       const { id, key: oldKey } = await create({ alert_emails: ['ops@example.com'] });
       expect(await chat(oldKey)).toBe(200);

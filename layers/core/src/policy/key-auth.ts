@@ -110,7 +110,9 @@ export class KeyAuthenticator {
     let entry = this.#cache.get(hash);
     const age = entry ? now - entry.fetchedAt : Infinity;
     const fresh = entry?.record ? age < this.#ttl : age < this.#negativeTtl;
-    if (!entry || (!fresh && (age >= this.#maxStale || !entry.record))) {
+    // A key a rotation replaced is never served stale: a later rotation elsewhere may have retired it.
+    const previous = entry?.record !== undefined && entry.record.key_hash !== hash;
+    if (!entry || (!fresh && (age >= this.#maxStale || !entry.record || previous))) {
       const known = entry?.record ? entry : undefined;
       try {
         entry = await this.#load(hash);
@@ -135,6 +137,12 @@ export class KeyAuthenticator {
   invalidate(hash: string): void {
     this.#generation++;
     this.#cache.delete(hash);
+  }
+
+  /** After a rotation, update or delete: every hash cached for this key (current, previous, older). */
+  invalidateKey(keyId: string): void {
+    this.#generation++;
+    for (const [hash, entry] of this.#cache) if (entry.record?.id === keyId) this.#cache.delete(hash);
   }
 
   /** After a change that affects many keys (a workspace archived, a member removed or re-roled). */

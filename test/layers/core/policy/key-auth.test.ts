@@ -108,6 +108,30 @@ describe('KeyAuthenticator', () => {
     expect((await auth.authenticate(next.key)).keyId).toBe(record.id);
   });
 
+  it('another instance stops accepting a key retired by a second rotation once its cache entry is stale', async () => {
+    const { record, key: first } = await storedKey();
+    const rotate = async (current: ApiKeyRecord) => {
+      const next = keyRecord({ organisation_id: orgId, workspace_id: wsId }, clock.now());
+      const rotated: ApiKeyRecord = {
+        ...current,
+        key_hash: next.record.key_hash,
+        key_mask: next.record.key_mask,
+        previous_key_hash: current.key_hash,
+        previous_key_expires_at: new Date(clock.now() + 3_600_000).toISOString(),
+      };
+      await repo.rotate(current, rotated);
+      return { rotated, key: next.key };
+    };
+    const second = await rotate(record);
+    // This instance never hears of the rotations: it only has its cache and the table.
+    expect((await auth.authenticate(first)).keyId).toBe(record.id);
+    await rotate(second.rotated);
+    clock.advance(TTL);
+    const err = await rejection(auth.authenticate(first));
+    expect(err).toBeInstanceOf(AuthenticationError);
+    expect((await auth.authenticate(second.key)).keyId).toBe(record.id);
+  });
+
   it("a workspace key carries its workspace's default metadata under its own; an archived workspace refuses it", async () => {
     const ws = workspaceRecord(orgId, 'meta', { id: wsId, defaults: { metadata: { team: 'workspace', env: 'prod' } } });
     const directory: PrincipalDirectory = {

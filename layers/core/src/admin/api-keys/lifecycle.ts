@@ -140,7 +140,7 @@ async function lifecycleOfKey(deps: CoreDeps, key: ApiKeyRecord, result: Lifecyc
   if (key.status === 'active' && due !== null && due <= now && (expiresAt === null || expiresAt > now) && policy) {
     const rotation = rotatedRecord(key, now, policy.key_transition_period_ms, LIFECYCLE_ACTOR, due);
     await audited(deps, key, 'rotate', now, () => deps.repos.apiKeys.rotate(key, rotation.record));
-    deps.keyAuth.invalidate(key.key_hash);
+    deps.keyAuth.invalidateKey(key.id);
     result.rotated.push(key.id);
     await sendKeyMail(deps, rotation.record, rotatedMail(rotation.record, rotation.transitionEnds, rotation.key));
     return;
@@ -193,7 +193,7 @@ async function lifecycleOfKey(deps: CoreDeps, key: ApiKeyRecord, result: Lifecyc
   const write = () => deps.repos.apiKeys.update(next, { ifUnchangedSince: key.last_updated_at, ...(dropHash ? { dropHash } : {}) });
   if (actions.length > 0) await audited(deps, key, actions.join('+'), now, write);
   else await write();
-  deps.keyAuth.invalidate(key.key_hash);
+  deps.keyAuth.invalidateKey(key.id);
   for (const d of done) d();
   for (const send of after) await send();
 }

@@ -300,7 +300,7 @@ export class ApiKeyService {
       next = { ...next, reset_usage: (record.reset_usage ?? 0) + 1, last_reset_at: iso(now), status: next.status === 'exhausted' ? 'active' : next.status };
     }
     await this.#deps.repos.apiKeys.update(next);
-    this.#deps.keyAuth.invalidate(record.key_hash);
+    this.#deps.keyAuth.invalidateKey(record.id);
   }
 
   /**
@@ -313,7 +313,7 @@ export class ApiKeyService {
     const transition = body.key_transition_period_ms ?? record.rotation_policy?.key_transition_period_ms ?? DEFAULT_TRANSITION_MS;
     const rotation = rotatedRecord(record, this.#now(), transition, caller.keyId);
     await this.#deps.repos.apiKeys.rotate(record, rotation.record);
-    this.#deps.keyAuth.invalidate(record.key_hash);
+    this.#deps.keyAuth.invalidateKey(record.id);
     await sendKeyMail(this.#deps, rotation.record, rotatedMail(rotation.record, rotation.transitionEnds));
     return { id: record.id, key: rotation.key, key_transition_expires_at: rotation.transitionEnds, object: 'api-key' };
   }
@@ -345,7 +345,7 @@ export class ApiKeyService {
     const record = await this.#manageable(caller, id, 'delete');
     if (record.owner) throw new ForbiddenError('The organisation owner key cannot be deleted');
     await this.#deps.repos.apiKeys.delete(record);
-    this.#deps.keyAuth.invalidate(record.key_hash);
+    this.#deps.keyAuth.invalidateKey(record.id);
   }
 }
 
