@@ -141,6 +141,9 @@ export class ApiStack extends Stack {
       defaultMethodOptions: { authorizationType: AuthorizationType.NONE },
     });
 
+    // Invite links point at the API, never at whatever Host a request claimed.
+    this.admin.addEnvironment('GW_PUBLIC_URL', `https://${this.api.restApiId}.execute-api.${this.region}.${this.urlSuffix}/${STAGE_NAME}`);
+
     const v1 = this.api.root.addResource('v1');
     const gatewayIntegration = new LambdaIntegration(this.gateway, {
       responseTransferMode: ResponseTransferMode.STREAM,

@@ -49,8 +49,11 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   });
   const { port } = server.address() as AddressInfo;
   const host = opts.host ?? '127.0.0.1';
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  // Links the service sends (invites) point here unless GW_PUBLIC_URL names another address.
+  opts.deps.config.publicUrl ??= url;
   return {
-    url: `http://${host.includes(':') ? `[${host}]` : host}:${port}`,
+    url,
     port,
     mode,
     close: (graceMs = 0) =>

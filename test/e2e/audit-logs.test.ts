@@ -136,6 +136,32 @@ describe.each(['direct', 'lambda'] as const)('audit logs (%s mode)', (mode) => {
     expect(body).toContain('with secrets');
   });
 
+  it('masks secrets in query strings and every secret-named body field; policy conditions read as written', async () => {
+    const created = await send('POST', '/v1/admin/users/invites', { email: `audited-${mode}@example.com`, role: 'member', workspaces: [] });
+    const invite = new URL(String(created.json.invite_link)).searchParams.get('token') as string;
+    const accept = await send('POST', `/v1/admin/users/invites/accept?token=${invite}`, { first_name: 'A' }, {});
+    expect(accept.status, JSON.stringify(accept.json)).toBe(200);
+    const [acceptEntry] = (await entries(`request_id=${accept.requestId}`)).data;
+    expect(JSON.stringify(acceptEntry)).not.toContain(invite);
+    expect((acceptEntry as unknown as Json).query_params).toBe('{"token":"****"}');
+
+    const secrets = { token: 'tok-plain-1', client_secret: 'cs-plain-2', access_token: 'at-plain-3', secret: 'se-plain-4', note: `sk-ant-api03-${'x'.repeat(24)}` };
+    const policy = await send('POST', '/v1/policies/rate-limits', {
+      name: 'per key',
+      conditions: [{ key: 'workspace_id', value: 'default' }],
+      group_by: [{ key: 'api_key' }],
+      type: 'requests',
+      unit: 'rpm',
+      value: 100,
+      workspace_id: 'default',
+      ...secrets,
+    });
+    const body = String((await entries(`request_id=${policy.requestId}`)).data[0]?.request_body);
+    for (const v of Object.values(secrets)) expect(body).not.toContain(v);
+    expect(body).toContain('"conditions":[{"key":"workspace_id","value":"default"}]');
+    expect(body).toContain('"group_by":[{"key":"api_key"}]');
+  });
+
   it('a JWT user is recorded as a user with its subject and e-mail', async () => {
     const token = await jwks.sign({ sub: 'auditor', email: 'auditor@example.com', role: 'admin', scope: SCOPES.join(' ') });
     const reply = await send('POST', '/v1/workspaces', { name: 'By a person' }, { authorization: `Bearer ${token}` });

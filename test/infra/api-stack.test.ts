@@ -98,6 +98,14 @@ describe('ApiStack', () => {
     }
   });
 
+  it("gives the admin function the API's own URL as GW_PUBLIC_URL (invite links)", () => {
+    const functions = template.findResources('AWS::Lambda::Function');
+    const url = JSON.stringify(functions[adminId]?.Properties.Environment.Variables.GW_PUBLIC_URL);
+    expect(url).toContain(logicalId(gantry.api.api));
+    expect(url).toContain('execute-api');
+    expect(url).toContain('/prod');
+  });
+
   it('writes each function to its own log group with a retention', () => {
     const groups = template.findResources('AWS::Logs::LogGroup');
     for (const group of Object.values(groups)) expect(group.Properties.RetentionInDays).toBe(30);

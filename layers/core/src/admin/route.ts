@@ -25,7 +25,7 @@ import type { Scope } from '../policy/scopes.ts';
 import { securitySetting, type SecuritySettingName } from '../policy/security-settings.ts';
 import { AuditRepository, type AuditRecord } from '../store/audit.ts';
 import { runWithAudit, type PendingAudit } from '../store/audit-context.ts';
-import { auditBody } from './audit-logs/mask.ts';
+import { auditBody, auditQuery } from './audit-logs/mask.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -179,14 +179,13 @@ function draftEntry(
   names: { resourceType: string; action: string; resourceId: string | null; workspaceId: string | null },
 ): AuditRecord {
   const p = who.principal;
-  const query = [...facts.query.keys()].length ? JSON.stringify(Object.fromEntries(facts.query)) : null;
   return {
     id: randomUUID(),
     organisation_id: who.organisationId,
     timestamp: new Date().toISOString(),
     method: facts.method,
     uri: facts.path,
-    query_params: query,
+    query_params: auditQuery(facts.query),
     request_id: facts.requestId,
     request_body: auditBody(bodyText),
     user_id: p ? p.userId : (who.actor?.userId ?? null),

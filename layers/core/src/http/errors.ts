@@ -138,6 +138,18 @@ export class UpstreamError extends GantryError {
   }
 }
 
+/**
+ * 503: a dependency of the service (the database) is unavailable, or a feature lacks the setting it
+ * needs. With `retryAfterSeconds` the answer carries `Retry-After`.
+ */
+export class ServiceUnavailableError extends GantryError {
+  constructor(message: string, opts: GantryErrorOptions & { retryAfterSeconds?: number } = {}) {
+    const { retryAfterSeconds, ...rest } = opts;
+    const headers = retryAfterSeconds === undefined ? rest.headers : { ...rest.headers, 'retry-after': String(retryAfterSeconds) };
+    super(503, 'AB04', 'service_unavailable', message, { openaiCode: 'service_unavailable', ...rest, ...(headers ? { headers } : {}) });
+  }
+}
+
 export class InternalError extends GantryError {
   constructor(message = 'Internal server error', opts: GantryErrorOptions = {}) {
     super(500, 'AB04', 'api_error', message, { openaiCode: 'internal_error', ...opts });

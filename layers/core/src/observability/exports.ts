@@ -17,6 +17,7 @@ import { Entity } from '../store/entity.ts';
 import type { TableClient } from '../store/repositories.ts';
 import { parseFilters } from './filters.ts';
 import { withBodies, type LogStore } from './log-store.ts';
+import { redact } from './redact.ts';
 import { BODY_COLUMNS, exportLine, type ExportColumn } from './log-views.ts';
 import type { ExportQueueMessage } from './messages.ts';
 
@@ -271,7 +272,8 @@ export async function runExport(d: ExportRunnerDeps, msg: ExportQueueMessage): P
           continue;
         }
         if (exported >= limit) break;
-        const line = `${JSON.stringify(exportLine(bodies ? await withBodies(e, d.blobs) : e, columns))}\n`;
+        // Logs written before a redaction rule existed are redacted on their way out too.
+        const line = `${JSON.stringify(redact(exportLine(bodies ? await withBodies(e, d.blobs) : e, columns)))}\n`;
         buffer.push(line);
         bufferBytes += Buffer.byteLength(line);
         exported++;

@@ -6,7 +6,7 @@
 import { assembleStream } from './stream-log.ts';
 import type { GatewayRecord, HookResults } from '../gateway/lifecycle.ts';
 import type { BlobStore } from '../ports/blob.ts';
-import { redact } from './redact.ts';
+import { redact, redactText } from './redact.ts';
 import { dayKey, iso } from './time.ts';
 
 /** Bodies larger than this (JSON bytes) go to blob storage; the event keeps a reference. */
@@ -198,7 +198,7 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     status_code: status,
     is_success: status >= 200 && status < 300,
     error_code: r.errorCode ?? null,
-    error_message: r.errorMessage ?? null,
+    error_message: r.errorMessage ? redactText(r.errorMessage) : null,
     total_ms: Math.max(0, end - r.startedAt),
     upstream_ms: r.upstreamHeadersAt === undefined ? null : Math.max(0, r.upstreamHeadersAt - r.startedAt),
     ttft_ms: r.stream && r.firstByteAt !== undefined ? Math.max(0, r.firstByteAt - r.startedAt) : null,

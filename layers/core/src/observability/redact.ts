@@ -1,35 +1,79 @@
 /**
- * Keeps secrets out of request logs: values under secret-looking keys (provider keys, AWS secret
- * keys, passwords, tokens) and bearer credentials become `[REDACTED]`, at any depth. Headers never
- * reach a log at all; this covers bodies and metadata, where a client may still put a key.
+ * The one redaction of secrets, used by request logs, audit entries and exports alike. A value is
+ * secret by its field's name (provider keys, passwords, tokens, client secrets, authorization ...,
+ * at any depth) or by its shape wherever it appears (Gantry keys and invite tokens, provider key
+ * prefixes, AWS access keys, JWTs, bearer credentials). A field named `key` is a name, not a
+ * secret, when it pairs with a `value` or sits in a list of names (a policy's `conditions: [{key,
+ * value}]` and `group_by: [{key}]` read as written); its value is still checked for secret shapes.
  */
 
+/** The placeholder in request logs and exports; the audit log uses its own (`****`). */
 export const REDACTED = '[REDACTED]';
 
-const SECRET_KEY =
-  /^(x-gw-api-key|authorization|proxy-authorization|api[-_]?key|x-api-key|api[-_]?token|access[-_]?token|refresh[-_]?token|id[-_]?token|auth[-_]?token|client[-_]?secret|secret|secret[-_]?key|password|passwd|private[-_]?key|aws[-_]?secret[-_]?access[-_]?key|aws[-_]?session[-_]?token|awssecretaccesskey|awssessiontoken|azure[-_]?ad[-_]?token|vertex[-_]?service[-_]?account[-_]?json)$/i;
+/** Field names, lower-cased without `-` and `_`: these endings (and `key` on its own) are secret. */
+const SECRET_NAME =
+  /^(key|.*(apikey|secret|secretkey|accesskey|privatekey|token|password|passwd|credential|credentials|authorization|cookie)|vertexserviceaccountjson)$/;
 
-const BEARER = /^\s*(bearer|basic)\s+\S+/i;
+/** Secret formats, found inside any string. */
+const SECRET_VALUE = new RegExp(
+  [
+    String.raw`\bgwi?_[A-Za-z0-9_-]{16,}`, // Gantry API keys and invite tokens
+    String.raw`\bsk-(?:ant-|proj-)?[A-Za-z0-9_-]{10,}`, // OpenAI, Anthropic and the many OpenAI-alikes
+    String.raw`\b(?:AKIA|ASIA)[A-Z0-9]{12,}`, // AWS access key ids
+    String.raw`\bAIza[0-9A-Za-z_-]{20,}`, // Google API keys
+    String.raw`\b(?:gsk|hf|r8|pplx|xai|ghp|gho|github_pat)[_-][A-Za-z0-9_]{16,}`, // Groq, Hugging Face, Replicate, Perplexity, xAI, GitHub
+    String.raw`\bxox[abprs]-[A-Za-z0-9-]{10,}`, // Slack
+    String.raw`\beyJ[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+`, // JWTs
+  ].join('|'),
+  'g',
+);
 
-export const isSecretKey = (key: string): boolean => SECRET_KEY.test(key);
+/** The credential after an HTTP auth scheme; the scheme itself stays readable. */
+const AUTH_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
+
+const normalName = (name: string): string => name.replace(/[-_]/g, '').toLowerCase();
+
+/** Whether a field of this name holds a secret (wherever it is, except `key` beside a `value`). */
+export const isSecretKey = (name: string): boolean => SECRET_NAME.test(normalName(name));
+
+/** `text` with every secret-shaped part replaced by `mask`. */
+export function redactText(text: string, mask = REDACTED): string {
+  if (text.length < 8) return text;
+  return text.replace(SECRET_VALUE, mask).replace(AUTH_SCHEME, (_m, scheme: string) => `${scheme} ${mask}`);
+}
+
+const maskable = (v: unknown): boolean => v !== null && v !== undefined && v !== '' && typeof v !== 'boolean';
+
+/** Lists whose items' `key` names a field. */
+const NAME_LISTS = new Set(['conditions', 'groupby']);
 
 /** `value` with every secret replaced: a copy where something changed, the value itself otherwise. */
-export function redact(value: unknown, maxDepth = 32): unknown {
-  if (typeof value === 'string') return BEARER.test(value) ? REDACTED : value;
+export function redact(value: unknown, mask = REDACTED, maxDepth = 32, keyIsName = false): unknown {
+  if (typeof value === 'string') return redactText(value, mask);
   if (value === null || typeof value !== 'object') return value;
-  if (maxDepth <= 0) return REDACTED;
+  if (maxDepth <= 0) return mask;
   if (Array.isArray(value)) {
     let out: unknown[] | undefined;
     value.forEach((v, i) => {
-      const r = redact(v, maxDepth - 1);
+      const r = redact(v, mask, maxDepth - 1, keyIsName);
       if (r !== v) (out ??= [...value])[i] = r;
     });
     return out ?? value;
   }
+  const record = value as Record<string, unknown>;
+  const named = keyIsName || 'value' in record;
   let out: Record<string, unknown> | undefined;
-  for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
-    const r = isSecretKey(k) && v !== null && v !== undefined && v !== '' ? REDACTED : redact(v, maxDepth - 1);
-    if (r !== v) (out ??= { ...(value as Record<string, unknown>) })[k] = r;
+  for (const [k, v] of Object.entries(record)) {
+    const secret = isSecretKey(k) && maskable(v) && !(named && k.toLowerCase() === 'key');
+    const r = secret ? mask : redact(v, mask, maxDepth - 1, Array.isArray(v) && NAME_LISTS.has(normalName(k)));
+    if (r !== v) (out ??= { ...record })[k] = r;
   }
   return out ?? value;
+}
+
+/** Query parameters as a plain object, secrets redacted (`?token=...` of an invite, `?api_key=...`). */
+export function redactQuery(query: URLSearchParams, mask = REDACTED): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of query) out[k] = isSecretKey(k) && v !== '' ? mask : redactText(v, mask);
+  return out;
 }

@@ -129,6 +129,20 @@ describe('fromRecord', () => {
     expect(e.request_bytes).toBeGreaterThan(INLINE_BODY_BYTES);
   });
 
+  it('redacts every name of the one list and every secret format: token, secret, client_secret, authorization, provider keys, error messages', async () => {
+    const secrets = ['tok-1', 'sec-2', 'cs-3', 'at-4', 'auth-5', 'sk-ant-api03-abcdefghijklmnop', 'gw_abcdefghijklmnopqrstuvwxyz'];
+    const e = await fromRecord(
+      record({
+        request: { model: 'm', token: 'tok-1', secret: 'sec-2', client_secret: 'cs-3', access_token: 'at-4', authorization: 'auth-5', note: 'key sk-ant-api03-abcdefghijklmnop' },
+        metadata: { caller: 'gw_abcdefghijklmnopqrstuvwxyz' },
+        errorMessage: 'Incorrect API key provided: sk-ant-api03-abcdefghijklmnop',
+      }),
+      { blobs: blobs(), now: T },
+    );
+    const text = JSON.stringify(e);
+    for (const secret of secrets) expect(text).not.toContain(secret);
+  });
+
   it('never keeps secrets: keys, tokens and bearer credentials in bodies and metadata', async () => {
     const e = await fromRecord(
       record({

@@ -9,7 +9,6 @@ import { acceptInviteSchema, createInviteSchema } from './schema.ts';
 import { InviteService } from './service.ts';
 
 const id = (p: Record<string, string>) => p.inviteId ?? '';
-const origin = (req: Request) => new URL(req.url).origin;
 
 export const inviteRoutes: readonly AdminRoute[] = [
   {
@@ -17,7 +16,7 @@ export const inviteRoutes: readonly AdminRoute[] = [
     path: '/v1/admin/users/invites',
     scope: 'users.create',
     audit: { transactional: true, resourceType: 'invites', action: 'create' },
-    ...withBody(createInviteSchema, async (ctx, body) => new InviteService(ctx.deps).create(ctx.principal, body, origin(ctx.request))),
+    ...withBody(createInviteSchema, async (ctx, body) => new InviteService(ctx.deps).create(ctx.principal, body)),
   },
   {
     method: 'GET',
@@ -39,7 +38,7 @@ export const inviteRoutes: readonly AdminRoute[] = [
     path: '/v1/admin/users/invites/:inviteId/resend',
     scope: 'users.create',
     audit: { transactional: true, resourceType: 'invites', action: 'resend' },
-    handler: async (ctx) => new InviteService(ctx.deps).resend(ctx.principal, id(ctx.params), origin(ctx.request)),
+    handler: async (ctx) => new InviteService(ctx.deps).resend(ctx.principal, id(ctx.params)),
   },
   {
     method: 'DELETE',

@@ -6,7 +6,7 @@
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
-import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
+import { ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError, ValidationError, type FieldProblem } from '../../http/errors.ts';
 import type { Principal } from '../../policy/principal.ts';
 import { ORGANISATION_ONLY_SCOPES, type Scope } from '../../policy/scopes.ts';
 import { auditTarget } from '../../store/audit-context.ts';
@@ -74,9 +74,11 @@ export class InviteService {
     return this.#deps.clock.now();
   }
 
-  #link(origin: string, token: string): string {
-    const base = (this.#deps.config.publicUrl ?? origin).replace(/\/+$/, '');
-    return `${base}/v1/admin/users/invites/accept?token=${token}`;
+  /** Never from the request's Host header: whoever sends the request would choose where the link points. */
+  #link(token: string): string {
+    const base = this.#deps.config.publicUrl;
+    if (!base) throw new ServiceUnavailableError('Invites need the public URL of this service: set GW_PUBLIC_URL (e.g. https://gantry.example.com)');
+    return `${base.replace(/\/+$/, '')}/v1/admin/users/invites/accept?token=${token}`;
   }
 
   #newToken(): { token: string; hash: string } {
@@ -98,7 +100,10 @@ export class InviteService {
     });
   }
 
-  async create(caller: Principal, body: CreateInviteBody, origin: string): Promise<{ id: string; invite_link: string; object: 'invite' }> {
+  async create(caller: Principal, body: CreateInviteBody): Promise<{ id: string; invite_link: string; object: 'invite' }> {
+    const { token, hash } = this.#newToken();
+    // Refused before anything is stored.
+    const link = this.#link(token);
     const email = body.email.toLowerCase();
     const problems: FieldProblem[] = [];
     const workspaces: { id: string; role: MemberRecord['role'] }[] = [];
@@ -126,7 +131,6 @@ export class InviteService {
     if (open) throw new ConflictError(`A pending invite (${open.id}) for ${email} exists: resend it instead`);
 
     const now = this.#now();
-    const { token, hash } = this.#newToken();
     const invite: InviteRecord = {
       id: randomUUID(),
       organisation_id: caller.organisationId,
@@ -145,7 +149,6 @@ export class InviteService {
     };
     auditTarget(invite.id, null);
     await this.#identity.createInvite(invite);
-    const link = this.#link(origin, token);
     await this.#mail(invite, link);
     return { id: invite.id, invite_link: link, object: 'invite' };
   }
@@ -178,11 +181,12 @@ export class InviteService {
   }
 
   /** A new link (the old one stops working) and a new expiry; pending or expired invites only. */
-  async resend(caller: Principal, id: string, origin: string): Promise<{ invite_link: string }> {
+  async resend(caller: Principal, id: string): Promise<{ invite_link: string }> {
     const invite = await this.#invite(caller, id);
     if (invite.status === 'accepted') throw new ConflictError(`Invite ${id} was already accepted`);
     const now = this.#now();
     const { token, hash } = this.#newToken();
+    const link = this.#link(token);
     const next: InviteRecord = {
       ...invite,
       token_hash: hash,
@@ -190,7 +194,6 @@ export class InviteService {
       last_sent_at: new Date(now).toISOString(),
     };
     await this.#identity.replaceInviteToken(invite, next);
-    const link = this.#link(origin, token);
     await this.#mail(next, link);
     return { invite_link: link };
   }
