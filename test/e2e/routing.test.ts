@@ -278,12 +278,47 @@ describe.each(['direct', 'lambda'] as const)('routing (%s mode)', (mode) => {
       const versions = await gw.admin('GET', `/v1/configs/${slug}/versions`);
       expect(versions.json.total).toBe(2);
       const got = await gw.admin('GET', `/v1/configs/${id}`);
-      expect(got.json).toMatchObject({ slug, version: 2, config: target(b) });
+      // Provider keys are answered masked (issue 13.2).
+      expect(got.json).toMatchObject({ slug, version: 2, config: { ...target(b), api_key: '****' } });
 
       expect((await gw.admin('DELETE', `/v1/configs/${slug}`)).status).toBe(200);
       const gone = await call(slug);
       expect(gone.status).toBe(400);
       expect((await gw.admin('GET', `/v1/configs/${slug}`)).status).toBe(404);
+    });
+
+    it('stores provider keys encrypted, answers them masked, and the gateway still sends them', async () => {
+      const secret = `sk-live-${mode}-0123456789abcdef`;
+      const secondSecret = `sk-live-${mode}-fedcba9876543210`;
+      const config = { strategy: { mode: 'fallback' }, targets: [target(a, { api_key: secret }), target(b, { api_key: secondSecret })] };
+      const created = await gw.admin('POST', '/v1/configs', { name: 'Secret routing', workspace_id: 'default', config: { ...config, api_key: secret } });
+      expect(created.status, JSON.stringify(created.json)).toBe(200);
+      const { id } = created.json as { id: string };
+      const table = JSON.stringify(await (await import('../support/records.ts')).scanTable(gw.deps.repos.table));
+      expect(table).not.toContain(secret);
+      expect(table).not.toContain(secondSecret);
+
+      const member = await gw.workspaceKey(['configs.read', 'configs.list', 'completions.write']);
+      const answers = JSON.stringify([
+        (await gw.admin('GET', `/v1/configs/${id}`, undefined, member)).json,
+        (await gw.admin('GET', '/v1/configs?workspace_id=default', undefined, member)).json,
+        (await gw.admin('GET', `/v1/configs/${id}/versions`, undefined, member)).json,
+      ]);
+      expect(answers).not.toContain(secret);
+      expect(answers).not.toContain(secondSecret);
+      const got = (await gw.admin('GET', `/v1/configs/${id}`)).json as { config: { api_key: string; targets: { api_key: string }[] } };
+      expect([got.config.api_key, got.config.targets[0]?.api_key, got.config.targets[1]?.api_key]).toEqual(['****cdef', '****cdef', '****3210']);
+
+      a.queue.push({ kind: 'error', status: 503, body: '{"error":{"message":"down"}}' });
+      expect((await call(id)).status).toBe(200);
+      expect([a.received[0]?.headers.authorization, b.received[0]?.headers.authorization]).toEqual([`Bearer ${secret}`, `Bearer ${secondSecret}`]);
+
+      // Saving back what was read keeps the keys; a new key replaces one.
+      const saved = await gw.admin('PUT', `/v1/configs/${id}`, { config: { ...got.config, targets: [{ ...got.config.targets[0], api_key: 'sk-new-key-00000000001' }, got.config.targets[1]] } });
+      expect(saved.status, JSON.stringify(saved.json)).toBe(200);
+      a.queue.push({ kind: 'error', status: 503, body: '{"error":{"message":"down"}}' });
+      expect((await call(id)).status).toBe(200);
+      expect([a.received[1]?.headers.authorization, b.received[1]?.headers.authorization]).toEqual(['Bearer sk-new-key-00000000001', `Bearer ${secondSecret}`]);
     });
 
     it('refuses an invalid saved config with AB01 naming config paths', async () => {

@@ -84,7 +84,7 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
     keyAuth: createKeyAuthenticator(config, repos, clock),
     trustedHosts,
     upstream: adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs }),
-    savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs),
+    savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs, cipher),
     blobs,
     mailer,
     queues,

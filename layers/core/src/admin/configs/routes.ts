@@ -22,14 +22,14 @@ export const configRoutes: readonly AdminRoute[] = [
     handler: async (ctx) => {
       const paging = parsePaging(ctx.query);
       const all = await new ConfigService(ctx.deps).list(ctx.principal, ctx.query.get('workspace_id') ?? undefined);
-      return page(all.map(toView), paging);
+      return page(await Promise.all(all.map(toView)), paging);
     },
   },
   {
     method: 'GET',
     path: '/v1/configs/:slug',
     scope: 'configs.read',
-    handler: async (ctx) => toView(await new ConfigService(ctx.deps).get(ctx.principal, slug(ctx.params))),
+    handler: async (ctx) => await toView(await new ConfigService(ctx.deps).get(ctx.principal, slug(ctx.params))),
   },
   {
     method: 'PUT',
@@ -43,7 +43,7 @@ export const configRoutes: readonly AdminRoute[] = [
     scope: 'configs.read',
     handler: async (ctx) => {
       const paging = parsePaging(ctx.query);
-      return page((await new ConfigService(ctx.deps).versions(ctx.principal, slug(ctx.params))).map(versionView), paging);
+      return page(await Promise.all((await new ConfigService(ctx.deps).versions(ctx.principal, slug(ctx.params))).map(versionView)), paging);
     },
   },
   {

@@ -7,6 +7,7 @@ import { parseConfig } from '../../gateway/routing/validate.ts';
 import { findCheck } from '../../guardrails/registry.ts';
 import type { ConfigNode } from '../../gateway/routing/types.ts';
 import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { configSecretContext, maskConfigSecrets, sealConfigSecrets } from '../../store/config-secrets.ts';
 import { ConfigRepository, type ConfigVersionRecord, type SavedConfigRecord } from '../../store/configs.ts';
 import type { CreateConfigBody, UpdateConfigBody } from './schema.ts';
 
@@ -41,9 +42,10 @@ export interface ConfigView {
   last_updated_by: string | null;
 }
 
-export const toView = (r: SavedConfigRecord): ConfigView => ({ object: 'config', ...r });
+/** Secrets in the config (provider keys) are answered masked, to every role. */
+export const toView = async (r: SavedConfigRecord): Promise<ConfigView> => ({ object: 'config', ...r, config: await maskConfigSecrets(r.config) });
 
-export const versionView = (v: ConfigVersionRecord) => ({ object: 'config-version' as const, ...v });
+export const versionView = async (v: ConfigVersionRecord) => ({ object: 'config-version' as const, ...v, config: await maskConfigSecrets(v.config) });
 
 export class ConfigService {
   readonly #deps: CoreDeps;
@@ -77,6 +79,7 @@ export class ConfigService {
     const now = new Date(this.#deps.clock.now()).toISOString();
     const id = randomUUID();
     const versionId = randomUUID();
+    const sealed = await sealConfigSecrets(config as Record<string, unknown>, this.#deps.cipher, configSecretContext({ organisation_id: caller.organisationId, id }));
     const rec: SavedConfigRecord = {
       id,
       slug: body.slug ?? slugFor(body.name),
@@ -87,7 +90,7 @@ export class ConfigService {
       is_default: isDefault,
       version: 1,
       version_id: versionId,
-      config: config as Record<string, unknown>,
+      config: sealed,
       created_at: now,
       last_updated_at: now,
       created_by: caller.keyId,
@@ -131,7 +134,8 @@ export class ConfigService {
     };
     let version: ConfigVersionRecord | undefined;
     if (body.config !== undefined) {
-      next.config = validateConfigBody(body.config) as Record<string, unknown>;
+      const config = validateConfigBody(body.config) as Record<string, unknown>;
+      next.config = await sealConfigSecrets(config, this.#deps.cipher, configSecretContext(current), current.config);
       next.version = current.version + 1;
       next.version_id = randomUUID();
       version = { id: next.version_id, config_id: current.id, version: next.version, config: next.config, name: next.name, created_at: now, created_by: caller.keyId };

@@ -4,7 +4,9 @@
  * instances see a change within the TTL.
  */
 import type { Principal } from '../../policy/principal.ts';
+import type { Cipher } from '../../ports/cipher.ts';
 import type { Clock } from '../../ports/clock.ts';
+import { configSecretContext, openConfigSecrets } from '../../store/config-secrets.ts';
 import type { ConfigRepository } from '../../store/configs.ts';
 import type { ConfigNode } from './types.ts';
 import { parseConfig } from './validate.ts';
@@ -26,12 +28,14 @@ export class SavedConfigCache implements SavedConfigSource {
   readonly #repo: ConfigRepository;
   readonly #clock: Clock;
   readonly #ttlMs: number;
+  readonly #cipher: Cipher;
   readonly #entries = new Map<string, Entry>();
 
-  constructor(repo: ConfigRepository, clock: Clock, ttlMs: number) {
+  constructor(repo: ConfigRepository, clock: Clock, ttlMs: number, cipher: Cipher) {
     this.#repo = repo;
     this.#clock = clock;
     this.#ttlMs = ttlMs;
+    this.#cipher = cipher;
   }
 
   async forGateway(principal: Principal, idOrSlug: string): Promise<ConfigNode | undefined> {
@@ -48,7 +52,7 @@ export class SavedConfigCache implements SavedConfigSource {
         return entry.workspaceId === principal.workspaceId ? entry.config : undefined;
       }
       // Re-validated on load: a config stored before a validator change must not crash the engine.
-      const usable = rec && rec.status === 'active' ? parseConfig(rec.config) : undefined;
+      const usable = rec && rec.status === 'active' ? parseConfig(await openConfigSecrets(rec.config, this.#cipher, configSecretContext(rec))) : undefined;
       entry = { config: usable, workspaceId: rec?.workspace_id, at: now };
       if (this.#entries.size > 5_000) this.#entries.clear();
       this.#entries.set(key, entry);
