@@ -1,7 +1,7 @@
 /**
  * Runs DynamoDB Local (the AWS engine, a Java jar shipped in the amplify-dynamodb-simulator npm
- * package) as a child process: in memory or on disk, on a free port. Used by `npm start` and the
- * test setup.
+ * package) as a child process: in memory or on disk, on a free port of 127.0.0.1 only, so nothing
+ * off the machine can read or change the data. Used by `npm start` and the test setup.
  *
  * Java is started by a small Node watchdog holding an IPC channel to this process: the channel
  * closes when this process ends in any way (SIGKILL and crashes included), and the watchdog then
@@ -10,9 +10,10 @@
  * requests in flight have finished. A lock file in the data directory refuses a second instance.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 
@@ -175,6 +176,34 @@ async function acquireLock(dataDir: string): Promise<string> {
   throw new DataDirInUseError(dataDir, file, 'another Gantry starting at the same time');
 }
 
+/**
+ * DynamoDB Local's command line has no host option and its Jetty server listens on every interface:
+ * this launcher (run by `java` from source, no build step) binds the connector to 127.0.0.1 first.
+ */
+const LOOPBACK_LAUNCHER = `
+import com.amazonaws.services.dynamodbv2.local.main.ServerRunner;
+import com.amazonaws.services.dynamodbv2.local.server.DynamoDBProxyServer;
+import org.eclipse.jetty.server.Connector;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+
+public class LoopbackDynamoDBLocal {
+  public static void main(String[] args) throws Exception {
+    DynamoDBProxyServer proxy = ServerRunner.createServerFromCommandLineArgs(args);
+    java.lang.reflect.Field field = DynamoDBProxyServer.class.getDeclaredField("server");
+    field.setAccessible(true);
+    for (Connector c : ((Server) field.get(proxy)).getConnectors()) ((ServerConnector) c).setHost("127.0.0.1");
+    proxy.start();
+  }
+}
+`;
+
+function launcherFile(): string {
+  const file = path.join(mkdtempSync(path.join(os.tmpdir(), 'gantry-ddb-')), 'LoopbackDynamoDBLocal.java');
+  writeFileSync(file, LOOPBACK_LAUNCHER);
+  return file;
+}
+
 export async function startDynamoDBLocal(opts: StartOptions): Promise<DynamoDBLocal> {
   checkJava();
   const dir = emulatorDir();
@@ -184,7 +213,8 @@ export async function startDynamoDBLocal(opts: StartOptions): Promise<DynamoDBLo
   if (onDisk) mkdirSync(dataDir, { recursive: true });
   const lockFile = onDisk ? await acquireLock(dataDir) : undefined;
   const storage = onDisk ? ['-dbPath', dataDir] : ['-inMemory'];
-  const java = ['java', '-Xmx512m', `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`, '-jar', 'DynamoDBLocal.jar', '-port', String(port), '-sharedDb', ...storage];
+  const classPath = ['DynamoDBLocal.jar', path.join('DynamoDBLocal_lib', '*')].join(path.delimiter);
+  const java = ['java', '-Xmx512m', `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`, '-cp', classPath, launcherFile(), '-port', String(port), '-sharedDb', '-disableTelemetry', ...storage];
   const child = spawn(process.execPath, ['-e', WATCHDOG, ...java], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
