@@ -181,6 +181,22 @@ describe.each(['direct', 'lambda'] as const)('passthrough (%s mode)', (mode) => 
     expect(mock.received).toHaveLength(0);
   });
 
+  it("never reaches the service's own ports (its listener, DynamoDB Local) even on a trusted host; says how to allow a private one", async () => {
+    const ddbPort = new URL(String(gw.deps.config.dynamodbEndpoint)).port;
+    for (const host of [`http://127.0.0.1:${ddbPort}`, `http://localhost:${ddbPort}`, `http://127.0.0.1:${gw.server.port}/v1`]) {
+      const res = await send('POST', '/v1/anything', {
+        headers: { 'x-gw-custom-host': host, 'x-amz-target': 'DynamoDB_20120810.ListTables', 'content-type': 'application/x-amz-json-1.0' },
+        body: '{}',
+      });
+      const body = (await res.json()) as { error: { param: string; message: string } };
+      expect([res.status, body.error.param], host).toEqual([400, 'x-gw-custom-host']);
+      expect(body.error.message).toContain("this service's own ports");
+    }
+    const untrusted = await send('GET', '/v1/anything', { headers: { 'x-gw-custom-host': 'http://10.0.0.5:11434/v1' } });
+    expect(((await untrusted.json()) as { error: { message: string } }).error.message).toContain('add "10.0.0.5:11434" to GW_TRUSTED_CUSTOM_HOSTS');
+    expect(mock.received).toHaveLength(0);
+  });
+
   it('refuses paths that climb out of the provider base', async () => {
     const res = await send('GET', '/v1/files%2F..%2F..%2Fadmin');
     expect(res.status).toBe(400);

@@ -15,14 +15,20 @@ export class BlockedAddressError extends GantryError {
   /** Kept for logs only: echoing it to the caller would map internal DNS for them. */
   readonly address: string;
 
-  constructor(hostname: string, address: string, opts: GantryErrorOptions = {}) {
-    super(400, 'AB01', 'invalid_request_error', `Host ${hostname} resolves to a private or reserved address`, {
+  constructor(hostname: string, address: string, opts: GantryErrorOptions & { port?: string | undefined } = {}) {
+    super(400, 'AB01', 'invalid_request_error', `Host ${hostname} resolves to a private or reserved address${allowHint(hostname, opts.port)}`, {
       openaiCode: 'blocked_address',
       ...opts,
     });
     this.hostname = hostname;
     this.address = address;
   }
+}
+
+/** How an operator allows a local or private host: one `host:port` entry (a bare host trusts every port). */
+function allowHint(hostname: string, port: string | undefined): string {
+  const host = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
+  return `; to allow it, add "${host}:${port ?? '<port>'}" to GW_TRUSTED_CUSTOM_HOSTS`;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -212,6 +218,8 @@ function normaliseHost(host: string): string {
 export class TrustedHosts {
   /** host -> allowed ports; `null` means every port. */
   readonly #entries: Map<string, Set<number> | null>;
+  /** This service's own ports on this machine (its listener, DynamoDB Local): never trusted. */
+  readonly #ownPorts = new Set<number>();
 
   constructor(hosts: readonly string[] = []) {
     this.#entries = new Map();
@@ -233,6 +241,23 @@ export class TrustedHosts {
     return new TrustedHosts((raw ?? '').split(','));
   }
 
+  /**
+   * Marks a port of this service (where it listens, where its DynamoDB Local listens): a trusted
+   * host never reaches it, so a custom host cannot read or change the service's own data.
+   */
+  reserveOwnPort(port: number): void {
+    if (Number.isInteger(port) && port > 0) this.#ownPorts.add(port);
+  }
+
+  isOwnPort(port: string | number): boolean {
+    return this.#ownPorts.has(Number(port));
+  }
+
+  /** Whether any entry names the host (on some port). */
+  hasHost(hostname: string): boolean {
+    return this.#entries.has(normaliseHost(hostname));
+  }
+
   get size(): number {
     return this.#entries.size;
   }
@@ -245,6 +270,7 @@ export class TrustedHosts {
   has(hostname: string, port?: string): boolean {
     const ports = this.#entries.get(normaliseHost(hostname));
     if (ports === undefined) return false;
+    if (port !== undefined && this.isOwnPort(port)) return false;
     if (ports === null || port === undefined) return true;
     return ports.has(Number(port));
   }
@@ -386,13 +412,16 @@ export function parseOutboundUrl(raw: string, field: string, trusted: TrustedHos
 
   const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
   if (trusted.has(hostname, port)) return url;
+  if (trusted.hasHost(hostname) && trusted.isOwnPort(port)) {
+    throw refuse(field, `port ${port} is one of this service's own ports (its listener or its database) and cannot be a custom host`);
+  }
 
   if (isIp) {
-    if (isBlockedAddress(bare)) throw refuse(field, 'host is a private or reserved IP address');
+    if (isBlockedAddress(bare)) throw refuse(field, `host is a private or reserved IP address${allowHint(hostname, port)}`);
     return url;
   }
   const reason = internalNameReason(bare);
-  if (reason !== null) throw refuse(field, reason);
+  if (reason !== null) throw refuse(field, `${reason}${allowHint(hostname, port)}`);
   return url;
 }
 
@@ -449,5 +478,5 @@ export function assertConnectedAddress(socket: net.Socket, hostname: string, tru
   const address = socket.remoteAddress;
   if (address === undefined) throw new BlockedAddressError(hostname, '(not connected)');
   const port = socket.remotePort === undefined ? undefined : String(socket.remotePort);
-  if (refusedAddress(address, trusted.has(hostname, port))) throw new BlockedAddressError(hostname, address);
+  if (refusedAddress(address, trusted.has(hostname, port))) throw new BlockedAddressError(hostname, address, { port });
 }

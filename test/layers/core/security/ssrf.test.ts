@@ -223,6 +223,25 @@ describe('parseOutboundUrl with trusted hosts', () => {
   });
 });
 
+describe("the service's own ports", () => {
+  it('are never trusted, by a host-only or a host:port entry; other ports of the host stay trusted', () => {
+    const trusted = TrustedHosts.parse('127.0.0.1,localhost:8000');
+    trusted.reserveOwnPort(8000);
+    trusted.reserveOwnPort(8787);
+    for (const url of ['http://127.0.0.1:8787/v1', 'http://127.0.0.1:8000', 'http://localhost:8000']) {
+      expect(refusal(url, trusted).message).toContain("this service's own ports");
+    }
+    expect(parseOutboundUrl('http://127.0.0.1:11434/v1', 'x-gw-custom-host', trusted).port).toBe('11434');
+    expect(trusted.has('127.0.0.1', '8787')).toBe(false);
+    expect(trusted.has('127.0.0.1', '11434')).toBe(true);
+  });
+
+  it('a refusal of a private host says how to allow it, with its port', () => {
+    expect(refusal('http://192.168.1.20:11434/v1').message).toContain('add "192.168.1.20:11434" to GW_TRUSTED_CUSTOM_HOSTS');
+    expect(refusal('http://ollama.internal/v1').message).toContain('add "ollama.internal:80" to GW_TRUSTED_CUSTOM_HOSTS');
+  });
+});
+
 describe('isBlockedAddress', () => {
   it.each([
     // IPv4
