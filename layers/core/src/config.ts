@@ -51,6 +51,9 @@ const envSchema = z.object({
     z.pipe(z.optional(z.string()), z.transform((v) => v?.toUpperCase())),
     z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'WARN'),
   ),
+  /** Every DynamoDB call: time to connect, and time for the whole request once connected. */
+  GW_DYNAMODB_CONNECT_TIMEOUT_MS: wholeNumber(1_000, z.gte(50), z.lte(60_000)),
+  GW_DYNAMODB_REQUEST_TIMEOUT_MS: wholeNumber(3_000, z.gte(50), z.lte(120_000)),
   /** Seconds a warm API key is served from the in-process cache before it is re-read. */
   GW_KEY_CACHE_TTL_SECONDS: wholeNumber(10, z.gte(0), z.lte(300)),
   // Longest silence between two bytes of a provider's answer before it is given up (1 s to 15 min).
@@ -105,6 +108,8 @@ export interface AppConfig {
   keyCacheTtlMs: number;
   /** Longest silence between two bytes of a provider's answer, once its headers came. */
   upstreamIdleTimeoutMs: number;
+  /** Timeouts of every DynamoDB call. */
+  dynamodbTimeouts: { connectionTimeoutMs: number; requestTimeoutMs: number; maxAttempts: number };
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   features: FeatureFlags;
   logRetentionDays: number;
@@ -172,6 +177,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     blobDir: e.GW_BLOB_DIR,
     keyCacheTtlMs: e.GW_KEY_CACHE_TTL_SECONDS * 1000,
     upstreamIdleTimeoutMs: e.GW_UPSTREAM_IDLE_TIMEOUT_SECONDS * 1000,
+    dynamodbTimeouts: { connectionTimeoutMs: e.GW_DYNAMODB_CONNECT_TIMEOUT_MS, requestTimeoutMs: e.GW_DYNAMODB_REQUEST_TIMEOUT_MS, maxAttempts: 2 },
     logLevel: e.LOG_LEVEL,
     features: {
       guardrails: e.GUARDRAILS_ENABLED,

@@ -72,7 +72,7 @@ export type DepsOverrides = Partial<RuntimeAdapters>;
 export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDeps {
   const clock = adapters.clock ?? systemClock;
   const { blobs, mailer, queues, cipher, logger } = adapters;
-  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint });
+  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint, timeouts: config.dynamodbTimeouts });
   const repos = createRepositories(doc, config.tableName);
   const trustedHosts = TrustedHosts.parse(config.trustedCustomHosts);
   const pricing = new PriceBook(new CustomPriceRepository(repos.table), clock, config.keyCacheTtlMs);

@@ -26,6 +26,7 @@ describe('loadConfig', () => {
       upstreamIdleTimeoutMs: 60_000,
       portkeyHeaders: true,
       keyCacheTtlMs: 10_000,
+      dynamodbTimeouts: { connectionTimeoutMs: 1_000, requestTimeoutMs: 3_000, maxAttempts: 2 },
       logLevel: 'WARN',
       features: {
         guardrails: true,

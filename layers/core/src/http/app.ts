@@ -28,6 +28,25 @@ export const isAdminPath = (path: string): boolean => adminPath.test(path);
 /** The surface a path belongs to, for errors answered before (or outside) any route. */
 export const surfaceOf = (path: string): ErrorSurface => (isAdminPath(path) ? 'admin' : 'gateway');
 
+/** Health answers within a second, whatever the database does. */
+const HEALTH_DEADLINE_MS = 900;
+
+async function probeDatabase(deps: CoreDeps, now: number): Promise<{ ok: boolean; error: string }> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const deadline = new Promise<{ ok: boolean; error: string }>((resolve) => {
+    timer = setTimeout(() => resolve({ ok: false, error: `no answer within ${HEALTH_DEADLINE_MS} ms` }), HEALTH_DEADLINE_MS);
+  });
+  const probe = deps.repos.bootstrap.probeWrite(now).then(
+    () => ({ ok: true, error: '' }),
+    (err: unknown) => ({ ok: false, error: err instanceof Error ? err.name : 'unknown' }),
+  );
+  try {
+    return await Promise.race([probe, deadline]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono {
   const app = new Hono();
   // Header aliases first: every route and fallback then reads x-gw-* only.
@@ -38,12 +57,7 @@ export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono
     const now = deps.clock.now();
     // Probe the table at most every 5 s: health checks must not turn into write load.
     if (now - lastProbe.at > 5_000) {
-      try {
-        await deps.repos.bootstrap.probeWrite(now);
-        lastProbe = { at: now, ok: true, error: '' };
-      } catch (err) {
-        lastProbe = { at: now, ok: false, error: err instanceof Error ? err.name : 'unknown' };
-      }
+      lastProbe = { at: now, ...(await probeDatabase(deps, now)) };
     }
     return lastProbe.ok
       ? jsonResponse({ status: 'ok' })

@@ -156,9 +156,37 @@ export class InternalError extends GantryError {
   }
 }
 
-/** Anything thrown that is not a GantryError becomes a 500 without leaking its message. */
+/** Seconds a client is told to wait when a dependency is unavailable. */
+export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/** Errors of AWS SDK calls (DynamoDB, KMS, S3 ...) that mean "unavailable or too slow", not "wrong". */
+const UNAVAILABLE_NAMES = new Set([
+  'TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ProvisionedThroughputExceededException', 'ThrottlingException',
+  'RequestLimitExceeded', 'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException', 'KMSInternalException',
+]);
+const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
+
+/** An AWS SDK call (it carries `$metadata`) that failed because the service was down, hanging or throttling. */
+export function isDependencyUnavailable(err: unknown): err is Error {
+  if (!(err instanceof Error) || !('$metadata' in err)) return false;
+  const code = (err as { code?: unknown }).code;
+  const status = (err.$metadata as { httpStatusCode?: number } | undefined)?.httpStatusCode;
+  return UNAVAILABLE_NAMES.has(err.name) || (typeof code === 'string' && UNAVAILABLE_CODES.has(code)) || (status !== undefined && status >= 500);
+}
+
+/**
+ * Anything thrown that is not a GantryError: 503 with Retry-After when a dependency (the database)
+ * is unavailable, else a 500 without leaking its message.
+ */
 export function asGantryError(err: unknown): GantryError {
   if (err instanceof GantryError) return err;
+  if (isDependencyUnavailable(err)) {
+    const what = (err as { code?: unknown }).code ?? err.name;
+    return new ServiceUnavailableError(`The service's storage is unavailable or did not answer in time (${String(what)}); retry in a few seconds`, {
+      retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_SECONDS,
+      cause: err,
+    });
+  }
   return new InternalError('Internal server error', { cause: err });
 }
 
