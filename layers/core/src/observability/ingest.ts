@@ -1,11 +1,13 @@
 /**
  * The log-ingest worker's consumer, for a batch of the `logs` queue:
  * 1. skip events already stored (their pointer exists): SQS may deliver a message twice;
- * 2. write the log items with BatchWriteItem, re-sending unprocessed items with backoff;
+ * 2. write the log items with BatchWriteItem, re-sending unprocessed items with backoff, and with
+ *    them pending id pointers, so a log that lists is found by id at once;
  * 3. add the batch to the rollups, pre-aggregated so each distinct rollup item gets one atomic
  *    UpdateItem; an update that still fails is sent back to the queue as a rollup message of its
  *    own, so the updates that worked are never applied twice;
- * 4. write the pointers, which mark the events as done.
+ * 4. write the pointers again, settled, which mark the events as done (a redelivered event whose
+ *    pointer is still pending is processed again).
  * A message whose log item could not be written is reported failed: the queue delivers it again,
  * and after its retries keeps it in the dead-letter queue. Nothing is dropped.
  */
@@ -96,7 +98,11 @@ export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessa
     if (logs.length > 0) {
       try {
         const done = await batchGet(d.doc, d.tableName, [...new Set(logs.map((l) => l.event.id))].map(pointerKey), retry);
-        fresh = logs.filter((l) => !done.has(pointerKey(l.event.id).pk));
+        // A pending pointer: the item was written, the rest of the processing may not have been.
+        fresh = logs.filter((l) => {
+          const pointer = done.get(pointerKey(l.event.id).pk);
+          return pointer === undefined || pointer.pending === true;
+        });
         stats.duplicates += logs.length - fresh.length;
       } catch (err) {
         d.logger.warn('could not check for duplicates; the batch goes back to the queue', { error: err });
@@ -109,7 +115,10 @@ export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessa
     }
 
     // 2. The log items.
-    const notWritten = await batchPut(d.doc, d.tableName, fresh.map((l) => d.logs.itemOf(l.event)), retry);
+    const unwritten = await batchPut(d.doc, d.tableName, [...fresh.map((l) => d.logs.itemOf(l.event)), ...fresh.map((l) => d.logs.pointerOf(l.event, true))], retry);
+    const notWritten = new Set([...unwritten].filter((i) => i < fresh.length));
+    // Events without even a pending pointer: step 4 must write theirs, or they go back to the queue.
+    const unfindable = new Set([...unwritten].filter((i) => i >= fresh.length).map((i) => (fresh[i - fresh.length] as { event: LogEvent }).event.id));
     const written = fresh.filter((_, i) => !notWritten.has(i));
     for (const i of notWritten) failed.add((fresh[i] as { messageId: string }).messageId);
     stats.logsWritten += written.length;
@@ -143,7 +152,11 @@ export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessa
     // 4. Pointers: the events are done.
     const settled = written.filter((l) => !unsettled.has(l.messageId));
     const noPointer = await batchPut(d.doc, d.tableName, settled.map((l) => d.logs.pointerOf(l.event)), retry);
-    for (const i of noPointer) failed.add((settled[i] as { messageId: string }).messageId);
+    // A pending pointer finds the log already; delivering it again would count it twice.
+    for (const i of noPointer) {
+      const l = settled[i] as { messageId: string; event: LogEvent };
+      if (unfindable.has(l.event.id)) failed.add(l.messageId);
+    }
 
     // Rollup messages from earlier batches.
     await pool(deltas, concurrency, async (m) => {

@@ -114,17 +114,23 @@ export class LogStore {
     };
   }
 
-  pointerOf(e: LogEvent): Record<string, unknown> {
+  /**
+   * The id pointer. It is written with the log item (`pending`, so the log is found by id as soon as
+   * it is listed) and again without the flag once the event is fully processed (rollups included):
+   * only then does a second delivery of the event count as a duplicate.
+   */
+  pointerOf(e: LogEvent, pending = false): Record<string, unknown> {
     const item = this.itemOf(e);
-    return { ...pointerKey(e.id), _type: POINTER_TYPE, ws: e.workspace_id ?? '-', org: e.organisation_id, lpk: item.pk, lsk: item.sk, ttl: item.ttl };
+    return { ...pointerKey(e.id), _type: POINTER_TYPE, ws: e.workspace_id ?? '-', org: e.organisation_id, lpk: item.pk, lsk: item.sk, ttl: item.ttl, ...(pending ? { pending: true } : {}) };
   }
 
   /** A log by id, with its workspace; undefined when unknown or past the retention. */
   async get(id: string): Promise<LogEvent | undefined> {
-    const pointer = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: pointerKey(id) }));
+    // Consistent reads: a log a list has just shown is found.
+    const pointer = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: pointerKey(id), ConsistentRead: true }));
     const p = pointer.Item;
     if (!p) return undefined;
-    const out = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: p.lpk, sk: p.lsk } }));
+    const out = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: p.lpk, sk: p.lsk }, ConsistentRead: true }));
     if (!out.Item) return undefined;
     const event = eventOf(out.Item);
     return event.started_ms < this.#clock.now() - this.#retentionDays * DAY_MS ? undefined : event;

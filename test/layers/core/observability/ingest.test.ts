@@ -157,6 +157,34 @@ describe('log ingest under a faulty table', () => {
     expect(total.sums.cost).toBe(events.reduce((s, e) => s + e.cost_micros, 0));
   });
 
+  it('a log that lists is found by its id at once, before the rest of its batch is processed', async () => {
+    const { doc, tableName } = deps.repos.table;
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    // Rollup updates wait: the batch stops between its log items and its final pointers.
+    const slow = new Proxy(doc, {
+      get: (target, prop) => (prop === 'send' ? async (c: never) => ((c as unknown) instanceof UpdateCommand ? gate.then(() => doc.send(c)) : doc.send(c)) : Reflect.get(target, prop)),
+    });
+    const logs = new LogStore({ doc, tableName, clock, logRetentionDays: 90, rollups: new RollupStore(doc, tableName, 365) });
+    const queue = new InProcessQueue<LogQueueMessage>({ name: 'logs-listed', clock, batchSize: 50, maxAttempts: 3, backoffMs: 10 });
+    const consumer = createIngestConsumer({ doc: slow, tableName, logs, rollups: new RollupStore(slow, tableName, 365), queue, clock, logger });
+    const events = syntheticEvents(5, { start: START, spanMs: HOUR_MS, workspaceId: 'ws-listed', seed: 21, busyMinutes: 1 });
+    const done = consumer(events.map((event, i) => ({ id: `m${i}`, body: { kind: 'log' as const, event }, attempts: 1 })));
+    const listed: LogEvent[] = [];
+    for (let tries = 0; listed.length < events.length && tries < 200; tries++) {
+      listed.length = 0;
+      for await (const e of logs.all('ws-listed', { from: START - DAY_MS, to: NOW }, { maxExamined: 1_000 })) listed.push(e);
+      await new Promise((r) => setTimeout(r, 5));
+    }
+    expect(listed).toHaveLength(events.length);
+    for (const e of listed) expect((await logs.get(e.id))?.id).toBe(e.id);
+    release();
+    expect(await done).toEqual([]);
+    // Processed in full: a second delivery is a duplicate.
+    expect(await consumer(events.map((event, i) => ({ id: `again${i}`, body: { kind: 'log' as const, event }, attempts: 1 })))).toEqual([]);
+    expect(consumer.stats.duplicates).toBe(events.length);
+  });
+
   it('drops nothing it cannot read, and reports unknown messages', async () => {
     const r = rig({ fail: 0, partial: 0, down: false, failUpdates: 0 }, 6);
     const failed = await r.consumer([{ id: 'm1', attempts: 0, body: { kind: 'unknown' } as unknown as LogQueueMessage }]);
