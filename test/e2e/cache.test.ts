@@ -55,6 +55,27 @@ describe.each(['direct', 'lambda'] as const)('response cache (%s mode)', (mode) 
     expect(chatCalls()).toBe(1);
   });
 
+  it('an identical request right after the answer ended is a HIT, however slow the cache table write is', async () => {
+    const doc = gw.deps.repos.table.doc as unknown as { send: (command: { constructor: { name: string } }) => Promise<unknown> };
+    const send = doc.send.bind(doc);
+    let release: () => void = () => undefined;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    doc.send = (command) => (command.constructor.name === 'PutCommand' ? gate.then(() => send(command)) : send(command));
+    try {
+      for (const streamed of [false, true]) {
+        const q = ask(`right after ${mode} ${streamed}`, streamed ? { stream: true } : {});
+        const first = await call(simple(), q);
+        expect(first.cache).toBe('MISS');
+        const second = await call(simple(), q);
+        expect([second.cache, second.text]).toEqual(['HIT', first.text]);
+      }
+      expect(chatCalls()).toBe(2);
+    } finally {
+      doc.send = send;
+      release();
+    }
+  });
+
   it('ignores key order but not values, and partitions by namespace', async () => {
     const q = { messages: [{ role: 'user', content: `order ${mode}` }], model: 'gpt-4o-mini', temperature: 0 };
     await call(simple(), q);

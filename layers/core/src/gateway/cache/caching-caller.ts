@@ -4,7 +4,7 @@
  * streamed to the client and, once it has ended, stored (streams as their raw SSE bytes, so a hit
  * replays them). Semantic mode also embeds the prompt and accepts a near-identical earlier one.
  */
-import { PassThrough, Readable } from 'node:stream';
+import { Readable, Transform } from 'node:stream';
 import type { Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { Attempt, TargetCaller } from '../routing/execute.ts';
@@ -104,21 +104,27 @@ export function withCache(inner: TargetCaller, deps: CachingDeps, ctx: CacheCont
     const status: CacheStatus = ctx.forceRefresh ? 'REFRESH' : semantic ? 'SEMANTIC MISS' : 'MISS';
     if (attempt.status !== 200 || !attempt.body) return { ...attempt, cacheStatus: status };
 
-    // Tee: chunks go to the client as they come; the copy is stored once the body has ended.
+    // Tee: chunks go to the client as they come; the copy is stored when the provider's body has
+    // ended, before the client's copy ends (flush runs first), so the next identical request hits.
     const chunks: Buffer[] = [];
-    const tee = new PassThrough();
-    tee.on('data', (c: Buffer) => chunks.push(c));
-    tee.on('end', () => {
-      const entry = {
-        status: 200,
-        headers: keepHeaders(attempt.headers),
-        body: Buffer.concat(chunks),
-        streamed: String(attempt.headers['content-type'] ?? '').includes('text/event-stream'),
-      };
-      void deps.cache
-        .put(key, entry, maxAge)
-        .then(() => (vector && partition ? deps.vectors.upsert(partition, key, vector, deps.clock.now() + maxAge * 1000) : undefined))
-        .catch((err: unknown) => deps.logger.warn('cache write failed', { error: err }));
+    const tee = new Transform({
+      transform(chunk: Buffer, _enc, done) {
+        chunks.push(chunk);
+        done(null, chunk);
+      },
+      flush(done) {
+        const entry = {
+          status: 200,
+          headers: keepHeaders(attempt.headers),
+          body: Buffer.concat(chunks),
+          streamed: String(attempt.headers['content-type'] ?? '').includes('text/event-stream'),
+        };
+        void deps.cache
+          .put(key, entry, maxAge)
+          .then(() => (vector && partition ? deps.vectors.upsert(partition, key, vector, deps.clock.now() + maxAge * 1000) : undefined))
+          .catch((err: unknown) => deps.logger.warn('cache write failed', { error: err }));
+        done();
+      },
     });
     attempt.body.on('error', (err) => tee.destroy(err));
     tee.on('close', () => {

@@ -110,6 +110,9 @@ export class ResponseCache {
   async put(key: string, entry: CacheEntryInput, maxAgeSeconds: number): Promise<void> {
     if (!(maxAgeSeconds > 0)) return;
     const now = this.#clock.now();
+    const expiresAt = Math.floor((now + maxAgeSeconds * 1000) / 1000);
+    // In memory at once, before the first await: the same request a moment later is a hit here.
+    this.#remember(key, { ...entry, createdAt: now, expiresAt: expiresAt * 1000 });
     const record: CacheEntryRecord = {
       key,
       status: entry.status,
@@ -117,7 +120,7 @@ export class ResponseCache {
       streamed: entry.streamed,
       created_at: new Date(now).toISOString(),
       // Rounded down: an entry may leave up to a second early, never late.
-      expires_at: Math.floor((now + maxAgeSeconds * 1000) / 1000),
+      expires_at: expiresAt,
     };
     const inline = entry.body.byteLength <= this.#inlineMaxBytes;
     if (inline) {
@@ -133,6 +136,5 @@ export class ResponseCache {
     // A refresh that now fits inline leaves the earlier blob unused: remove it.
     const oldBlob = out.Attributes?.blob_key;
     if (inline && typeof oldBlob === 'string') await this.#blobs.delete(oldBlob);
-    this.#remember(key, { ...entry, createdAt: now, expiresAt: record.expires_at * 1000 });
   }
 }
