@@ -49,6 +49,20 @@ async function storedKey(fields: Partial<ApiKeyRecord> = {}): Promise<{ record: 
   return { record, key: made.key };
 }
 
+/** Rotates the stored key in the table (as another instance would); the old key works for `transitionMs`. */
+async function rotate(current: ApiKeyRecord, transitionMs: number): Promise<{ rotated: ApiKeyRecord; key: string }> {
+  const next = keyRecord({ organisation_id: orgId, workspace_id: wsId }, clock.now());
+  const rotated: ApiKeyRecord = {
+    ...current,
+    key_hash: next.record.key_hash,
+    key_mask: next.record.key_mask,
+    previous_key_hash: current.key_hash,
+    previous_key_expires_at: new Date(clock.now() + transitionMs).toISOString(),
+  };
+  await repo.rotate(current, rotated);
+  return { rotated, key: next.key };
+}
+
 /** Lets a background refresh that has been started run to its end. */
 async function settle(): Promise<void> {
   await Promise.allSettled(reads.mock.results.map((r) => r.value));
@@ -89,15 +103,7 @@ describe('KeyAuthenticator', () => {
 
   it('accepts the key a rotation replaced until its transition ends, then names the rotation', async () => {
     const { record, key: oldKey } = await storedKey();
-    const next = keyRecord({ organisation_id: orgId, workspace_id: wsId }, clock.now());
-    const rotated: ApiKeyRecord = {
-      ...record,
-      key_hash: next.record.key_hash,
-      key_mask: next.record.key_mask,
-      previous_key_hash: record.key_hash,
-      previous_key_expires_at: new Date(clock.now() + 60_000).toISOString(),
-    };
-    await repo.rotate(record, rotated);
+    const next = await rotate(record, 60_000);
     auth.invalidate(record.key_hash);
     expect((await auth.authenticate(oldKey)).keyId).toBe(record.id);
     expect((await auth.authenticate(next.key)).keyId).toBe(record.id);
@@ -110,22 +116,10 @@ describe('KeyAuthenticator', () => {
 
   it('another instance stops accepting a key retired by a second rotation once its cache entry is stale', async () => {
     const { record, key: first } = await storedKey();
-    const rotate = async (current: ApiKeyRecord) => {
-      const next = keyRecord({ organisation_id: orgId, workspace_id: wsId }, clock.now());
-      const rotated: ApiKeyRecord = {
-        ...current,
-        key_hash: next.record.key_hash,
-        key_mask: next.record.key_mask,
-        previous_key_hash: current.key_hash,
-        previous_key_expires_at: new Date(clock.now() + 3_600_000).toISOString(),
-      };
-      await repo.rotate(current, rotated);
-      return { rotated, key: next.key };
-    };
-    const second = await rotate(record);
+    const second = await rotate(record, 3_600_000);
     // This instance never hears of the rotations: it only has its cache and the table.
     expect((await auth.authenticate(first)).keyId).toBe(record.id);
-    await rotate(second.rotated);
+    await rotate(second.rotated, 3_600_000);
     clock.advance(TTL);
     const err = await rejection(auth.authenticate(first));
     expect(err).toBeInstanceOf(AuthenticationError);
