@@ -1,11 +1,13 @@
-import { App, Validations, type AppProps } from 'aws-cdk-lib';
+import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
+import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { ApiStack } from './stacks/api-stack.ts';
 import { DataStack } from './stacks/data-stack.ts';
-import { LimitsStack } from './stacks/limits-stack.ts';
-import { IdentityStack } from './stacks/identity-stack.ts';
+import { LimitsStack, USAGE_RESET_RATE } from './stacks/limits-stack.ts';
+import { IdentityStack, KEY_LIFECYCLE_RATE } from './stacks/identity-stack.ts';
 import { ObservabilityStack } from './stacks/observability-stack.ts';
 import { MonitoringStack } from './stacks/monitoring-stack.ts';
+import { readSettings, runtimeEnvironment, type GantrySettings } from './settings.ts';
 
 export interface BuildAppProps {
   /** Passed to the App (tests set outdir and context here). */
@@ -16,6 +18,8 @@ export interface BuildAppProps {
 
 export interface GantryApp {
   readonly app: App;
+  /** The deployment settings read from context (infra/settings.ts). */
+  readonly settings: GantrySettings;
   readonly data: DataStack;
   readonly api: ApiStack;
   readonly limits: LimitsStack;
@@ -37,51 +41,81 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
       ...props.appProps?.context,
     },
   });
-  const data = new DataStack(app, 'Gantry-Data', { description: 'Gantry: the single DynamoDB table' });
-  const api = new ApiStack(app, 'Gantry-Api', {
+  const settings = readSettings((key) => app.node.tryGetContext(key));
+  const { prefix, memoryMb, mailFrom } = settings;
+  const mail = mailFrom ? { mailFrom } : {};
+  const data = new DataStack(app, `${prefix}-Data`, { description: 'Gantry: the single DynamoDB table' });
+  const api = new ApiStack(app, `${prefix}-Api`, {
     description: 'Gantry: REST API, gateway and admin functions',
     table: data.table,
     blobs: data.blobs,
     credentialsKey: data.credentialsKey,
+    memoryMb,
+    ...(settings.gatewayReservedConcurrency ? { gatewayReservedConcurrency: settings.gatewayReservedConcurrency } : {}),
   });
-  const mailFrom: unknown = app.node.tryGetContext('gantry:mailFrom');
-  const limits = new LimitsStack(app, 'Gantry-Limits', {
+  const limits = new LimitsStack(app, `${prefix}-Limits`, {
     description: 'Gantry: usage limit alerts (queue, worker) and the usage reset schedule',
     table: data.table,
-    ...(typeof mailFrom === 'string' && mailFrom ? { mailFrom } : {}),
+    memoryMb,
+    ...mail,
   });
   limits.allowAlertsFrom(api.gateway);
-  const identity = new IdentityStack(app, 'Gantry-Identity', {
-    description: 'Gantry: the API key lifecycle worker and its schedule',
+  const identity = new IdentityStack(app, `${prefix}-Identity`, {
+    description: 'Gantry: the first organisation and owner key, the API key lifecycle worker and its schedule',
     table: data.table,
     api,
-    ...(typeof mailFrom === 'string' && mailFrom ? { mailFrom } : {}),
+    memoryMb,
+    ...mail,
+    ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
   });
-  const observability = new ObservabilityStack(app, 'Gantry-Observability', {
+  const observability = new ObservabilityStack(app, `${prefix}-Observability`, {
     description: 'Gantry: request logs (queue, ingest worker) and log exports (queue, export worker)',
     table: data.table,
     blobs: data.blobs,
+    memoryMb,
   });
   observability.allowLogsFrom(api.gateway);
   observability.allowLogsFrom(api.admin);
   observability.allowExportsFrom(api.admin);
-  const alarmEmail: unknown = app.node.tryGetContext('gantry:alarmEmail');
-  const monitoring = new MonitoringStack(app, 'Gantry-Monitoring', {
+  const monitoring = new MonitoringStack(app, `${prefix}-Monitoring`, {
     description: 'Gantry: CloudWatch dashboard, alarms and the alarm topic',
+    dashboardName: prefix,
     api,
     table: data.table,
     observability,
-    queues: [{ name: 'alerts', queue: limits.alerts, deadLetters: limits.alertsDeadLetters }],
+    queues: [
+      { name: 'alerts', queue: limits.alerts, deadLetters: limits.alertsDeadLetters },
+      { name: 'usage-reset', deadLetters: limits.resetDeadLetters },
+      { name: 'key-lifecycle', deadLetters: identity.lifecycleDeadLetters },
+    ],
     functions: [
       { name: 'limits-alerts', fn: limits.alertsWorker },
-      { name: 'usage-reset', fn: limits.resetWorker },
-      { name: 'key-lifecycle', fn: identity.lifecycleWorker },
+      { name: 'usage-reset', fn: limits.resetWorker, scheduledEvery: USAGE_RESET_RATE },
+      { name: 'key-lifecycle', fn: identity.lifecycleWorker, scheduledEvery: KEY_LIFECYCLE_RATE },
+      { name: 'bootstrap', fn: identity.bootstrap.fn },
     ],
-    ...(typeof alarmEmail === 'string' && alarmEmail ? { alarmEmail } : {}),
+    ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
   });
+  applyRuntimeSettings(app, settings);
   if (props.nag ?? true) {
     // cdk-nag 3 runs as CDK policy-validation plugins (not Aspects) and fails synth on findings.
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   }
-  return { app, data, api, limits, identity, observability, monitoring };
+  return { app, settings, data, api, limits, identity, observability, monitoring };
+}
+
+/** Every function gets the runtime variables the settings imply (log level, flags, JWT, hosts). */
+function applyRuntimeSettings(app: App, settings: GantrySettings): void {
+  const env = runtimeEnvironment(settings);
+  for (const c of app.node.findAll()) {
+    if (c instanceof LambdaFunction) for (const [k, v] of Object.entries(env)) c.addEnvironment(k, v);
+  }
+  if (!settings.mailFrom) {
+    // Shown by synth and deploy: without a sender, invites and alerts cannot be mailed.
+    for (const stack of app.node.children) {
+      if (stack instanceof IdentityStack) {
+        Annotations.of(stack).addWarningV2('gantry:mailFrom', 'No gantry:mailFrom: invites, key notices and usage alerts cannot be e-mailed (set a verified SES sender).');
+      }
+    }
+  }
 }

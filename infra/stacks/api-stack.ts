@@ -18,6 +18,7 @@ import { DOCS_ASSET_DIR, DOCS_ASSETS } from '../../layers/core/src/openapi/route
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
+import { DEFAULT_MEMORY_MB, type FunctionName } from '../settings.ts';
 import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, grantItemAccess, grantObjectAccess } from './data-stack.ts';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
@@ -59,12 +60,17 @@ export interface ApiStackProps extends StackProps {
   readonly throttlingRateLimit?: number;
   /** Burst bucket size for the whole stage. */
   readonly throttlingBurstLimit?: number;
+  /** Memory (MB) by function (`gateway`, `admin`); defaults from infra/settings.ts. */
+  readonly memoryMb?: Partial<Record<FunctionName, number>>;
+  /** Concurrency reserved for (and capping) the gateway function; none by default. */
+  readonly gatewayReservedConcurrency?: number;
 }
 
 interface FunctionSpec {
   readonly entry: string;
   readonly service: string;
   readonly memorySize: number;
+  readonly reservedConcurrentExecutions?: number | undefined;
   readonly timeout: Duration;
   readonly table: ITable;
   readonly blobs: IBucket;
@@ -85,7 +91,8 @@ export class ApiStack extends Stack {
     this.gateway = this.nodeFunction('Gateway', {
       entry: GATEWAY_ENTRY,
       service: 'gantry-gateway',
-      memorySize: 1024,
+      memorySize: props.memoryMb?.gateway ?? DEFAULT_MEMORY_MB.gateway,
+      reservedConcurrentExecutions: props.gatewayReservedConcurrency,
       // Matches the streamed integration: a long completion may run for the full 15 minutes.
       timeout: Duration.minutes(15),
       table: props.table,
@@ -97,7 +104,7 @@ export class ApiStack extends Stack {
       service: 'gantry-admin',
       // The API reference page's script and styles (GET /v1/docs).
       assets: Object.fromEntries(Object.keys(DOCS_ASSETS).map((f) => [`node_modules/swagger-ui-dist/${f}`, `${DOCS_ASSET_DIR}/${f}`])),
-      memorySize: 512,
+      memorySize: props.memoryMb?.admin ?? DEFAULT_MEMORY_MB.admin,
       timeout: Duration.seconds(30),
       table: props.table,
       blobs: props.blobs,
@@ -177,6 +184,7 @@ export class ApiStack extends Stack {
       runtime: Runtime.NODEJS_24_X,
       architecture: Architecture.ARM_64,
       memorySize: spec.memorySize,
+      ...(spec.reservedConcurrentExecutions ? { reservedConcurrentExecutions: spec.reservedConcurrentExecutions } : {}),
       timeout: spec.timeout,
       role,
       logGroup,

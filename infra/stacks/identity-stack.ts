@@ -12,6 +12,8 @@ import { Schedule, ScheduleExpression } from 'aws-cdk-lib/aws-scheduler';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-scheduler-targets';
 import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
 import type { Construct } from 'constructs';
+import { Bootstrap } from '../constructs/bootstrap.ts';
+import { DEFAULT_MEMORY_MB, type FunctionName } from '../settings.ts';
 import { WorkerFunction } from '../constructs/worker-function.ts';
 import { STAGE_NAME, type ApiStack } from './api-stack.ts';
 import { grantItemAccess } from './data-stack.ts';
@@ -27,6 +29,10 @@ export interface IdentityStackProps extends StackProps {
   readonly api: ApiStack;
   /** The verified SES sender (context `gantry:mailFrom`); without it nothing is mailed. */
   readonly mailFrom?: string;
+  /** Memory (MB) by function (`key-lifecycle`, `bootstrap`); defaults from infra/settings.ts. */
+  readonly memoryMb?: Partial<Record<FunctionName, number>>;
+  /** The base of invite links; the API's own URL when absent. */
+  readonly publicUrl?: string;
 }
 
 /** Lets a function send from the verified sender (the address or its domain identity). */
@@ -49,6 +55,8 @@ export class IdentityStack extends Stack {
   readonly lifecycleWorker: LambdaFunction;
   readonly lifecycleDeadLetters: Queue;
   readonly lifecycleSchedule: Schedule;
+  /** The first deployment's organisation and owner key (kept in a secret). */
+  readonly bootstrap: Bootstrap;
 
   constructor(scope: Construct, id: string, props: IdentityStackProps) {
     super(scope, id, props);
@@ -67,7 +75,7 @@ export class IdentityStack extends Stack {
       entry: KEY_LIFECYCLE_ENTRY,
       service: 'gantry-key-lifecycle',
       timeout: Duration.minutes(5),
-      memorySize: 256,
+      memorySize: props.memoryMb?.['key-lifecycle'] ?? DEFAULT_MEMORY_MB['key-lifecycle'],
       environment: { TABLE_NAME: props.table.tableName },
     });
     this.lifecycleWorker = worker.fn;
@@ -97,8 +105,11 @@ export class IdentityStack extends Stack {
       reason: 'Failed asynchronous invocations go to the on-failure destination (the lifecycle dead-letter queue), which supersedes a function DLQ.',
     });
 
+    this.bootstrap = new Bootstrap(this, 'Bootstrap', { table: props.table, memorySize: props.memoryMb?.bootstrap ?? DEFAULT_MEMORY_MB.bootstrap });
+
     // Invite links point at the API's own URL (the stage is not in the path the function sees).
-    props.api.admin.addEnvironment('GW_PUBLIC_URL', `https://${props.api.api.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${STAGE_NAME}`);
+    const apiUrl = `https://${props.api.api.restApiId}.execute-api.${Aws.REGION}.${Aws.URL_SUFFIX}/${STAGE_NAME}`;
+    props.api.admin.addEnvironment('GW_PUBLIC_URL', props.publicUrl ?? apiUrl);
     if (props.mailFrom) grantSendMail(props.api.admin, props.mailFrom);
   }
 }

@@ -16,6 +16,7 @@ import type { Construct } from 'constructs';
 import { ALERTS_QUEUE } from '../../layers/core/src/policy/limits/alerts.ts';
 import { queueUrlVariable } from '../../layers/core/src/ports/queue-factory.ts';
 import { WorkerFunction } from '../constructs/worker-function.ts';
+import { DEFAULT_MEMORY_MB, type FunctionName } from '../settings.ts';
 import { grantItemAccess } from './data-stack.ts';
 
 export const ALERTS_WORKER_ENTRY = 'lambdas/workers/limits-alerts/handler.ts';
@@ -30,6 +31,8 @@ export interface LimitsStackProps extends StackProps {
   readonly table: ITable;
   /** The verified SES sender of alert e-mails (context `gantry:mailFrom`); without it nothing is mailed. */
   readonly mailFrom?: string;
+  /** Memory (MB) by function (`limits-alerts`, `usage-reset`); defaults from infra/settings.ts. */
+  readonly memoryMb?: Partial<Record<FunctionName, number>>;
 }
 
 export class LimitsStack extends Stack {
@@ -50,7 +53,7 @@ export class LimitsStack extends Stack {
       entry: ALERTS_WORKER_ENTRY,
       service: 'gantry-limits-alerts',
       timeout: Duration.seconds(60),
-      memorySize: 256,
+      memorySize: props.memoryMb?.['limits-alerts'] ?? DEFAULT_MEMORY_MB['limits-alerts'],
       environment: { TABLE_NAME: props.table.tableName, ...(props.mailFrom ? { MAIL_FROM: props.mailFrom } : {}) },
     });
     this.alertsWorker = alertsWorker.fn;
@@ -95,7 +98,7 @@ export class LimitsStack extends Stack {
       entry: USAGE_RESET_ENTRY,
       service: 'gantry-usage-reset',
       timeout: Duration.minutes(2),
-      memorySize: 256,
+      memorySize: props.memoryMb?.['usage-reset'] ?? DEFAULT_MEMORY_MB['usage-reset'],
       environment: { TABLE_NAME: props.table.tableName },
     });
     this.resetWorker = resetWorker.fn;

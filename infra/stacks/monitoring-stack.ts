@@ -41,19 +41,29 @@ export interface AlarmThresholds {
   p99LatencyMs: number;
   /** Age (s) of the oldest unprocessed log event. */
   ingestLagSeconds: number;
+  /** API Gateway 5XX answers per five minutes (twice in a row) before the alarm fires. */
+  apiServerErrors: number;
 }
 
-export const DEFAULT_THRESHOLDS: AlarmThresholds = { errorRatePercent: 5, p99LatencyMs: 60_000, ingestLagSeconds: 300 };
+export const DEFAULT_THRESHOLDS: AlarmThresholds = { errorRatePercent: 5, p99LatencyMs: 60_000, ingestLagSeconds: 300, apiServerErrors: 5 };
+
+interface AlarmWhen {
+  comparison: ComparisonOperator;
+  missing: TreatMissingData;
+}
 
 export interface WatchedQueue {
   readonly name: string;
-  readonly queue: IQueue;
+  /** Absent for a dead-letter queue of a schedule or an asynchronous invocation (no source queue). */
+  readonly queue?: IQueue;
   readonly deadLetters: IQueue;
 }
 
 export interface WatchedFunction {
   readonly name: string;
   readonly fn: IFunction;
+  /** A scheduled function: no invocation for three of its periods means its schedule is broken. */
+  readonly scheduledEvery?: Duration;
 }
 
 export interface MonitoringStackProps extends StackProps {
@@ -65,6 +75,8 @@ export interface MonitoringStackProps extends StackProps {
   readonly functions?: readonly WatchedFunction[];
   readonly alarmEmail?: string;
   readonly thresholds?: Partial<AlarmThresholds>;
+  /** The dashboard's name: the settings' prefix, so two deployments fit one account. */
+  readonly dashboardName?: string;
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
@@ -126,15 +138,16 @@ export class MonitoringStack extends Stack {
       ...(props.queues ?? []),
     ];
 
-    const alarm = (id: string, metric: IMetric, threshold: number, description: string, evaluationPeriods = 1, datapointsToAlarm = evaluationPeriods) => {
+    const alarm = (id: string, metric: IMetric, threshold: number, description: string, evaluationPeriods = 1, datapointsToAlarm = evaluationPeriods, when: Partial<AlarmWhen> = {}) => {
       const a = new Alarm(this, id, {
         alarmDescription: description,
         metric,
         threshold,
         evaluationPeriods,
         datapointsToAlarm,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
+        comparisonOperator: when.comparison ?? ComparisonOperator.GREATER_THAN_THRESHOLD,
+        // No data is normal for error counts (nothing failed); where silence means broken the caller says so.
+        treatMissingData: when.missing ?? TreatMissingData.NOT_BREACHING,
       });
       a.addAlarmAction(action);
       a.addOkAction(action);
@@ -161,6 +174,31 @@ export class MonitoringStack extends Stack {
       period: FIVE_MINUTES,
     });
     alarm('TableThrottles', tableThrottles, 0, 'DynamoDB throttled reads or writes of the Gantry table');
+    // Errors of every function, each on its own so the alarm names the function.
+    for (const f of functions) {
+      alarm(`Errors${pascal(f.name)}`, f.fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 0, `The ${f.name} function failed (errors reported by Lambda)`);
+    }
+    alarm(
+      'ApiServerErrors',
+      props.api.api.metricServerError({ period: FIVE_MINUTES, statistic: 'Sum' }),
+      t.apiServerErrors,
+      `API Gateway answered 5XX more than ${t.apiServerErrors} times in five minutes (integration failures and timeouts included)`,
+      2,
+      2,
+    );
+    // A schedule that stopped firing leaves no data at all: missing data is breaching here.
+    for (const f of functions.filter((x) => x.scheduledEvery)) {
+      const every = f.scheduledEvery!;
+      alarm(
+        `NotRunning${pascal(f.name)}`,
+        f.fn.metricInvocations({ period: Duration.minutes(every.toMinutes() * 3), statistic: 'Sum' }),
+        1,
+        `The ${f.name} function was not invoked for three of its ${every.toMinutes()}-minute periods (its schedule is broken)`,
+        1,
+        1,
+        { comparison: ComparisonOperator.LESS_THAN_THRESHOLD, missing: TreatMissingData.BREACHING },
+      );
+    }
     for (const q of queues) {
       alarm(
         `DeadLetters${pascal(q.name)}`,
@@ -178,11 +216,12 @@ export class MonitoringStack extends Stack {
       5,
     );
 
-    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: 'Gantry', defaultInterval: Duration.hours(3) });
+    this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName ?? 'Gantry', defaultInterval: Duration.hours(3) });
     const graph = (title: string, left: IMetric[], right: IMetric[] = [], width = 8) => new GraphWidget({ title, left, right, width, height: 6 });
     const byClass = (name: string, statistic: string) => ['2xx', '4xx', '5xx'].map((c) => gw(name, statistic, { statusClass: c }, c));
     const perFunction = (title: string, metric: (f: IFunction) => IMetric) => graph(title, functions.map((f) => metric(f.fn)));
     const api = props.api.api;
+    const sources = queues.flatMap((q) => (q.queue ? [{ name: q.name, queue: q.queue }] : []));
 
     this.dashboard.addWidgets(new TextWidget({ markdown: '# Gantry gateway\nEMF metrics of the gateway function (namespace `Gantry`).', width: 24, height: 1 }));
     this.dashboard.addWidgets(
@@ -218,8 +257,8 @@ export class MonitoringStack extends Stack {
       graph('DynamoDB throttle events', [tableThrottles]),
     );
     this.dashboard.addWidgets(
-      graph('SQS messages waiting', queues.map((q) => q.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: q.name }))),
-      graph('SQS age of oldest message (s)', queues.map((q) => q.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), label: q.name }))),
+      graph('SQS messages waiting', sources.map((q) => q.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: q.name }))),
+      graph('SQS age of oldest message (s)', sources.map((q) => q.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), label: q.name }))),
       graph('Dead-letter queues', queues.map((q) => q.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: q.name }))),
     );
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }));

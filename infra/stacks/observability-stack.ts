@@ -15,6 +15,7 @@ import type { Construct } from 'constructs';
 import { EXPORTS_QUEUE, LOGS_QUEUE } from '../../layers/core/src/observability/messages.ts';
 import { queueUrlVariable } from '../../layers/core/src/ports/queue-factory.ts';
 import { WorkerFunction } from '../constructs/worker-function.ts';
+import { DEFAULT_MEMORY_MB, type FunctionName } from '../settings.ts';
 import { grantItemAccess, grantObjectAccess } from './data-stack.ts';
 
 export const LOG_INGEST_ENTRY = 'lambdas/workers/log-ingest/handler.ts';
@@ -33,6 +34,8 @@ export const LOG_OBJECT_DAYS = 91;
 export interface ObservabilityStackProps extends StackProps {
   readonly table: ITable;
   readonly blobs: Bucket;
+  /** Memory (MB) by function (`log-ingest`, `log-export`); defaults from infra/settings.ts. */
+  readonly memoryMb?: Partial<Record<FunctionName, number>>;
 }
 
 export class ObservabilityStack extends Stack {
@@ -67,7 +70,7 @@ export class ObservabilityStack extends Stack {
       entry: LOG_INGEST_ENTRY,
       service: 'gantry-log-ingest',
       timeout: Duration.seconds(60),
-      memorySize: 1024,
+      memorySize: props.memoryMb?.['log-ingest'] ?? DEFAULT_MEMORY_MB['log-ingest'],
       environment: { TABLE_NAME: props.table.tableName },
     });
     this.ingestWorker = ingest.fn;
@@ -97,7 +100,7 @@ export class ObservabilityStack extends Stack {
       entry: LOG_EXPORT_ENTRY,
       service: 'gantry-log-export',
       timeout: Duration.minutes(15),
-      memorySize: 1024,
+      memorySize: props.memoryMb?.['log-export'] ?? DEFAULT_MEMORY_MB['log-export'],
       environment: { TABLE_NAME: props.table.tableName, BLOB_BUCKET: props.blobs.bucketName },
     });
     this.exportWorker = exporter.fn;

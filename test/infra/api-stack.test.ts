@@ -73,7 +73,7 @@ describe('ApiStack', () => {
     expect(functions[gatewayId]?.Properties).toMatchObject({
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
-      MemorySize: 1024,
+      MemorySize: 256, // issue 14: the gateway's memory defaults to what it needs (settings.ts)
       Timeout: 900,
       Handler: 'index.handler',
       TracingConfig: { Mode: 'Active' },

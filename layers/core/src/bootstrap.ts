@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from './deps.ts';
 import { newKeyRecord } from './admin/api-keys/service.ts';
-import { hashApiKey } from './policy/api-key-secret.ts';
+import { generateApiKey, hashApiKey } from './policy/api-key-secret.ts';
 import { SCOPES } from './policy/scopes.ts';
 
 export interface BootstrapResult {
@@ -50,6 +50,28 @@ export async function ensureBootstrap(deps: CoreDeps, adminKey?: string, retried
     return ensureBootstrap(deps, adminKey, true);
   }
   return { organisationId: orgId, workspaceId: wsId, ...(adminKey ? {} : { createdAdminKey: owner.key }) };
+}
+
+export interface DeploymentBootstrap {
+  organisationId: string;
+  workspaceId: string;
+  /** False when the organisation already existed: nothing was created and no key was changed. */
+  created: boolean;
+}
+
+/**
+ * A deployment's first run (the CloudFormation bootstrap resource): creates the organisation, the
+ * `default` workspace and the owner key, whose value goes to `keepKey` (a secret) before the
+ * organisation exists, so the key cannot be lost between the two. Once the organisation exists it
+ * does nothing: a stack update never adds a key back after the owner rotated or deleted it.
+ */
+export async function bootstrapDeployment(deps: CoreDeps, keepKey: (adminKey: string) => Promise<void>): Promise<DeploymentBootstrap> {
+  const existing = await deps.repos.bootstrap.get();
+  if (existing) return { organisationId: existing.organisation_id, workspaceId: existing.workspace_id, created: false };
+  const adminKey = generateApiKey();
+  await keepKey(adminKey);
+  const { organisationId, workspaceId } = await ensureBootstrap(deps, adminKey);
+  return { organisationId, workspaceId, created: true };
 }
 
 function ownerKey(deps: CoreDeps, orgId: string, rawKey?: string) {
