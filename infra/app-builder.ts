@@ -1,4 +1,4 @@
-import { Annotations, App, Validations, type AppProps } from 'aws-cdk-lib';
+import { Annotations, App, CfnResource, ReferenceStrength, Stack, Validations, type AppProps } from 'aws-cdk-lib';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { ApiStack } from './stacks/api-stack.ts';
@@ -97,11 +97,25 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
   });
   applyRuntimeSettings(app, settings);
+  weakenReplaceableReferences(app, data);
   if (props.nag ?? true) {
     // cdk-nag 3 runs as CDK policy-validation plugins (not Aspects) and fails synth on findings.
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   }
   return { app, settings, data, api, limits, identity, observability, monitoring };
+}
+
+/**
+ * Queues, functions and the API may be replaced by an update (a renamed or re-created resource):
+ * a CloudFormation export of theirs would block that while another stack imports it, so other
+ * stacks read them as outputs (`Fn::GetStackOutput`) instead. The table, bucket and keys of the
+ * data stack are retained and never replaced: their exports stay, so the data stack cannot be
+ * deleted while a stack still uses them.
+ */
+function weakenReplaceableReferences(app: App, data: DataStack): void {
+  for (const c of app.node.findAll()) {
+    if (c instanceof CfnResource && Stack.of(c) !== data) c.applyCrossStackReferenceStrength(ReferenceStrength.WEAK);
+  }
 }
 
 /** Every function gets the runtime variables the settings imply (log level, flags, JWT, hosts). */

@@ -1,12 +1,12 @@
 /**
- * Builds a Lambda function's code with esbuild: ESM, minified, Node 24, the AWS SDK left to the
- * runtime, and code splitting, so that what a request rarely needs (native providers, JWT
+ * Builds a Lambda function's code with esbuild: ESM, minified, Node 24, the AWS SDK bundled, and
+ * code splitting, so that what a request rarely needs (native providers, JWT
  * verification ...) sits in chunks imported on first use instead of in the cold-start code.
  * CDK's NodejsFunction cannot split, so functions use this through `Code.fromAsset` with local
  * bundling; the bench builds the same way to measure the gateway bundle.
  */
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
-import { copyFileSync, existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage } from 'aws-cdk-lib';
@@ -20,20 +20,6 @@ export const REQUIRE_SHIM = "import { createRequire } from 'module'; const requi
 /** The handler a function built by `lambdaCode` exports: `index.mjs`, export `handler`. */
 export const LAMBDA_HANDLER = 'index.handler';
 
-/** SDK packages bundled although they are `@aws-sdk/*`: the runtime is not promised to carry them. */
-const BUNDLED_SDK_PACKAGES = new Set(['@aws-sdk/s3-request-presigner']);
-
-/**
- * The Node.js runtime ships the AWS SDK v3 (clients, the document client and their internals);
- * bundling those would only add size and cold start. Every installed `@aws-sdk/*` package is
- * external but the few in BUNDLED_SDK_PACKAGES.
- */
-function runtimeSdkPackages(): string[] {
-  const dir = path.join(ROOT, 'node_modules', '@aws-sdk');
-  const names = existsSync(dir) ? readdirSync(dir).map((n) => `@aws-sdk/${n}`) : [];
-  return names.filter((n) => !BUNDLED_SDK_PACKAGES.has(n));
-}
-
 export const LAMBDA_BUILD_OPTIONS: BuildOptions = {
   bundle: true,
   platform: 'node',
@@ -42,7 +28,11 @@ export const LAMBDA_BUILD_OPTIONS: BuildOptions = {
   minify: true,
   splitting: true,
   mainFields: ['module', 'main'],
-  external: runtimeSdkPackages(),
+  // Nothing is left to the runtime: the AWS SDK the nodejs24.x runtime ships changes version
+  // under a deployed function, and a bundle built against a newer one can fail to import
+  // (`@aws-sdk/core/util` is missing below 3.974.9). Bundled, each function carries the exact
+  // versions it was tested with; rarely used clients sit in lazily imported chunks.
+  external: [],
   banner: { js: REQUIRE_SHIM },
   entryNames: 'index',
   chunkNames: 'chunks/[name]-[hash]',

@@ -204,8 +204,8 @@ export class ApiStack extends Stack {
         reason: 'X-Ray PutTraceSegments and PutTelemetryRecords do not support resource-level permissions.',
       },
       {
-        // cdk-nag names the resource by the cross-stack export of the bucket ARN (stable for Gantry-Data/Blobs).
-        id: 'AwsSolutions-IAM5[Resource::Gantry-Data:ExportsOutputFnGetAttBlobsF0F01DC6Arn220BCD82/*]',
+        // cdk-nag names the resource by the cross-stack export of the bucket ARN (stable for <prefix>-Data/Blobs).
+        id: `AwsSolutions-IAM5[Resource::${Stack.of(spec.blobs).stackName}:ExportsOutputFnGetAttBlobsF0F01DC6Arn220BCD82/*]`,
         reason: 'Object keys are generated at run time (cache/<hash>, files/<id>); access is limited to get, put and delete of objects in the one bucket.',
       },
     );

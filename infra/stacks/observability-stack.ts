@@ -120,11 +120,11 @@ export class ObservabilityStack extends Stack {
     workerAcks(this.exportWorker, 'log exports');
     Validations.of(this.exportWorker.role!).acknowledge(
       {
-        id: 'AwsSolutions-IAM5[Resource::Gantry-Data:ExportsOutputFnGetAttBlobsF0F01DC6Arn220BCD82/exports/*]',
+        id: `AwsSolutions-IAM5[Resource::${Stack.of(props.blobs).stackName}:ExportsOutputFnGetAttBlobsF0F01DC6Arn220BCD82/exports/*]`,
         reason: 'Export files are named by export id at run time; only multipart aborts, only under exports/.',
       },
       {
-        id: 'AwsSolutions-IAM5[Resource::Gantry-Data:ExportsOutputFnGetAttBlobsF0F01DC6Arn220BCD82/*]',
+        id: `AwsSolutions-IAM5[Resource::${Stack.of(props.blobs).stackName}:ExportsOutputFnGetAttBlobsF0F01DC6Arn220BCD82/*]`,
         reason: 'Export files and log bodies are named by id at run time; access is get, put and delete of objects in the one bucket.',
       },
     );
