@@ -117,13 +117,16 @@ export function mergeInto(a: Aggregate, b: Aggregate): void {
 /** How precisely a rollup item remembers when it saw requests: seconds, minutes, hours. */
 export const SEEN_RESOLUTION_MS: Readonly<Record<Granularity, number>> = { m: 1_000, h: 60_000, d: 3_600_000 };
 
-/** Where one rollup lives: workspace, granularity, dimension and its value, bucket start. */
+/** The dimensions a rollup item is keyed by (`all` is their sum). */
+export type GroupDimension = Exclude<Dimension, 'all'>;
+export const GROUP_DIMENSIONS = DIMENSIONS.filter((d): d is GroupDimension => d !== 'all');
+
+/** Where one rollup lives: workspace, granularity, bucket start and the value of every dimension. */
 export interface RollupKey {
   ws: string;
   gran: Granularity;
-  dim: Dimension;
-  value: string;
   bucket: number;
+  values: Record<GroupDimension, string>;
 }
 
 /** An aggregate as JSON (maps and sets as arrays), for the queue. */

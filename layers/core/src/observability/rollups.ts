@@ -1,22 +1,26 @@
 /**
- * Rollup items: one per workspace, granularity (minute, hour, day), dimension, dimension value and
- * time bucket, holding an Aggregate. Keys: pk `RU#<ws>#<gran>#<dim>`, sk `<bucket>#<value>` (bucket
- * as `2026-01-01T10:05`), so a time range of one dimension is one Query. The ingest worker adds to
- * them with single UpdateItem calls (ADD is atomic), one per distinct item of a batch.
+ * Rollup items: one per workspace, granularity (minute, hour, day), time bucket and combination of
+ * dimension values (model, provider, status code, API key ...). Keys: pk `RC#<ws>#<gran>`, sk
+ * `<bucket>#<combination hash>` (bucket as `2026-01-01T10:05`), so a time range is one Query and
+ * any dimension is grouped from the same rows. A request processed alone costs three UpdateItem
+ * calls (one per granularity) instead of one per dimension and granularity; a batch one per
+ * distinct item. The ingest worker adds to them with ADD, which is atomic.
  */
+import { createHash } from 'node:crypto';
 import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import {
   addEvent,
   COUNTERS,
-  DIMENSIONS,
   dimensionValue,
   emptyAggregate,
   fromItem,
+  GROUP_DIMENSIONS,
   mergeInto,
   SUMS,
   type Aggregate,
   type CounterName,
   type Dimension,
+  type GroupDimension,
   type RollupKey,
 } from './aggregate.ts';
 import type { LogEvent } from './log-event.ts';
@@ -24,10 +28,16 @@ import { bucketKey, DAY_MS, floorTo, GRANULARITY_MS, MINUTE_ROLLUP_DAYS, type Gr
 
 export const ROLLUP_TYPE = 'Rollup';
 const GRANULARITIES: readonly Granularity[] = ['m', 'h', 'd'];
+/** Item attributes holding the dimension values (`d_model` ...): beside, never among, the figures. */
+const VALUE_PREFIX = 'd_';
 
-export const rollupPk = (ws: string, gran: Granularity, dim: Dimension): string => `RU#${ws}#${gran}#${dim}`;
-export const rollupSk = (bucket: number, value: string): string => `${bucketKey(bucket)}#${value}`;
-export const keyString = (k: RollupKey): string => `${rollupPk(k.ws, k.gran, k.dim)}|${rollupSk(k.bucket, k.value)}`;
+/** Short and fixed-length whatever the values (model names and slugs come from callers). */
+const combinationId = (values: Record<GroupDimension, string>): string =>
+  createHash('sha256').update(JSON.stringify(GROUP_DIMENSIONS.map((d) => values[d]))).digest('base64url').slice(0, 22);
+
+export const rollupPk = (ws: string, gran: Granularity): string => `RC#${ws}#${gran}`;
+export const rollupSk = (bucket: number, values: Record<GroupDimension, string>): string => `${bucketKey(bucket)}#${combinationId(values)}`;
+export const keyString = (k: RollupKey): string => `${rollupPk(k.ws, k.gran)}|${rollupSk(k.bucket, k.values)}`;
 
 /** Workspace of an event's rollups and logs; `-` for requests refused before the key was known. */
 export const scopeOf = (e: Pick<LogEvent, 'workspace_id'>): string => e.workspace_id ?? '-';
@@ -43,19 +53,18 @@ export interface PendingRollup {
 export function rollupsOf(events: readonly { messageId: string; event: LogEvent }[]): Map<string, PendingRollup> {
   const out = new Map<string, PendingRollup>();
   for (const { messageId, event } of events) {
+    const values = Object.fromEntries(GROUP_DIMENSIONS.map((d) => [d, dimensionValue(event, d)])) as Record<GroupDimension, string>;
     for (const gran of GRANULARITIES) {
       const bucket = floorTo(event.started_ms, GRANULARITY_MS[gran]);
-      for (const dim of DIMENSIONS) {
-        const key: RollupKey = { ws: scopeOf(event), gran, dim, value: dimensionValue(event, dim), bucket };
-        const id = keyString(key);
-        let p = out.get(id);
-        if (!p) {
-          p = { key, agg: emptyAggregate(), messageIds: new Set() };
-          out.set(id, p);
-        }
-        addEvent(p.agg, event, { start: bucket, gran });
-        p.messageIds.add(messageId);
+      const key: RollupKey = { ws: scopeOf(event), gran, bucket, values };
+      const id = keyString(key);
+      let p = out.get(id);
+      if (!p) {
+        p = { key, agg: emptyAggregate(), messageIds: new Set() };
+        out.set(id, p);
       }
+      addEvent(p.agg, event, { start: bucket, gran });
+      p.messageIds.add(messageId);
     }
   }
   return out;
@@ -88,16 +97,14 @@ export class RollupStore {
 
   /** Adds an aggregate to its item in one atomic UpdateItem (creating it on the first add). */
   async add(key: RollupKey, agg: Aggregate): Promise<void> {
-    const names: Record<string, string> = { '#ty': '_type', '#ttl': 'ttl', '#b': 'b', '#g': 'g', '#dm': 'dm', '#v': 'v', '#ws': 'ws' };
-    const values: Record<string, unknown> = {
-      ':ty': ROLLUP_TYPE,
-      ':ttl': this.ttlOf(key),
-      ':b': key.bucket,
-      ':g': key.gran,
-      ':dm': key.dim,
-      ':v': key.value,
-      ':ws': key.ws,
-    };
+    const names: Record<string, string> = { '#ty': '_type', '#ttl': 'ttl', '#b': 'b', '#g': 'g', '#ws': 'ws' };
+    const values: Record<string, unknown> = { ':ty': ROLLUP_TYPE, ':ttl': this.ttlOf(key), ':b': key.bucket, ':g': key.gran, ':ws': key.ws };
+    const sets = ['#ty = :ty', '#b = :b', '#g = :g', '#ws = :ws', '#ttl = if_not_exists(#ttl, :ttl)'];
+    GROUP_DIMENSIONS.forEach((d, j) => {
+      names[`#d${j}`] = VALUE_PREFIX + d;
+      values[`:d${j}`] = key.values[d];
+      sets.push(`#d${j} = :d${j}`);
+    });
     const adds: string[] = [];
     let i = 0;
     const add = (attr: string, value: unknown) => {
@@ -115,18 +122,35 @@ export class RollupStore {
     await this.#doc.send(
       new UpdateCommand({
         TableName: this.#table,
-        Key: { pk: rollupPk(key.ws, key.gran, key.dim), sk: rollupSk(key.bucket, key.value) },
-        UpdateExpression: `SET #ty = :ty, #b = :b, #g = :g, #dm = :dm, #v = :v, #ws = :ws, #ttl = if_not_exists(#ttl, :ttl)${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
+        Key: { pk: rollupPk(key.ws, key.gran), sk: rollupSk(key.bucket, key.values) },
+        UpdateExpression: `SET ${sets.join(', ')}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
         ExpressionAttributeNames: names,
         ExpressionAttributeValues: values,
       }),
     );
   }
 
-  /** Every item of one workspace, dimension and segment (all values), following pagination. */
+  /**
+   * One row per bucket and value of `dim` in one workspace and segment: the items of every
+   * combination, grouped by that dimension's value (`all`: one row per bucket).
+   */
   async query(ws: string, dim: Dimension, segment: Segment): Promise<RollupRow[]> {
+    const rows = new Map<string, RollupRow>();
+    for (const item of await this.#items(ws, segment)) {
+      const value = dim === 'all' ? '*' : String(item[VALUE_PREFIX + dim]);
+      const bucket = Number(item.b);
+      const id = `${bucket}#${value}`;
+      const row = rows.get(id);
+      if (row) mergeInto(row.agg, fromItem(item));
+      else rows.set(id, { ws, gran: segment.gran, value, bucket, agg: fromItem(item) });
+    }
+    return [...rows.values()];
+  }
+
+  /** Every item of one workspace and segment, following pagination. */
+  async #items(ws: string, segment: Segment): Promise<Record<string, unknown>[]> {
     const unit = GRANULARITY_MS[segment.gran];
-    const rows: RollupRow[] = [];
+    const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
     do {
       const page = await this.#doc.send(
@@ -134,7 +158,7 @@ export class RollupStore {
           TableName: this.#table,
           KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
           ExpressionAttributeValues: {
-            ':pk': rollupPk(ws, segment.gran, dim),
+            ':pk': rollupPk(ws, segment.gran),
             ':lo': `${bucketKey(segment.start)}#`,
             // `$` sorts right after `#`, so every value of the last bucket is in.
             ':hi': `${bucketKey(segment.end - unit)}$`,
@@ -142,12 +166,10 @@ export class RollupStore {
           ExclusiveStartKey: start,
         }),
       );
-      for (const item of page.Items ?? []) {
-        rows.push({ ws, gran: segment.gran, value: String(item.v), bucket: Number(item.b), agg: fromItem(item) });
-      }
+      items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
     } while (start);
-    return rows;
+    return items;
   }
 
   /** Days (UTC, `YYYY-MM-DD`) in [from, to] on which the workspace has requests, newest first. */

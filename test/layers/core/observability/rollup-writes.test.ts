@@ -1,0 +1,61 @@
+/**
+ * What a logged request costs the table when the ingest worker gets it alone (a quiet deployment:
+ * every SQS batch holds one event): the log item, its pointer and the rollup updates, counted on
+ * DynamoDB Local. Issue 14: 24 rollup updates (8 dimensions x 3 granularities) became 3, and every
+ * dimension still answers from them.
+ */
+import { Logger } from '@aws-lambda-powertools/logger';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
+import { DIMENSIONS, dimensionValue } from '../../../../layers/core/src/observability/aggregate.ts';
+import { createIngestConsumer } from '../../../../layers/core/src/observability/ingest.ts';
+import { LogStore } from '../../../../layers/core/src/observability/log-store.ts';
+import type { LogQueueMessage } from '../../../../layers/core/src/observability/messages.ts';
+import { RollupStore } from '../../../../layers/core/src/observability/rollups.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../../../layers/core/src/observability/time.ts';
+import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
+import { InProcessQueue } from '../../../../layers/core/src/ports/local/in-process-queue.ts';
+import { createTestDeps } from '../../../support/deps.ts';
+import { syntheticEvents } from '../../../support/observability.ts';
+
+const NOW = Date.UTC(2026, 2, 10, 12, 0, 0);
+const WRITES = new Set(['PutCommand', 'UpdateCommand', 'DeleteCommand', 'BatchWriteCommand', 'TransactWriteCommand']);
+
+describe('writes per logged request', () => {
+  let deps: CoreDeps;
+  const clock = new ManualClock(NOW);
+
+  beforeAll(async () => {
+    deps = await createTestDeps({}, { clock });
+  });
+  afterAll(() => deps.upstream.close());
+
+  it('an event processed alone costs three rollup updates and every dimension answers from them', async () => {
+    const { doc, tableName } = deps.repos.table;
+    const calls: string[] = [];
+    const counting = new Proxy(doc, {
+      get: (target, prop) => (prop === 'send' ? (c: { constructor: { name: string } }) => (calls.push(c.constructor.name), target.send(c as never)) : Reflect.get(target, prop)),
+    }) as DynamoDBDocumentClient;
+    const rollups = new RollupStore(counting, tableName, 365);
+    const logs = new LogStore({ doc: counting, tableName, clock, logRetentionDays: 90, rollups });
+    const queue = new InProcessQueue<LogQueueMessage>({ name: 'logs-alone', clock, batchSize: 1, maxAttempts: 3, backoffMs: 10 });
+    const consumer = createIngestConsumer({ doc: counting, tableName, logs, rollups, queue, clock, logger: new Logger({ logLevel: 'SILENT' }), retry: { attempts: 2, baseMs: 1 } });
+
+    const [event] = syntheticEvents(1, { start: NOW - 10 * MINUTE_MS, spanMs: MINUTE_MS, workspaceId: 'ws-alone', seed: 5 });
+    expect(await consumer([{ id: 'm1', body: { kind: 'log', event: event! }, attempts: 0 }])).toEqual([]);
+    const writes = calls.filter((c) => WRITES.has(c));
+    expect(writes.filter((c) => c === 'UpdateCommand')).toHaveLength(3);
+    // The log item and its pointer, then the rollups: at most about four writes beyond the log itself.
+    expect(writes.length).toBeLessThanOrEqual(5);
+
+    for (const gran of ['m', 'h', 'd'] as const) {
+      const unit = { m: MINUTE_MS, h: HOUR_MS, d: DAY_MS }[gran];
+      const start = Math.floor(event!.started_ms / unit) * unit;
+      for (const dim of DIMENSIONS) {
+        const rows = await new RollupStore(doc, tableName, 365).query('ws-alone', dim, { gran, start, end: start + unit });
+        expect(rows.map((r) => [r.value, r.agg.sums.n]), `${gran} ${dim}`).toEqual([[dimensionValue(event!, dim), 1]]);
+      }
+    }
+  });
+});
