@@ -6,6 +6,8 @@
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { GatewayHook, GatewayRecord } from '../gateway/lifecycle.ts';
+import { findModel } from '../pricing/catalog.ts';
+import { findProvider } from '../providers/registry.ts';
 import { isCacheHit } from './log-event.ts';
 
 export const METRICS_NAMESPACE = 'Gantry';
@@ -26,8 +28,17 @@ export const METRIC = {
 
 const LIMIT_CODES = new Set(['rate_limit_exceeded', 'budget_exhausted', 'usage_limit_exceeded']);
 
-/** Dimension values are bounded: CloudWatch bills every distinct combination as a metric. */
-const dim = (v: string | undefined): string => (v && v.length > 0 ? v.slice(0, 100) : 'none');
+/**
+ * Dimension values are bounded: CloudWatch bills every distinct combination as a metric, and the
+ * caller chooses the model name. A provider Gantry does not know, or a model not in the catalog,
+ * is reported as `other`.
+ */
+export const OTHER = 'other';
+const providerDimension = (provider: string | undefined): string => (!provider ? 'none' : findProvider(provider) ? provider.toLowerCase() : OTHER);
+const modelDimension = (provider: string | undefined, model: string | undefined): string => {
+  if (!model) return 'none';
+  return provider && findModel(provider.toLowerCase(), model) ? model.slice(0, 100) : OTHER;
+};
 
 export const statusClass = (status: number | undefined): string => (status && status >= 100 && status < 600 ? `${Math.floor(status / 100)}xx` : 'unknown');
 
@@ -57,12 +68,13 @@ function addFigures(m: Metrics, r: GatewayRecord, now: number): void {
  * in two dimension sets).
  */
 export function publishMetrics(m: Metrics, r: GatewayRecord, now: number): void {
+  const provider = providerDimension(r.provider);
   m.addDimensions({});
-  m.addDimensions({ provider: dim(r.provider) });
+  m.addDimensions({ provider });
   m.addDimensions({ statusClass: statusClass(r.status) });
   addFigures(m, r, now);
   m.publishStoredMetrics();
-  m.addDimensions({ provider: dim(r.provider), model: dim(r.model) });
+  m.addDimensions({ provider, model: provider === OTHER ? OTHER : modelDimension(r.provider, r.model) });
   addFigures(m, r, now);
   m.publishStoredMetrics();
 }
