@@ -9,8 +9,12 @@ import type { BlobStore } from '../ports/blob.ts';
 import { redact, redactText } from './redact.ts';
 import { dayKey, iso } from './time.ts';
 
-/** Bodies larger than this (JSON bytes) go to blob storage; the event keeps a reference. */
-export const INLINE_BODY_BYTES = 16 * 1024;
+/**
+ * Bodies larger than this (JSON bytes) go to blob storage; the event keeps a reference. Every KB
+ * in the log item costs a DynamoDB write unit and is stored for the retention at ten times S3's
+ * price, so past about 4 KB one S3 PUT is the cheaper home (docs/deploy.md, "Cost").
+ */
+export const INLINE_BODY_BYTES = 4 * 1024;
 /** Metadata beyond this is cut down so that an event always fits a queue message. */
 const MAX_METADATA_BYTES = 16 * 1024;
 
