@@ -52,6 +52,7 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     credentialsKey: data.credentialsKey,
     memoryMb,
     ...(settings.gatewayReservedConcurrency ? { gatewayReservedConcurrency: settings.gatewayReservedConcurrency } : {}),
+    assumableRoleArns: settings.assumableRoleArns,
   });
   const limits = new LimitsStack(app, `${prefix}-Limits`, {
     description: 'Gantry: usage limit alerts (queue, worker) and the usage reset schedule',

@@ -47,6 +47,8 @@ export interface GantrySettings {
   readonly logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   readonly memoryMb: Readonly<Record<FunctionName, number>>;
   readonly gatewayReservedConcurrency: number | undefined;
+  /** IAM roles the gateway may assume for Bedrock integrations that name a role (nothing else). */
+  readonly assumableRoleArns: readonly string[];
 }
 
 /** Context values from the command line are strings; cdk.json may hold numbers, lists or booleans. */
@@ -69,6 +71,7 @@ const SCHEMA = {
   alarmEmail: text.pipe(z.email().optional()),
   logLevel: text.pipe(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional()),
   gatewayReservedConcurrency: int(1, 10_000),
+  assumableRoleArns: list.pipe(z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/*-]+$/, 'must be IAM role ARNs (arn:aws:iam::<account>:role/<name>)')).optional()),
 };
 // Lambda's limits: 128 MB to 10 GB.
 const MEMORY = int(128, 10_240);
@@ -111,6 +114,7 @@ export function readSettings(context: (key: string) => unknown): GantrySettings 
     logLevel: v.logLevel ?? 'WARN',
     memoryMb,
     gatewayReservedConcurrency: v.gatewayReservedConcurrency,
+    assumableRoleArns: v.assumableRoleArns ?? [],
   };
 }
 

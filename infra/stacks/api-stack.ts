@@ -11,7 +11,7 @@ import {
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Function as LambdaFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { lambdaCode, LAMBDA_HANDLER, type LambdaAssets } from '../lambda-code.ts';
 import { DOCS_ASSET_DIR, DOCS_ASSETS } from '../../layers/core/src/openapi/routes.ts';
@@ -64,6 +64,8 @@ export interface ApiStackProps extends StackProps {
   readonly memoryMb?: Partial<Record<FunctionName, number>>;
   /** Concurrency reserved for (and capping) the gateway function; none by default. */
   readonly gatewayReservedConcurrency?: number;
+  /** Roles the gateway may assume (Bedrock integrations naming a role); none by default. */
+  readonly assumableRoleArns?: readonly string[];
 }
 
 interface FunctionSpec {
@@ -119,6 +121,13 @@ export class ApiStack extends Stack {
     // Stored credentials: the gateway decrypts them; the admin function encrypts them too.
     grantCredentialsKey(props.credentialsKey, this.gateway, CREDENTIALS_DECRYPT);
     grantCredentialsKey(props.credentialsKey, this.admin, CREDENTIALS_ENCRYPT_DECRYPT);
+    if (props.assumableRoleArns?.length) {
+      // Only the roles the deployment lists: an integration naming another role is refused by STS.
+      this.gateway.addToRolePolicy(new PolicyStatement({ actions: ['sts:AssumeRole'], resources: [...props.assumableRoleArns] }));
+      for (const arn of props.assumableRoleArns.filter((a) => a.includes('*'))) {
+        Validations.of(this.gateway.role!).acknowledge({ id: `AwsSolutions-IAM5[Resource::${arn}]`, reason: 'A role pattern the deployment listed in gantry:assumableRoleArns.' });
+      }
+    }
 
     const accessLogs = new LogGroup(this, 'AccessLogs', { retention: RetentionDays.ONE_MONTH });
     this.api = new RestApi(this, 'Api', {

@@ -66,6 +66,7 @@ describe('the synthesized app (issue 14)', () => {
           'gantry:jwksUrl': 'https://idp.example.com/.well-known/jwks.json',
           'gantry:jwtIssuer': 'https://idp.example.com/',
           'gantry:jwtAudience': 'gantry',
+          'gantry:assumableRoleArns': 'arn:aws:iam::123456789012:role/bedrock-a,arn:aws:iam::210987654321:role/bedrock-*',
         },
       },
       nag: false,
@@ -82,6 +83,18 @@ describe('the synthesized app (issue 14)', () => {
     }
     const gateway = (Template.fromStack(gantry.api).findResources('AWS::Lambda::Function') as Resources)[logicalId(gantry.api.gateway)];
     expect(gateway?.Properties).toMatchObject({ MemorySize: 384, ReservedConcurrentExecutions: 40 });
+  });
+
+  it('lets the gateway, and no other function, assume the listed Bedrock roles only', () => {
+    const assume = stacks(gantry).flatMap((s) =>
+      Object.values(Template.fromStack(s).findResources('AWS::IAM::Policy') as Resources).flatMap((p) =>
+        (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((x) => [x.Action].flat().includes('sts:AssumeRole')).map((x) => ({ x, roles: p.Properties.Roles })),
+      ),
+    );
+    expect(assume).toHaveLength(1);
+    expect(assume[0]?.x.Resource).toEqual(['arn:aws:iam::123456789012:role/bedrock-a', 'arn:aws:iam::210987654321:role/bedrock-*']);
+    expect(assume[0]?.roles).toEqual([{ Ref: logicalId(gantry.api.gateway.role as never) }]);
+    expect(() => readSettings((k) => (k === 'gantry:assumableRoleArns' ? 'arn:aws:s3:::bucket' : undefined))).toThrow('gantry:assumableRoleArns');
   });
 
   it('bootstraps through a custom resource that writes the owner key to a retained secret; only the name is an output', () => {
