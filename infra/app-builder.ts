@@ -44,8 +44,11 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
   const settings = readSettings((key) => app.node.tryGetContext(key));
   const { prefix, memoryMb, mailFrom } = settings;
   const mail = mailFrom ? { mailFrom } : {};
-  const data = new DataStack(app, `${prefix}-Data`, { description: 'Gantry: the single DynamoDB table' });
-  const api = new ApiStack(app, `${prefix}-Api`, {
+  // Construct ids stay fixed (the app's paths); the prefix goes into the CloudFormation stack names,
+  // so `cdk deploy -c gantry:prefix=Staging` deploys Staging-Data ... beside Gantry-Data ...
+  const data = new DataStack(app, 'Gantry-Data', { stackName: `${prefix}-Data`, description: 'Gantry: the single DynamoDB table' });
+  const api = new ApiStack(app, 'Gantry-Api', {
+    stackName: `${prefix}-Api`,
     description: 'Gantry: REST API, gateway and admin functions',
     table: data.table,
     blobs: data.blobs,
@@ -54,14 +57,16 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     ...(settings.gatewayReservedConcurrency ? { gatewayReservedConcurrency: settings.gatewayReservedConcurrency } : {}),
     assumableRoleArns: settings.assumableRoleArns,
   });
-  const limits = new LimitsStack(app, `${prefix}-Limits`, {
+  const limits = new LimitsStack(app, 'Gantry-Limits', {
+    stackName: `${prefix}-Limits`,
     description: 'Gantry: usage limit alerts (queue, worker) and the usage reset schedule',
     table: data.table,
     memoryMb,
     ...mail,
   });
   limits.allowAlertsFrom(api.gateway);
-  const identity = new IdentityStack(app, `${prefix}-Identity`, {
+  const identity = new IdentityStack(app, 'Gantry-Identity', {
+    stackName: `${prefix}-Identity`,
     description: 'Gantry: the first organisation and owner key, the API key lifecycle worker and its schedule',
     table: data.table,
     api,
@@ -69,7 +74,8 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     ...mail,
     ...(settings.publicUrl ? { publicUrl: settings.publicUrl } : {}),
   });
-  const observability = new ObservabilityStack(app, `${prefix}-Observability`, {
+  const observability = new ObservabilityStack(app, 'Gantry-Observability', {
+    stackName: `${prefix}-Observability`,
     description: 'Gantry: request logs (queue, ingest worker) and log exports (queue, export worker)',
     table: data.table,
     blobs: data.blobs,
@@ -78,7 +84,8 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
   observability.allowLogsFrom(api.gateway);
   observability.allowLogsFrom(api.admin);
   observability.allowExportsFrom(api.admin);
-  const monitoring = new MonitoringStack(app, `${prefix}-Monitoring`, {
+  const monitoring = new MonitoringStack(app, 'Gantry-Monitoring', {
+    stackName: `${prefix}-Monitoring`,
     description: 'Gantry: CloudWatch dashboard, alarms and the alarm topic',
     dashboardName: prefix,
     api,
