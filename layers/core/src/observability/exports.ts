@@ -151,10 +151,10 @@ export class S3MultipartSink implements ExportSink {
     const Key = this.#s3.prefix + key;
     let uploadId = state?.uploadId;
     if (!uploadId) {
-      const created = await this.#s3.client.send(new CreateMultipartUploadCommand({ Bucket: this.#s3.bucket, Key, ContentType: 'application/x-ndjson' }));
+      const created = await (await this.#s3.client()).send(new CreateMultipartUploadCommand({ Bucket: this.#s3.bucket, Key, ContentType: 'application/x-ndjson' }));
       uploadId = created.UploadId as string;
     }
-    const out = await this.#s3.client.send(
+    const out = await (await this.#s3.client()).send(
       new UploadPartCommand({ Bucket: this.#s3.bucket, Key, UploadId: uploadId, PartNumber: part, Body: bytes, ContentLength: bytes.byteLength }),
     );
     const etags = [...(state?.etags ?? [])];
@@ -167,7 +167,7 @@ export class S3MultipartSink implements ExportSink {
       await this.#s3.put(key, new Uint8Array(0), 'application/x-ndjson');
       return;
     }
-    await this.#s3.client.send(
+    await (await this.#s3.client()).send(
       new CompleteMultipartUploadCommand({
         Bucket: this.#s3.bucket,
         Key: this.#s3.prefix + key,
@@ -179,7 +179,7 @@ export class S3MultipartSink implements ExportSink {
 
   async abort(key: string, state: SinkState | null): Promise<void> {
     if (!state?.uploadId) return;
-    await this.#s3.client.send(new AbortMultipartUploadCommand({ Bucket: this.#s3.bucket, Key: this.#s3.prefix + key, UploadId: state.uploadId }));
+    await (await this.#s3.client()).send(new AbortMultipartUploadCommand({ Bucket: this.#s3.bucket, Key: this.#s3.prefix + key, UploadId: state.uploadId }));
   }
 }
 

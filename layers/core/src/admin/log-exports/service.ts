@@ -190,7 +190,7 @@ export async function downloadExport(ctx: AdminContext, id: string) {
   if (r.status !== 'success' || !r.file_key) throw new ConflictError(`The export has no file yet (status ${r.status})`);
   const blobs = ctx.deps.blobs;
   if (blobs instanceof S3BlobStore) {
-    const url = await getSignedUrl(blobs.client, new GetObjectCommand({ Bucket: blobs.bucket, Key: blobs.prefix + r.file_key }), { expiresIn: DOWNLOAD_TTL_SECONDS });
+    const url = await getSignedUrl(await blobs.client(), new GetObjectCommand({ Bucket: blobs.bucket, Key: blobs.prefix + r.file_key }), { expiresIn: DOWNLOAD_TTL_SECONDS });
     return { signed_url: url };
   }
   const expires = Math.floor(ctx.deps.clock.now() / 1000) + DOWNLOAD_TTL_SECONDS;

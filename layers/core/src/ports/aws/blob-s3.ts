@@ -1,5 +1,9 @@
-/** BlobStore over an S3 bucket, every key under an optional prefix. */
-import { DeleteObjectCommand, GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
+/**
+ * BlobStore over an S3 bucket, every key under an optional prefix. The S3 client (about 130 KB of
+ * bundled SDK) loads on the first blob access: most gateway requests never touch a blob, so it
+ * stays out of the gateway's cold start.
+ */
+import type { S3Client } from '@aws-sdk/client-s3';
 import { blobKeySegments, type BlobStore } from '../blob.ts';
 
 export interface S3BlobStoreOptions {
@@ -22,22 +26,35 @@ const isNotFound = (err: unknown): boolean => {
   return err.name === 'NoSuchKey' || err.name === 'NotFound' || status === 404;
 };
 
+let sdk: Promise<typeof import('@aws-sdk/client-s3')> | undefined;
+const loadSdk = () => (sdk ??= import('@aws-sdk/client-s3'));
+
 export class S3BlobStore implements BlobStore {
-  readonly client: S3Client;
   readonly bucket: string;
   readonly prefix: string;
+  readonly #opts: S3BlobStoreOptions;
+  #client: Promise<S3Client> | undefined;
 
   constructor(opts: S3BlobStoreOptions) {
     this.bucket = opts.bucket;
     this.prefix = opts.prefix ? opts.prefix.replace(/\/*$/, '/') : '';
-    this.client =
-      opts.client ??
-      new S3Client({
-        ...(opts.region ? { region: opts.region } : {}),
-        ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-        ...(opts.forcePathStyle ? { forcePathStyle: true } : {}),
-        ...(opts.credentials ? { credentials: opts.credentials } : {}),
-      });
+    this.#opts = opts;
+    if (opts.client) this.#client = Promise.resolve(opts.client);
+  }
+
+  /** The S3 client, built on first use (multipart exports and download links use it too). */
+  client(): Promise<S3Client> {
+    const o = this.#opts;
+    this.#client ??= loadSdk().then(
+      ({ S3Client }) =>
+        new S3Client({
+          ...(o.region ? { region: o.region } : {}),
+          ...(o.endpoint ? { endpoint: o.endpoint } : {}),
+          ...(o.forcePathStyle ? { forcePathStyle: true } : {}),
+          ...(o.credentials ? { credentials: o.credentials } : {}),
+        }),
+    );
+    return this.#client;
   }
 
   #key(key: string): string {
@@ -46,7 +63,8 @@ export class S3BlobStore implements BlobStore {
   }
 
   async put(key: string, body: Uint8Array, contentType?: string): Promise<void> {
-    await this.client.send(
+    const [client, { PutObjectCommand }] = await Promise.all([this.client(), loadSdk()]);
+    await client.send(
       new PutObjectCommand({
         Bucket: this.bucket,
         Key: this.#key(key),
@@ -58,8 +76,9 @@ export class S3BlobStore implements BlobStore {
   }
 
   async get(key: string): Promise<Uint8Array | undefined> {
+    const [client, { GetObjectCommand }] = await Promise.all([this.client(), loadSdk()]);
     try {
-      const out = await this.client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.#key(key) }));
+      const out = await client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.#key(key) }));
       return out.Body ? await out.Body.transformToByteArray() : new Uint8Array(0);
     } catch (err) {
       if (isNotFound(err)) return undefined;
@@ -68,6 +87,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   async delete(key: string): Promise<void> {
-    await this.client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#key(key) }));
+    const [client, { DeleteObjectCommand }] = await Promise.all([this.client(), loadSdk()]);
+    await client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#key(key) }));
   }
 }
