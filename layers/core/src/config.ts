@@ -73,6 +73,11 @@ const envSchema = z.object({
   GW_EMF_METRICS: preprocess(upperBlankAsUnset, z._default(z.enum(['ON', 'OFF']), 'OFF')),
   /** JWT authentication: the JWKS URL turns it on; issuer and audience are then required. */
   GW_JWKS_URL: optionalUrl(),
+  /** OpenTelemetry traces over OTLP/HTTP JSON (the `otel` gateway hook): the collector's base URL turns it on. */
+  OTEL_EXPORTER_OTLP_ENDPOINT: preprocess(blankAsUnset, z.optional(z.url({ protocol: /^https?$/ }))),
+  /** Headers sent to the collector, `k=v,k2=v2` (values may be percent-encoded). */
+  OTEL_EXPORTER_OTLP_HEADERS: optionalNonEmpty(),
+  OTEL_SERVICE_NAME: preprocess(blankAsUnset, z._default(nonEmpty(), 'gantry')),
   GW_JWT_ISSUER: optionalNonEmpty(),
   /** One audience or several, comma-separated. */
   GW_JWT_AUDIENCE: optionalNonEmpty(),
@@ -119,6 +124,8 @@ export interface AppConfig {
   emfMetrics: boolean;
   /** JWT authentication; undefined when GW_JWKS_URL is not set. */
   jwt: JwtConfig | undefined;
+  /** OpenTelemetry trace export; undefined when OTEL_EXPORTER_OTLP_ENDPOINT is not set. */
+  otel?: OtelConfig;
   publicUrl: string | undefined;
   inviteTtlMs: number;
   /** 0 disables the in-process key lifecycle schedule (local runtime). */
@@ -150,6 +157,33 @@ export interface JwtConfig {
   audience: string[];
   cacheMaxAgeMs: number;
   cooldownMs: number;
+}
+
+export interface OtelConfig {
+  /** The collector's base URL; traces go to `${endpoint}/v1/traces`. */
+  endpoint: string;
+  headers: Record<string, string>;
+  serviceName: string;
+}
+
+/**
+ * OTEL_EXPORTER_OTLP_HEADERS as the OpenTelemetry spec writes it. The values are often tokens, so
+ * an error names the variable and never echoes them.
+ */
+function otlpHeaders(raw: string | undefined): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const part of (raw ?? '').split(',')) {
+    if (part.trim() === '') continue;
+    const at = part.indexOf('=');
+    const name = at > 0 ? part.slice(0, at).trim() : '';
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new ConfigError('Invalid configuration: OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas');
+    try {
+      headers[name] = decodeURIComponent(part.slice(at + 1).trim());
+    } catch {
+      throw new ConfigError(`Invalid configuration: OTEL_EXPORTER_OTLP_HEADERS has a badly percent-encoded value for ${name}`);
+    }
+  }
+  return headers;
 }
 
 export class ConfigError extends Error {
@@ -202,6 +236,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
             cooldownMs: e.GW_JWKS_COOLDOWN_SECONDS * 1000,
           }
         : undefined,
+    ...(e.OTEL_EXPORTER_OTLP_ENDPOINT
+      ? { otel: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), serviceName: e.OTEL_SERVICE_NAME } }
+      : {}),
     publicUrl: e.GW_PUBLIC_URL,
     inviteTtlMs: e.GW_INVITE_TTL_HOURS * 3_600_000,
     keyLifecycleIntervalMs: e.GW_KEY_LIFECYCLE_INTERVAL_SECONDS * 1000,

@@ -51,6 +51,8 @@ export function openRecord(spec: EndpointSpec, req: Request, deps: CoreDeps, dia
   if (parentSpanId) record.parentSpanId = parentSpanId;
   const spanName = headers.get('x-gw-span-name');
   if (spanName) record.spanName = spanName;
+  const traceParent = parseTraceparent(headers.get('traceparent'));
+  if (traceParent) record.traceParent = traceParent;
   return {
     spec,
     deps,
@@ -63,6 +65,16 @@ export function openRecord(spec: EndpointSpec, req: Request, deps: CoreDeps, dia
     out: { 'x-gw-trace-id': traceId, 'x-gw-log-id': record.id, 'x-gw-cache-status': CACHE_DISABLED },
     done: () => completeLater(deps, record),
   };
+}
+
+/**
+ * A W3C `traceparent` (version 00 layout), or undefined when absent or malformed: a bad one is
+ * ignored, as the spec asks, rather than refused. All-zero ids are invalid.
+ */
+export function parseTraceparent(value: string | null): { traceId: string; spanId: string } | undefined {
+  const m = /^([0-9a-f]{2})-([0-9a-f]{32})-([0-9a-f]{16})-[0-9a-f]{2}$/.exec(value?.trim() ?? '');
+  if (!m || m[1] === 'ff' || /^0+$/.test(m[2]!) || /^0+$/.test(m[3]!)) return undefined;
+  return { traceId: m[2]!, spanId: m[3]! };
 }
 
 /** Runs the hooks' `complete` after the response, never failing or delaying it. */

@@ -25,6 +25,8 @@ export interface GatewayRecord {
   spanId?: string;
   parentSpanId?: string;
   spanName?: string;
+  /** The caller's W3C `traceparent`, when valid: the exported OpenTelemetry trace continues it. */
+  traceParent?: { traceId: string; spanId: string };
   endpoint: EndpointType;
   method: string;
   path: string;
@@ -52,6 +54,8 @@ export interface GatewayRecord {
   /** Why the gateway refused or failed the request (an admin or OpenAI error code). */
   errorCode?: string;
   errorMessage?: string;
+  /** When routing began calling targets (or the cache). */
+  executeStartedAt?: number;
   /** When the provider's response headers arrived, and its first and last body bytes. */
   upstreamHeadersAt?: number;
   firstByteAt?: number;

@@ -58,6 +58,7 @@ async function admit(f: Flight): Promise<void> {
 async function execute(f: Flight, call: TargetCaller, input: Input, resolved: Resolved, signal: AbortSignal | undefined): Promise<Outcome> {
   const { record, out } = f;
   const executor = new RoutingExecutor({ clock: f.deps.clock, call });
+  record.executeStartedAt = f.deps.clock.now();
   const outcome = await executor.execute(resolved.config, {
     ctx: { metadata: record.metadata, params: input.fields, url: { pathname: record.path } },
     ...(resolved.headerProvider ? { base: { provider: resolved.headerProvider } } : {}),

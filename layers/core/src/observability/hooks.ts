@@ -1,6 +1,7 @@
 /**
  * The observability gateway hooks, registered by createDeps after pricing and limits: `logging`
- * (unless GW_REQUEST_LOGS=OFF) and `metrics` (GW_EMF_METRICS=ON; set in Lambda). Only what the
+ * (unless GW_REQUEST_LOGS=OFF) and `metrics` (GW_EMF_METRICS=ON; set in Lambda) and
+ * `otel` (when OTEL_EXPORTER_OTLP_ENDPOINT is set). Only what the
  * gateway needs is imported here: the workers and the analytics live in install.ts.
  */
 import type { AppConfig } from '../config.ts';
@@ -13,9 +14,10 @@ import type { Pricer } from '../gateway/usage.ts';
 import { loggingHook } from './logging-hook.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from './messages.ts';
 import { metricsHook } from './metrics-hook.ts';
+import { otelHook } from './otel-hook.ts';
 
 export interface ObservabilityDeps {
-  config: Pick<AppConfig, 'requestLogs' | 'emfMetrics'>;
+  config: Pick<AppConfig, 'requestLogs' | 'emfMetrics' | 'otel'>;
   queues: QueueFactory;
   blobs: BlobStore;
   clock: Clock;
@@ -39,5 +41,6 @@ export function observabilityHooks(deps: ObservabilityDeps): GatewayHook[] {
     );
   }
   if (deps.config.emfMetrics) hooks.push(metricsHook({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'gantry', now: () => deps.clock.now() }));
+  if (deps.config.otel) hooks.push(otelHook({ config: deps.config.otel, logger: deps.logger, now: () => deps.clock.now() }));
   return hooks;
 }
