@@ -10,24 +10,11 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { startMockServer, type MockServer } from '../support/mock-http.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import type { ExportTraceServiceRequest, OtlpAttribute, OtlpSpan } from '../../layers/core/src/observability/otel-trace.ts';
 
-interface Attr {
-  key: string;
-  value: Record<string, unknown>;
-}
-interface Span {
-  traceId: string;
-  spanId: string;
-  parentSpanId?: string;
-  name: string;
-  kind: number;
-  startTimeUnixNano: string;
-  endTimeUnixNano: string;
-  attributes: Attr[];
-}
-interface Export {
-  resourceSpans: { resource: { attributes: Attr[] }; scopeSpans: { spans: Span[] }[] }[];
-}
+type Attr = OtlpAttribute;
+type Span = OtlpSpan;
+type Export = ExportTraceServiceRequest;
 
 const PROVIDER_KEY = 'sk-provider-secret-4d1e9';
 const attr = (s: Span, key: string): unknown => {
