@@ -2,7 +2,10 @@
 import { ForbiddenError } from '../http/errors.ts';
 import type { Principal } from '../policy/principal.ts';
 
-export function requireGatewayAccess(p: Principal): asserts p is Principal & { workspaceId: string } {
+/** A principal that may call the gateway: a workspace key (or JWT) with completions.write. */
+export type GatewayPrincipal = Principal & { workspaceId: string };
+
+export function requireGatewayAccess(p: Principal): asserts p is GatewayPrincipal {
   if (p.workspaceId === null) {
     throw new ForbiddenError('Organisation keys cannot call the gateway: use a workspace API key');
   }

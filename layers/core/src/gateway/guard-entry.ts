@@ -8,7 +8,7 @@ import { ValidationError } from '../http/errors.ts';
 import type { EndpointType } from '../providers/types.ts';
 import type { CallInput } from './call-target.ts';
 import type { Flight } from './flight.ts';
-import type { GatewayPrincipal } from './resolve.ts';
+import type { GatewayPrincipal } from './access.ts';
 import { HOOK_KEYS, type RoutedTarget } from './routing/inherit.ts';
 import type { TargetCaller } from './routing/execute.ts';
 import type { ConfigNode } from './routing/types.ts';

@@ -7,37 +7,30 @@
  * Every verdict goes into the record (`hookResults`) and so into the request's log.
  */
 import { Readable } from 'node:stream';
-import type { IncomingHttpHeaders } from 'node:http';
 import { UpstreamError, ValidationError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
 import { readCapped } from '../http/node-streams.ts';
 import { createCheckDeps } from '../guardrails/check-deps.ts';
-import type { CheckContext, GuardrailEvent, HookOutcome, SavedGuardrail } from '../guardrails/contract.ts';
 import { DEFAULT_WINDOW, toHookEntries, type HookEntry, type HookListKey, type HookSpec } from '../guardrails/hooks.ts';
 import { findCheck } from '../guardrails/registry.ts';
-import { runHooks, type HooksRun, type RunnerDeps } from '../guardrails/runner.ts';
-import { requestText, responseText } from '../guardrails/text.ts';
+import { runHooks } from '../guardrails/runner.ts';
+import { responseText } from '../guardrails/text.ts';
 import type { CallInput } from './call-target.ts';
 import type { Flight } from './flight.ts';
 import type { HookResults } from './lifecycle.ts';
-import type { GatewayPrincipal } from './resolve.ts';
+import type { GatewayPrincipal } from './access.ts';
 import { readProvider } from './respond.ts';
 import type { RoutedTarget } from './routing/inherit.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
 import type { ConfigNode, ResolvedTarget } from './routing/types.ts';
 import { configProblems } from './routing/validate.ts';
 import { guardStream } from './stream-guard.ts';
+import { contextOf, deniedAttempt, noteRun, withoutLength, type Guarded } from './guard-shared.ts';
+
+export type { Guarded } from './guard-shared.ts';
 
 const MAX_CHECKED_JSON = 16 << 20;
 
-/** What one request's hooks share: the flight, the call (a mutator may replace its body), the deps. */
-export interface Guarded {
-  f: Flight;
-  call: CallInput;
-  runner: RunnerDeps;
-  saved: Map<string, Promise<SavedGuardrail | undefined>>;
-  principal: GatewayPrincipal;
-}
 
 interface TargetHookSpecs {
   before: HookSpec[];
@@ -101,44 +94,6 @@ async function guardJson(g: Guarded, attempt: Attempt, target: ResolvedTarget, a
 /** Problems of a config's hooks against the checks (its other problems were reported when it was parsed). */
 export function hookCheckProblems(config: ConfigNode) {
   return configProblems(config, { requestProvider: true, findCheck });
-}
-
-/** The 446 answer: the error, and every hook's result. */
-export function deniedAttempt(results: HookResults): Attempt {
-  const failed = [...results.before_request_hooks, ...results.after_request_hooks].filter((h) => !h.verdict && h.deny).map((h) => h.id);
-  const body = {
-    error: { message: `The request was denied by a guardrail hook: ${failed.join(', ')}`, type: 'hooks_failed', param: null, code: 'hooks_failed' },
-    hook_results: results,
-  };
-  const bytes = Buffer.from(JSON.stringify(body));
-  return { status: 446, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: Readable.from([bytes]) };
-}
-
-export function withoutLength(headers: IncomingHttpHeaders): IncomingHttpHeaders {
-  const { 'content-length': _dropped, ...rest } = headers;
-  return rest;
-}
-
-/** Outcomes into the record (the log); async hooks' outcomes join once they finish. */
-export function noteRun(f: Flight, key: keyof HookResults, run: HooksRun, extra?: Partial<HookOutcome>): HookOutcome[] {
-  const outcomes = extra ? run.outcomes.map((o) => ({ ...o, ...extra })) : run.outcomes;
-  const all = (f.record.hookResults ??= { before_request_hooks: [], after_request_hooks: [] });
-  all[key].push(...outcomes);
-  run.later?.then((late) => all[key].push(...late), () => undefined);
-  return outcomes;
-}
-
-/** What a check sees of this request (and, after the request, of the answer). */
-export function contextOf(g: Guarded, target: ResolvedTarget, event: GuardrailEvent): CheckContext {
-  const { f, call } = g;
-  const json = call.body.kind === 'json' ? call.body.value : (f.record.request ?? {});
-  return {
-    event,
-    requestType: f.spec.endpoint,
-    provider: target.provider,
-    metadata: f.record.metadata,
-    request: { json, text: requestText(f.spec.endpoint, json), isStreamingRequest: f.record.stream },
-  };
 }
 
 // ---- The hooks of a target -------------------------------------------------------------------

@@ -5,13 +5,13 @@
  */
 import type { Principal } from '../policy/principal.ts';
 import { configOrigin } from '../observability/routing-facts.ts';
-import { requireGatewayAccess } from './access.ts';
+import { requireGatewayAccess, type GatewayPrincipal } from './access.ts';
 import type { Flight } from './flight.ts';
 import { checkConfigHooks } from './guard-entry.ts';
 import { parseForwardHeaders, parseRequestTimeout } from './headers.ts';
 import { resolveConfig, type ResolvedConfig } from './routing/resolve-config.ts';
 
-export type GatewayPrincipal = Principal & { workspaceId: string };
+export type { GatewayPrincipal } from './access.ts';
 
 export interface Resolved extends ResolvedConfig {
   principal: GatewayPrincipal;

@@ -10,7 +10,7 @@ import type { HookOutcome } from '../guardrails/contract.ts';
 import type { HookSpec, StreamWindow } from '../guardrails/hooks.ts';
 import { runHooks, type HooksRun } from '../guardrails/runner.ts';
 import { gateStream, type GateOutput } from '../guardrails/window-gate.ts';
-import { contextOf, deniedAttempt, noteRun, withoutLength, type Guarded } from './guard.ts';
+import { contextOf, deniedAttempt, noteRun, withoutLength, type Guarded } from './guard-shared.ts';
 import type { HookResults } from './lifecycle.ts';
 import type { Attempt } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';

@@ -57,22 +57,128 @@ async function pool<T>(items: readonly T[], size: number, fn: (item: T) => Promi
   await Promise.all(workers);
 }
 
+type DeltaMessage = QueueMessage<LogQueueMessage> & { body: RollupDeltaMessage };
+type Incoming = { messageId: string; event: LogEvent };
+
+/** One batch being ingested: what it needs and the messages that must come again. */
+interface BatchRun {
+  d: IngestDeps;
+  retry: RetryOptions;
+  stats: IngestStats;
+  concurrency: number;
+  failed: Set<string>;
+}
+
+function sortBatch(d: IngestDeps, batch: readonly QueueMessage<LogQueueMessage>[]): { logs: Incoming[]; deltas: DeltaMessage[] } {
+  const logs: Incoming[] = [];
+  const deltas: DeltaMessage[] = [];
+  for (const m of batch) {
+    if (m.body?.kind === 'log' && m.body.event?.id) logs.push({ messageId: m.id, event: m.body.event });
+    else if (m.body?.kind === 'logs' && Array.isArray(m.body.events)) for (const event of m.body.events) logs.push({ messageId: m.id, event });
+    else if (m.body?.kind === 'rollup') deltas.push(m as DeltaMessage);
+    else d.logger.error('unknown message on the logs queue; dropped', { messageId: m.id });
+  }
+  return { logs, deltas };
+}
+
+/** 1. Already stored (a second delivery): nothing more to do for those. */
+async function freshLogs(r: BatchRun, logs: Incoming[]): Promise<Incoming[]> {
+  if (logs.length === 0) return logs;
+  let fresh = logs;
+  try {
+    const done = await batchGet(r.d.doc, r.d.tableName, [...new Set(logs.map((l) => l.event.id))].map(pointerKey), r.retry);
+    // A pending pointer: the item was written, the rest of the processing may not have been.
+    fresh = logs.filter((l) => {
+      const pointer = done.get(pointerKey(l.event.id).pk);
+      return pointer === undefined || pointer.pending === true;
+    });
+    r.stats.duplicates += logs.length - fresh.length;
+  } catch (err) {
+    r.d.logger.warn('could not check for duplicates; the batch goes back to the queue', { error: err });
+    for (const l of logs) r.failed.add(l.messageId);
+    fresh = [];
+  }
+  // The same event twice in one batch is written and counted once.
+  const seen = new Set<string>();
+  return fresh.filter((l) => (seen.has(l.event.id) ? false : (seen.add(l.event.id), true)));
+}
+
+/** 2. The log items, each with a pending pointer; `unfindable`: events without even that pointer. */
+async function writeLogs(r: BatchRun, fresh: Incoming[]): Promise<{ written: Incoming[]; unfindable: Set<string> }> {
+  const { d } = r;
+  const unwritten = await batchPut(d.doc, d.tableName, [...fresh.map((l) => d.logs.itemOf(l.event)), ...fresh.map((l) => d.logs.pointerOf(l.event, true))], r.retry);
+  const notWritten = new Set([...unwritten].filter((i) => i < fresh.length));
+  // Events without even a pending pointer: step 4 must write theirs, or they go back to the queue.
+  const unfindable = new Set([...unwritten].filter((i) => i >= fresh.length).map((i) => (fresh[i - fresh.length] as Incoming).event.id));
+  const written = fresh.filter((_, i) => !notWritten.has(i));
+  for (const i of notWritten) r.failed.add((fresh[i] as Incoming).messageId);
+  r.stats.logsWritten += written.length;
+  if (notWritten.size > 0) d.logger.warn('log items not written; the queue will deliver them again', { count: notWritten.size });
+  return { written, unfindable };
+}
+
+/** 3. Rollups of what was written; failed updates go back to the queue. Answers the messages left unsettled. */
+async function applyRollups(r: BatchRun, written: Incoming[]): Promise<Set<string>> {
+  const requeue: PendingRollup[] = [];
+  await pool([...rollupsOf(written).values()], r.concurrency, async (p) => {
+    try {
+      await withRetry(() => r.d.rollups.add(p.key, p.agg), r.retry);
+      r.stats.rollupUpdates++;
+    } catch {
+      requeue.push(p);
+    }
+  });
+  const unsettled = new Set<string>();
+  if (requeue.length === 0) return unsettled;
+  try {
+    await r.d.queue.sendBatch(requeue.map((p): RollupDeltaMessage => ({ kind: 'rollup', key: p.key, delta: serialize(p.agg) })));
+    r.stats.rollupsRequeued += requeue.length;
+    r.d.logger.warn('rollup updates failed; sent back to the queue', { count: requeue.length });
+  } catch (err) {
+    // Rare: the table and the queue both failing. Delivering the events again may count part of them twice.
+    r.d.logger.error('rollup updates failed and could not be queued; their events go back to the queue', { error: err });
+    for (const p of requeue) for (const id of p.messageIds) unsettled.add(id);
+  }
+  return unsettled;
+}
+
+/** 4. Pointers: the events are done. */
+async function settlePointers(r: BatchRun, written: Incoming[], unsettled: Set<string>, unfindable: Set<string>): Promise<void> {
+  for (const id of unsettled) r.failed.add(id);
+  const settled = written.filter((l) => !unsettled.has(l.messageId));
+  const noPointer = await batchPut(r.d.doc, r.d.tableName, settled.map((l) => r.d.logs.pointerOf(l.event)), r.retry);
+  // A pending pointer finds the log already; delivering it again would count it twice.
+  for (const i of noPointer) {
+    const l = settled[i] as Incoming;
+    if (unfindable.has(l.event.id)) r.failed.add(l.messageId);
+  }
+}
+
+/** Rollup messages from earlier batches. */
+async function applyDeltas(r: BatchRun, deltas: DeltaMessage[]): Promise<void> {
+  await pool(deltas, r.concurrency, async (m) => {
+    try {
+      await withRetry(() => r.d.rollups.add(m.body.key, deserialize(m.body.delta)), r.retry);
+      r.stats.rollupUpdates++;
+    } catch (err) {
+      r.d.logger.warn('rollup update failed; the queue will deliver it again', { messageId: m.id, error: err });
+      r.failed.add(m.id);
+    }
+  });
+}
+
 export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessage> & { stats: IngestStats } {
   const retry: RetryOptions = { ...d.retry, clock: d.clock };
-  const concurrency = d.concurrency ?? 16;
   const stats: IngestStats = { logsWritten: 0, busyMs: 0, duplicates: 0, rollupUpdates: 0, rollupsRequeued: 0, failedMessages: 0 };
-
-  const applyDelta = async (m: QueueMessage<LogQueueMessage> & { body: RollupDeltaMessage }): Promise<boolean> => {
-    try {
-      await withRetry(() => d.rollups.add(m.body.key, deserialize(m.body.delta)), retry);
-      stats.rollupUpdates++;
-      return true;
-    } catch (err) {
-      d.logger.warn('rollup update failed; the queue will deliver it again', { messageId: m.id, error: err });
-      return false;
-    }
+  const ingest = async (batch: readonly QueueMessage<LogQueueMessage>[]): Promise<string[]> => {
+    const r: BatchRun = { d, retry, stats, concurrency: d.concurrency ?? 16, failed: new Set() };
+    const { logs, deltas } = sortBatch(d, batch);
+    const { written, unfindable } = await writeLogs(r, await freshLogs(r, logs));
+    await settlePointers(r, written, await applyRollups(r, written), unfindable);
+    await applyDeltas(r, deltas);
+    stats.failedMessages += r.failed.size;
+    return [...r.failed];
   };
-
   const consumer = async (batch: readonly QueueMessage<LogQueueMessage>[]): Promise<string[]> => {
     const began = performance.now();
     try {
@@ -80,91 +186,6 @@ export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessa
     } finally {
       stats.busyMs += performance.now() - began;
     }
-  };
-
-  const ingest = async (batch: readonly QueueMessage<LogQueueMessage>[]): Promise<string[]> => {
-    const failed = new Set<string>();
-    const logs: { messageId: string; event: LogEvent }[] = [];
-    const deltas: (QueueMessage<LogQueueMessage> & { body: RollupDeltaMessage })[] = [];
-    for (const m of batch) {
-      if (m.body?.kind === 'log' && m.body.event?.id) logs.push({ messageId: m.id, event: m.body.event });
-      else if (m.body?.kind === 'logs' && Array.isArray(m.body.events)) for (const event of m.body.events) logs.push({ messageId: m.id, event });
-      else if (m.body?.kind === 'rollup') deltas.push(m as QueueMessage<LogQueueMessage> & { body: RollupDeltaMessage });
-      else d.logger.error('unknown message on the logs queue; dropped', { messageId: m.id });
-    }
-
-    // 1. Already stored (a second delivery): nothing more to do for those.
-    let fresh = logs;
-    if (logs.length > 0) {
-      try {
-        const done = await batchGet(d.doc, d.tableName, [...new Set(logs.map((l) => l.event.id))].map(pointerKey), retry);
-        // A pending pointer: the item was written, the rest of the processing may not have been.
-        fresh = logs.filter((l) => {
-          const pointer = done.get(pointerKey(l.event.id).pk);
-          return pointer === undefined || pointer.pending === true;
-        });
-        stats.duplicates += logs.length - fresh.length;
-      } catch (err) {
-        d.logger.warn('could not check for duplicates; the batch goes back to the queue', { error: err });
-        for (const l of logs) failed.add(l.messageId);
-        fresh = [];
-      }
-      // The same event twice in one batch is written and counted once.
-      const seen = new Set<string>();
-      fresh = fresh.filter((l) => (seen.has(l.event.id) ? false : (seen.add(l.event.id), true)));
-    }
-
-    // 2. The log items.
-    const unwritten = await batchPut(d.doc, d.tableName, [...fresh.map((l) => d.logs.itemOf(l.event)), ...fresh.map((l) => d.logs.pointerOf(l.event, true))], retry);
-    const notWritten = new Set([...unwritten].filter((i) => i < fresh.length));
-    // Events without even a pending pointer: step 4 must write theirs, or they go back to the queue.
-    const unfindable = new Set([...unwritten].filter((i) => i >= fresh.length).map((i) => (fresh[i - fresh.length] as { event: LogEvent }).event.id));
-    const written = fresh.filter((_, i) => !notWritten.has(i));
-    for (const i of notWritten) failed.add((fresh[i] as { messageId: string }).messageId);
-    stats.logsWritten += written.length;
-    if (notWritten.size > 0) d.logger.warn('log items not written; the queue will deliver them again', { count: notWritten.size });
-
-    // 3. Rollups of what was written.
-    const pending = [...rollupsOf(written).values()];
-    const requeue: PendingRollup[] = [];
-    await pool(pending, concurrency, async (p) => {
-      try {
-        await withRetry(() => d.rollups.add(p.key, p.agg), retry);
-        stats.rollupUpdates++;
-      } catch {
-        requeue.push(p);
-      }
-    });
-    const unsettled = new Set<string>();
-    if (requeue.length > 0) {
-      try {
-        await d.queue.sendBatch(requeue.map((p): RollupDeltaMessage => ({ kind: 'rollup', key: p.key, delta: serialize(p.agg) })));
-        stats.rollupsRequeued += requeue.length;
-        d.logger.warn('rollup updates failed; sent back to the queue', { count: requeue.length });
-      } catch (err) {
-        // Rare: the table and the queue both failing. Delivering the events again may count part of them twice.
-        d.logger.error('rollup updates failed and could not be queued; their events go back to the queue', { error: err });
-        for (const p of requeue) for (const id of p.messageIds) unsettled.add(id);
-      }
-    }
-    for (const id of unsettled) failed.add(id);
-
-    // 4. Pointers: the events are done.
-    const settled = written.filter((l) => !unsettled.has(l.messageId));
-    const noPointer = await batchPut(d.doc, d.tableName, settled.map((l) => d.logs.pointerOf(l.event)), retry);
-    // A pending pointer finds the log already; delivering it again would count it twice.
-    for (const i of noPointer) {
-      const l = settled[i] as { messageId: string; event: LogEvent };
-      if (unfindable.has(l.event.id)) failed.add(l.messageId);
-    }
-
-    // Rollup messages from earlier batches.
-    await pool(deltas, concurrency, async (m) => {
-      if (!(await applyDelta(m))) failed.add(m.id);
-    });
-
-    stats.failedMessages += failed.size;
-    return [...failed];
   };
   return Object.assign(consumer, { stats });
 }

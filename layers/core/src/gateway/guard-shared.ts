@@ -1,0 +1,62 @@
+/**
+ * What the hook decorator (guard.ts) and the stream guard (stream-guard.ts) share: the request's
+ * hook state, the 446 answer, and how outcomes and check contexts are made.
+ */
+import { Readable } from 'node:stream';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { CheckContext, GuardrailEvent, HookOutcome, SavedGuardrail } from '../guardrails/contract.ts';
+import type { HooksRun, RunnerDeps } from '../guardrails/runner.ts';
+import { requestText } from '../guardrails/text.ts';
+import type { GatewayPrincipal } from './access.ts';
+import type { CallInput } from './call-target.ts';
+import type { Flight } from './flight.ts';
+import type { HookResults } from './lifecycle.ts';
+import type { Attempt } from './routing/execute.ts';
+import type { ResolvedTarget } from './routing/types.ts';
+
+/** What one request's hooks share: the flight, the call (a mutator may replace its body), the deps. */
+export interface Guarded {
+  f: Flight;
+  call: CallInput;
+  runner: RunnerDeps;
+  saved: Map<string, Promise<SavedGuardrail | undefined>>;
+  principal: GatewayPrincipal;
+}
+
+/** The 446 answer: the error, and every hook's result. */
+export function deniedAttempt(results: HookResults): Attempt {
+  const failed = [...results.before_request_hooks, ...results.after_request_hooks].filter((h) => !h.verdict && h.deny).map((h) => h.id);
+  const body = {
+    error: { message: `The request was denied by a guardrail hook: ${failed.join(', ')}`, type: 'hooks_failed', param: null, code: 'hooks_failed' },
+    hook_results: results,
+  };
+  const bytes = Buffer.from(JSON.stringify(body));
+  return { status: 446, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: Readable.from([bytes]) };
+}
+
+export function withoutLength(headers: IncomingHttpHeaders): IncomingHttpHeaders {
+  const { 'content-length': _dropped, ...rest } = headers;
+  return rest;
+}
+
+/** Outcomes into the record (the log); async hooks' outcomes join once they finish. */
+export function noteRun(f: Flight, key: keyof HookResults, run: HooksRun, extra?: Partial<HookOutcome>): HookOutcome[] {
+  const outcomes = extra ? run.outcomes.map((o) => ({ ...o, ...extra })) : run.outcomes;
+  const all = (f.record.hookResults ??= { before_request_hooks: [], after_request_hooks: [] });
+  all[key].push(...outcomes);
+  run.later?.then((late) => all[key].push(...late), () => undefined);
+  return outcomes;
+}
+
+/** What a check sees of this request (and, after the request, of the answer). */
+export function contextOf(g: Guarded, target: ResolvedTarget, event: GuardrailEvent): CheckContext {
+  const { f, call } = g;
+  const json = call.body.kind === 'json' ? call.body.value : (f.record.request ?? {});
+  return {
+    event,
+    requestType: f.spec.endpoint,
+    provider: target.provider,
+    metadata: f.record.metadata,
+    request: { json, text: requestText(f.spec.endpoint, json), isStreamingRequest: f.record.stream },
+  };
+}
