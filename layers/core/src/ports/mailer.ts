@@ -1,6 +1,6 @@
 /** Outbound e-mail (alerts, invites, rotation notices). SES in AWS; an outbox on disk locally. */
 import * as z from 'zod/mini';
-import { ValidationError, type FieldProblem } from '../http/errors.ts';
+import { ServiceUnavailableError, ValidationError, type FieldProblem } from '../http/errors.ts';
 
 export interface MailMessage {
   to: readonly string[];
@@ -12,6 +12,14 @@ export interface MailMessage {
 
 export interface Mailer {
   send(message: MailMessage): Promise<void>;
+}
+
+/**
+ * A mailer for a deployment without a sender: every send fails naming the setting, so invites and
+ * alerts are refused loudly rather than written where nobody reads them.
+ */
+export function unconfiguredMailer(reason: string): Mailer {
+  return { send: () => Promise.reject(new ServiceUnavailableError(reason)) };
 }
 
 /** SES's limit on recipients of one message; the outbox keeps it too, so local matches AWS. */

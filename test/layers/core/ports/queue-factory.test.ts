@@ -124,9 +124,10 @@ describe('createDeps', () => {
     deps.upstream.close();
   });
 
-  it('falls back to the outbox in AWS without MAIL_FROM', () => {
+  it('refuses to send mail in AWS without MAIL_FROM, naming it, rather than writing it to /tmp', async () => {
     const deps = createAws(aws);
-    expect(deps.mailer).toBeInstanceOf(OutboxMailer);
+    expect(deps.mailer).not.toBeInstanceOf(OutboxMailer);
+    await expect(deps.mailer.send({ to: ['a@example.com'], subject: 's', text: 't', kind: 'test' })).rejects.toMatchObject({ status: 503, message: expect.stringContaining('MAIL_FROM') });
     deps.upstream.close();
   });
 });

@@ -7,7 +7,7 @@ import type { RuntimeAdapters } from '../adapters.ts';
 import { unconfiguredCipher, type Cipher } from '../cipher.ts';
 import { FileCipher } from '../local/cipher-file.ts';
 import { FsBlobStore } from '../local/blob-fs.ts';
-import { OutboxMailer } from '../local/outbox-mailer.ts';
+import { unconfiguredMailer } from '../mailer.ts';
 import { SqsQueueFactory } from '../queue-factory.ts';
 import { S3BlobStore } from './blob-s3.ts';
 import { KmsCipher } from './cipher-kms.ts';
@@ -32,9 +32,10 @@ export function awsAdapters(config: AppConfig, logger = serviceLogger(config)): 
     blobs: config.blobBucket
       ? new S3BlobStore({ bucket: config.blobBucket, region: config.region })
       : new FsBlobStore(config.blobDir ?? path.join(os.tmpdir(), 'gantry-blobs')),
+    // No sender: mail fails naming the setting instead of landing in the container's /tmp.
     mailer: config.mailFrom
       ? new SesMailer({ from: config.mailFrom, region: config.region })
-      : new OutboxMailer(config.outboxDir ?? path.join(os.tmpdir(), 'gantry-outbox')),
+      : unconfiguredMailer('Mail is not configured on this deployment: set MAIL_FROM (CDK setting gantry:mailFrom) to send invites and alerts'),
     queues: new SqsQueueFactory({ queueUrls: config.queueUrls, region: config.region }),
     cipher: awsCipher(config),
     logger,
