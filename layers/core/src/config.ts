@@ -47,6 +47,8 @@ const envSchema = z.object({
   CIPHER_KMS_KEY_ID: optionalNonEmpty(),
   GW_CIPHER_KEY_FILE: optionalNonEmpty(),
   GW_DATA_DIR: optionalNonEmpty(),
+  /** Most MiB each local queue's spool (`<GW_DATA_DIR>/spool/<queue>/`) keeps on disk. */
+  GW_LOG_SPOOL_MAX_MB: wholeNumber(256, z.gte(1), z.lte(1_048_576)),
   LOG_LEVEL: z.pipe(
     z.pipe(z.optional(z.string()), z.transform((v) => v?.toUpperCase())),
     z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'WARN'),
@@ -139,6 +141,8 @@ export interface AppConfig {
   cipherKmsKeyId: string | undefined;
   /** The local cipher key file; undefined (in-memory data) means a temporary one. */
   cipherKeyFile: string | undefined;
+  /** Local queues' durable spool (from GW_DATA_DIR and GW_LOG_SPOOL_MAX_MB); absent with `:memory:` data or none. */
+  spool?: { dir: string; maxBytes: number };
   /** `x-portkey-*` headers as aliases of `x-gw-*`: on unless GW_PORTKEY_HEADERS=OFF. */
   portkeyHeaders: boolean;
 }
@@ -248,5 +252,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     cipherKmsKeyId: e.CIPHER_KMS_KEY_ID,
     portkeyHeaders: e.GW_PORTKEY_HEADERS !== 'OFF',
     cipherKeyFile: e.GW_CIPHER_KEY_FILE ?? (e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? `${e.GW_DATA_DIR.replace(/\/+$/, '')}/cipher.key` : undefined),
+    // No spool with in-memory data: nothing else of the process survives a restart either.
+    ...(e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? { spool: { dir: `${e.GW_DATA_DIR.replace(/\/+$/, '')}/spool`, maxBytes: e.GW_LOG_SPOOL_MAX_MB * 1024 * 1024 } } : {}),
   };
 }

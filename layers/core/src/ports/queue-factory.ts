@@ -2,9 +2,12 @@
  * Queues by name. Locally one in-process queue per name, which consumers attach to; in AWS an SQS
  * queue whose URL the function's environment names (`QUEUE_URL_<NAME>`), consumed by its worker.
  */
+import path from 'node:path';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SqsQueue } from './aws/sqs-queue.ts';
 import { InProcessQueue, type InProcessQueueOptions } from './local/in-process-queue.ts';
+import { DiskSpool } from './local/spool.ts';
+import type { Logger } from './logger.ts';
 import type { Queue } from './queue.ts';
 
 export interface QueueFactory {
@@ -19,22 +22,41 @@ export const queueUrlVariable = (name: string): string => `QUEUE_URL_${name.toUp
 /** Options every local queue gets (tests pass a ManualClock here). */
 export type LocalQueueDefaults = Omit<InProcessQueueOptions<unknown>, 'name' | 'consumer' | 'onDeadLetter'>;
 
+/** Where the local queues keep their messages until consumed: `<dir>/<queue>/`, at most maxBytes each. */
+export interface LocalSpoolSettings {
+  dir: string;
+  maxBytes: number;
+  logger?: Logger;
+}
+
 export class LocalQueueFactory implements QueueFactory {
   readonly #queues = new Map<string, InProcessQueue<unknown>>();
   readonly #defaults: LocalQueueDefaults;
+  readonly #spool: LocalSpoolSettings | undefined;
 
-  constructor(defaults: LocalQueueDefaults = {}) {
+  constructor(defaults: LocalQueueDefaults = {}, spool?: LocalSpoolSettings) {
     this.#defaults = defaults;
+    this.#spool = spool;
   }
 
   get<T>(name: string): InProcessQueue<T> {
     let queue = this.#queues.get(name);
     if (!queue) {
-      queue = new InProcessQueue<unknown>({ ...this.#defaults, name });
+      queue = new InProcessQueue<unknown>({ ...this.#defaults, name, ...(this.#spool ? { spool: this.#diskSpool(name, this.#spool) } : {}) });
       this.#queues.set(name, queue);
     }
     // One queue per name whatever T the callers name; producer and consumer agree on it.
     return queue as InProcessQueue<T>;
+  }
+
+  #diskSpool(name: string, s: LocalSpoolSettings): DiskSpool {
+    return new DiskSpool({
+      dir: path.join(s.dir, name),
+      maxBytes: s.maxBytes,
+      // Once per episode: a full spool under a long outage would otherwise log on every request.
+      onFull: ({ dir, maxBytes }) =>
+        s.logger?.warn('queue spool is full: new messages are kept in memory only until it empties', { queue: name, dir, maxBytes }),
+    });
   }
 
   /** Drains every queue, also of messages their consumers sent to other queues. */

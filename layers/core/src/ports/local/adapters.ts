@@ -15,14 +15,15 @@ import { FileCipher } from './cipher-file.ts';
 import { OutboxMailer } from './outbox-mailer.ts';
 
 export function localAdapters(config: AppConfig, clock: Clock = systemClock): RuntimeAdapters {
+  const logger = serviceLogger(config);
   return {
     blobs: new FsBlobStore(config.blobDir ?? path.join(os.tmpdir(), 'gantry-blobs')),
     mailer: new OutboxMailer(config.outboxDir ?? path.join(os.tmpdir(), 'gantry-outbox'), clock),
     // Queue timing (batching, redelivery backoff) is not business time: it always runs on real
     // timers, never on an injected test clock, which it would otherwise move.
-    queues: new LocalQueueFactory({}),
+    queues: new LocalQueueFactory({}, config.spool ? { ...config.spool, logger } : undefined),
     cipher: config.cipherKmsKeyId ? new KmsCipher({ keyId: config.cipherKmsKeyId, region: config.region }) : new FileCipher({ keyFile: config.cipherKeyFile }),
-    logger: serviceLogger(config),
+    logger,
     clock,
   };
 }

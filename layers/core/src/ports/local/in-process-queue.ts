@@ -5,6 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.ts';
 import type { Queue, QueueConsumer, QueueMessage } from '../queue.ts';
+import type { DiskSpool, SpoolStats } from './spool.ts';
 
 export interface InProcessQueueOptions<T> {
   name: string;
@@ -20,6 +21,11 @@ export interface InProcessQueueOptions<T> {
   /** For tests. The default one's timers are unref'd; a clock passed here keeps its own. */
   clock?: Clock;
   onDeadLetter?: (m: QueueMessage<T>) => void;
+  /**
+   * Keeps every accepted message on disk until its consumer acknowledged it; what an earlier process
+   * left unacknowledged (dead letters included) is enqueued again here. Bodies must be JSON.
+   */
+  spool?: DiskSpool;
 }
 
 /** Real time, with timers that never keep the process alive. */
@@ -49,6 +55,7 @@ export class InProcessQueue<T> implements Queue<T> {
   readonly #backoffMs: number;
   readonly #clock: Clock;
   readonly #onDeadLetter: ((m: QueueMessage<T>) => void) | undefined;
+  readonly #spool: DiskSpool | undefined;
   #consumer: QueueConsumer<T> | undefined;
   /** Ready for delivery, oldest first. */
   readonly #ready: QueueMessage<T>[] = [];
@@ -71,6 +78,10 @@ export class InProcessQueue<T> implements Queue<T> {
     this.#backoffMs = nonNegative('backoffMs', opts.backoffMs ?? 100);
     this.#clock = opts.clock ?? unrefClock;
     this.#onDeadLetter = opts.onDeadLetter;
+    this.#spool = opts.spool;
+    // The spool's bodies were written by a producer of this queue, so they are T.
+    const replayed = this.#spool?.replay() ?? [];
+    if (replayed.length > 0) this.#enqueue(replayed.map((m) => ({ id: m.id, body: m.body as T, attempts: 0 })));
   }
 
   async send(body: T): Promise<void> {
@@ -82,6 +93,8 @@ export class InProcessQueue<T> implements Queue<T> {
     if (this.#closed) throw new Error(`Queue ${this.name} is closed`);
     // Clone all first so a body that cannot be cloned enqueues nothing of its batch.
     const messages = bodies.map((b) => ({ id: randomUUID(), body: structuredClone(b), attempts: 0 }));
+    // On disk before send resolves; a full spool still delivers from memory (counted in stats()).
+    this.#spool?.append(messages.map((m) => ({ id: m.id, body: m.body })));
     this.#enqueue(messages);
   }
 
@@ -112,6 +125,11 @@ export class InProcessQueue<T> implements Queue<T> {
     return !this.#pump && this.#backoffs.size === 0 && this.#ready.length === 0;
   }
 
+  /** The spool's counters (bytes on disk, messages not spooled because it was full, unacknowledged). */
+  stats(): { spool: SpoolStats | undefined } {
+    return { spool: this.#spool?.stats() };
+  }
+
   deadLetters(): readonly QueueMessage<T>[] {
     return [...this.#dead];
   }
@@ -121,6 +139,7 @@ export class InProcessQueue<T> implements Queue<T> {
     await this.drain();
     this.#closed = true;
     this.#stop.abort(new Error(`Queue ${this.name} is closed`));
+    this.#spool?.close();
   }
 
   #enqueue(messages: QueueMessage<T>[]): void {
@@ -163,6 +182,8 @@ export class InProcessQueue<T> implements Queue<T> {
       // As in SQS: a consumer that throws fails its whole batch.
       failed = new Set(batch.map((m) => m.id));
     }
+    // Dead letters stay in the spool: the next process delivers them again.
+    this.#spool?.ack(batch.filter((m) => !failed.has(m.id)).map((m) => m.id));
     for (const m of batch) if (failed.has(m.id)) this.#retry(m);
   }
 
