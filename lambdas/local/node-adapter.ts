@@ -5,7 +5,7 @@
  * by a finalization registry until a full GC); a provider's answer is piped straight from its
  * socket to the client's.
  */
-import { pipeline, Readable } from 'node:stream';
+import { Readable } from 'node:stream';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
 import type { Hono } from 'hono';
 import { fastBodyOf, requestWithBody, type RuntimeBindings } from '../../layers/core/src/http/bodies.ts';
@@ -83,8 +83,13 @@ export async function writeResponse(response: Response, res: ServerResponse): Pr
   if (fast) {
     res.writeHead(response.status, headers);
     // Stops reading the provider as soon as the client is gone, and ends the client's response when
-    // the provider's body breaks (rather than leaving it open).
-    pipeline(fast, res, () => undefined);
+    // the provider's body breaks (rather than leaving it open). Not stream.pipeline: it builds an
+    // AbortController and a DOMException per call, a third of the local server's throughput.
+    res.once('close', () => {
+      if (!fast.readableEnded) fast.destroy();
+    });
+    fast.once('error', () => res.destroy());
+    fast.pipe(res);
     return;
   }
   res.writeHead(response.status, headers);

@@ -8,7 +8,7 @@ import type { CoreDeps } from '../deps.ts';
 import { ADMIN_PREFIXES } from '../admin/prefixes.ts';
 import { asGantryError, RouteNotFoundError } from './errors.ts';
 import { toResponse, type ErrorSurface } from './error-response.ts';
-import { portkeyHeaderAlias } from './header-alias.ts';
+import { withPortkeyHeaderAlias } from './header-alias.ts';
 import { jsonResponse } from './json.ts';
 
 /**
@@ -49,8 +49,6 @@ async function probeDatabase(deps: CoreDeps, now: number): Promise<{ ok: boolean
 
 export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono {
   const app = new Hono();
-  // Header aliases first: every route and fallback then reads x-gw-* only.
-  if (deps.config.portkeyHeaders) app.use('*', portkeyHeaderAlias);
   let lastProbe = { at: -Infinity, ok: true, error: '' };
 
   app.get('/v1/health', async () => {
@@ -82,5 +80,7 @@ export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono
     if (e.status >= 500) deps.logger.error('unhandled error', { path: c.req.path, error: err });
     return toResponse(e, surfaceOf(c.req.path));
   });
+  // Header aliases outermost: every route and fallback then reads x-gw-* only.
+  if (deps.config.portkeyHeaders) app.fetch = withPortkeyHeaderAlias(app.fetch);
   return app;
 }

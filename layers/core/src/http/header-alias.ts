@@ -1,11 +1,11 @@
 /**
- * `x-portkey-*` as an alias of `x-gw-*`, done once where requests enter (a middleware on every
- * route, gateway and admin), so no reader of a header knows of it. Teams moving from that gateway
+ * `x-portkey-*` as an alias of `x-gw-*`, done once where requests enter (around the app's fetch, for
+ * every route, gateway and admin), so no reader of a header knows of it. Teams moving from that gateway
  * keep its SDK: its headers are read as Gantry's, and the answer's `x-gw-*` headers go back under
  * the prefix the request used. An `x-gw-` header the client also sent wins over its alias. The
  * aliased headers are removed, so none reaches a provider (the passthrough forwards client headers).
  */
-import type { MiddlewareHandler } from 'hono';
+import type { Hono } from 'hono';
 
 const OWN = 'x-gw-';
 /** The established gateway's header prefix, read as `x-gw-`. */
@@ -38,16 +38,25 @@ function aliasResponse(headers: Headers): void {
   }
 }
 
-export const portkeyHeaderAlias: MiddlewareHandler = async (c, next) => {
-  const aliased = aliasRequest(c.req.raw.headers);
-  await next();
-  if (!aliased) return;
-  try {
-    aliasResponse(c.res.headers);
-  } catch {
-    // An answer with immutable headers (a fetch Response): copied once, body untouched.
-    const res = new Response(c.res.body, c.res);
-    aliasResponse(res.headers);
-    c.res = res;
-  }
-};
+type Fetch = Hono['fetch'];
+
+/**
+ * Wraps the app's fetch rather than adding a `*` middleware: a middleware on every route sends
+ * every request through Hono's compose, which costs the hot path more than this check does.
+ */
+export function withPortkeyHeaderAlias(fetch: Fetch): Fetch {
+  return async (request, env, ctx) => {
+    const aliased = aliasRequest(request.headers);
+    const res = await fetch(request, env, ctx);
+    if (!aliased) return res;
+    try {
+      aliasResponse(res.headers);
+      return res;
+    } catch {
+      // An answer with immutable headers (a fetch Response): copied once, body untouched.
+      const copy = new Response(res.body, res);
+      aliasResponse(copy.headers);
+      return copy;
+    }
+  };
+}

@@ -1,5 +1,5 @@
 /** Generating, hashing and masking API keys. The key itself is only ever shown at creation. */
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 const PREFIX = 'gw_';
 
@@ -7,8 +7,9 @@ export function generateApiKey(): string {
   return PREFIX + randomBytes(30).toString('base64url');
 }
 
+/** Once per authenticated request: the one-shot `hash` costs less than a `createHash` object. */
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  return hash('sha256', key, 'hex');
 }
 
 export function maskApiKey(key: string): string {

@@ -1,5 +1,5 @@
 /** Exact-match cache keys: one hash over everything that decides the answer. */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 
 /**
  * JSON with object keys sorted at every depth, so that two requests differing only in key order
@@ -16,7 +16,7 @@ export function canonicalJson(value: unknown): string {
   return `{${members.join(',')}}`;
 }
 
-export const sha256Hex = (text: string): string => createHash('sha256').update(text).digest('hex');
+export const sha256Hex = (text: string): string => hash('sha256', text, 'hex');
 
 export interface CacheKeyInput {
   workspaceId: string;
