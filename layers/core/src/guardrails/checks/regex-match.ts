@@ -6,7 +6,7 @@ import type { FieldProblem } from '../../http/errors.ts';
 import type { CheckDefinition } from '../contract.ts';
 import { checkedText } from './text-of.ts';
 
-const MAX_RULE_LENGTH = 1000;
+export const MAX_RULE_LENGTH = 1000;
 const compiled = new Map<string, RegExp>();
 
 function compile(rule: string): RegExp {
