@@ -27,6 +27,8 @@ import { ManagedProviderCache, type ManagedProviderSource } from './gateway/mana
 import type { FetchCredentials } from './providers/transform.ts';
 import { observabilityHooks } from './observability/hooks.ts';
 import type { GuardrailSource } from './guardrails/contract.ts';
+import { SavedGuardrailCache } from './guardrails/saved.ts';
+import { GuardrailRepository } from './store/guardrails.ts';
 
 export interface CoreDeps {
   config: AppConfig;
@@ -85,6 +87,7 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
     trustedHosts,
     upstream: adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs }),
     savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs, cipher),
+    guardrails: new SavedGuardrailCache(new GuardrailRepository(repos.table), clock, config.keyCacheTtlMs),
     blobs,
     mailer,
     queues,

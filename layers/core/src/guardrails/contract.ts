@@ -72,6 +72,8 @@ export interface GuardrailActions {
   async: boolean;
   on_success: { feedback?: unknown } | null;
   on_fail: { feedback?: unknown } | null;
+  /** The reference's `message` (shown with a denial), when the guardrail was given one. */
+  message?: string;
 }
 
 /** A saved guardrail as the gateway reads it. */
