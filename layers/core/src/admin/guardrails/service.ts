@@ -10,6 +10,7 @@ import type { CheckRef, GuardrailActions } from '../../guardrails/contract.ts';
 import { CHECK_IDS, findCheck } from '../../guardrails/registry.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
 import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { auditTarget } from '../../store/audit-context.ts';
 import { GuardrailRepository, type GuardrailRecord } from '../../store/guardrails.ts';
 import { MASK, maskSecrets } from '../audit-logs/mask.ts';
 import type { CheckBody, CreateGuardrailBody, UpdateGuardrailBody } from './schema.ts';
@@ -152,6 +153,7 @@ export class GuardrailService {
       id: randomUUID(), slug: slugFor(), name: body.name, organisation_id: caller.organisationId, workspace_id: workspaceId, status: 'active',
       checks, actions, version: 1, version_id: randomUUID(), created_at: now, last_updated_at: now, owner_id: caller.userId ?? caller.keyId, updated_by: null,
     };
+    auditTarget(rec.id, rec.workspace_id);
     await this.#repo.create(rec);
     this.#deps.guardrails?.invalidate();
     return { id: rec.id, slug: rec.slug, version_id: rec.version_id };
@@ -193,13 +195,16 @@ export class GuardrailService {
       last_updated_at: new Date(this.#deps.clock.now()).toISOString(),
       updated_by: caller.userId ?? caller.keyId,
     };
+    auditTarget(next.id, next.workspace_id);
     await this.#repo.update(next, current.version);
     this.#deps.guardrails?.invalidate();
     return { id: next.id, slug: next.slug, version_id: next.version_id };
   }
 
   async delete(caller: Principal, idOrSlug: string): Promise<void> {
-    await this.#repo.delete(await this.#writable(caller, idOrSlug));
+    const rec = await this.#writable(caller, idOrSlug);
+    auditTarget(rec.id, rec.workspace_id);
+    await this.#repo.delete(rec);
     this.#deps.guardrails?.invalidate();
   }
 }
