@@ -10,7 +10,7 @@ import { createCheckDeps } from '../../../../layers/core/src/guardrails/fetch.ts
 import { UpstreamClient } from '../../../../layers/core/src/gateway/upstream.ts';
 import { systemClock } from '../../../../layers/core/src/ports/clock.ts';
 import { TrustedHosts } from '../../../../layers/core/src/security/ssrf.ts';
-import { startMockServer, type MockServer } from '../../../support/mock-http.ts';
+import { startMockServer, type MockServer, type Reply } from '../../../support/mock-http.ts';
 import { problems, run } from './support.ts';
 
 const PNG = Buffer.from('89504e470d0a1a0a0000000d49484452', 'hex');
@@ -28,7 +28,7 @@ function depsWith(hosts: string[]): CheckDeps {
 }
 
 beforeAll(async () => {
-  server = await startMockServer(async (req) => {
+  server = await startMockServer(async (req): Promise<Reply> => {
     const path = req.path;
     if (path === '/cat.png') return { headers: { 'content-type': 'image/png' }, chunks: [new Uint8Array(PNG)] };
     if (path === '/big.png') return { headers: { 'content-type': 'image/png', 'content-length': '5000' }, text: 'x'.repeat(5000) };
