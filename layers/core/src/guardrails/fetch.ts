@@ -6,6 +6,7 @@
  */
 import type { IncomingMessage } from 'node:http';
 import type { UpstreamClient } from '../gateway/upstream.ts';
+import { readCapped } from '../http/node-streams.ts';
 import type { Clock } from '../ports/clock.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
 import type { CheckDeps } from './contract.ts';
@@ -40,23 +41,15 @@ function bodyOf(body: FetchInit['body']): string | Uint8Array | undefined {
   throw new CheckFetchError('network', 'check requests carry a string or byte body');
 }
 
-async function readCapped(res: IncomingMessage, maxBytes: number, url: URL): Promise<Buffer> {
+async function readBody(res: IncomingMessage, maxBytes: number, url: URL): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
     res.destroy();
     throw new CheckFetchError('too_large', `${url.host} answered ${declared} bytes, more than the limit of ${maxBytes}`);
   }
-  const parts: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of res as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > maxBytes) {
-      res.destroy();
-      throw new CheckFetchError('too_large', `${url.host} sent more than the limit of ${maxBytes} bytes`);
-    }
-    parts.push(chunk);
-  }
-  return Buffer.concat(parts);
+  const { bytes, truncated } = await readCapped(res, maxBytes);
+  if (truncated) throw new CheckFetchError('too_large', `${url.host} sent more than the limit of ${maxBytes} bytes`);
+  return bytes;
 }
 
 function checkedUrl(raw: string, trusted: TrustedHosts): URL {
@@ -113,7 +106,7 @@ async function follow(upstream: UpstreamClient, trusted: TrustedHosts, raw: stri
     const onAbort = () => res.body.destroy(new Error('aborted'));
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const bytes = await readCapped(res.body, maxBytes, url);
+      const bytes = await readBody(res.body, maxBytes, url);
       const out = new Headers();
       for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') out.set(k, v);
       const empty = res.status === 204 || res.status === 304 || method === 'HEAD';
