@@ -1,6 +1,7 @@
 /** `/v1/guardrails`: create, list, get (id or slug), update (a new version), delete. GUARDRAILS_ENABLED=OFF: 403. */
 import { page, parsePaging } from '../pagination.ts';
-import { parseWith, type AdminRoute } from '../route.ts';
+import type { AdminRoute } from '../route.ts';
+import { withBody } from '../body.ts';
 import { createGuardrailSchema, updateGuardrailSchema } from './schema.ts';
 import { detailView, GuardrailService, summaryView } from './service.ts';
 
@@ -14,7 +15,13 @@ export const guardrailRoutes: readonly AdminRoute[] = [
     scope: 'guardrails.create',
     feature: 'guardrails',
     audit: transactional,
-    handler: async (ctx) => new GuardrailService(ctx.deps).create(ctx.principal, parseWith(createGuardrailSchema, await ctx.body())),
+    example: {
+      name: 'No secrets out',
+      workspace_id: 'default',
+      checks: [{ id: 'default.regexMatch', parameters: { rule: 'glpat-[A-Za-z0-9_-]{20}', not: true } }],
+      actions: { deny: true, async: false, on_success: null, on_fail: { feedback: { value: -5, weight: 1, metadata: '' } } },
+    },
+    ...withBody(createGuardrailSchema, async (ctx, body) => new GuardrailService(ctx.deps).create(ctx.principal, body)),
   },
   {
     method: 'GET',
@@ -40,7 +47,8 @@ export const guardrailRoutes: readonly AdminRoute[] = [
     scope: 'guardrails.update',
     feature: 'guardrails',
     audit: transactional,
-    handler: async (ctx) => new GuardrailService(ctx.deps).update(ctx.principal, id(ctx.params), parseWith(updateGuardrailSchema, await ctx.body())),
+    example: { name: 'No secrets out (v2)', actions: { onFail: 'block', message: 'A secret was found' } },
+    ...withBody(updateGuardrailSchema, async (ctx, body) => new GuardrailService(ctx.deps).update(ctx.principal, id(ctx.params), body)),
   },
   {
     method: 'DELETE',
