@@ -31,6 +31,12 @@ describe.each(['direct', 'lambda'] as const)('guardrails admin routes (%s mode)'
   let gw: TestGantry;
   let wsKey: string;
 
+  const source = () => {
+    const s = gw.deps.guardrails;
+    if (!s) throw new Error('createDeps sets a guardrail source');
+    return s;
+  };
+
   const expectProblem = async (method: string, path: string, payload: unknown, field: string, message?: string) => {
     const res = await gw.admin(method, path, payload);
     expect(res.status, JSON.stringify(res.json)).toBe(400);
@@ -69,7 +75,7 @@ describe.each(['direct', 'lambda'] as const)('guardrails admin routes (%s mode)'
     expect(JSON.stringify(byId.json)).not.toContain('hook-secret-123');
     // The gateway reads the real value.
     const principal = await gw.deps.keyAuth.authenticateRequest(new Headers({ 'x-gw-api-key': wsKey }), 'admin');
-    const saved = await gw.deps.guardrails.forGateway(principal, created.json.slug as string);
+    const saved = await source().forGateway(principal, created.json.slug as string);
     expect(saved?.checks[1]?.parameters).toMatchObject({ headers: { Authorization: 'Bearer hook-secret-123' } });
   });
 
@@ -82,7 +88,7 @@ describe.each(['direct', 'lambda'] as const)('guardrails admin routes (%s mode)'
   });
 
   it('names every bad field', async () => {
-    await expectProblem('POST', G, body({ checks: [{ id: 'default.contains', parameters: { words: ['x'], operator: 'some' } }] }), 'checks[0].parameters.operator', 'must be one of all, any, none');
+    await expectProblem('POST', G, body({ checks: [{ id: 'default.requiredMetadataKeyPairs', parameters: { metadataPairs: { env: 'prod' }, operator: 'some' } }] }), 'checks[0].parameters.operator', 'must be one of all, any, none');
     await expectProblem('POST', G, body({ checks: [{ id: 'default.nope' }] }), 'checks[0].id');
     await expectProblem('POST', G, body({ checks: [{ id: 'default.regexMatch', parameters: { rule: '(' } }] }), 'checks[0].parameters.rule', 'is not a valid regular expression');
     await expectProblem('POST', G, body({ checks: [] }), 'checks');
@@ -120,14 +126,14 @@ describe.each(['direct', 'lambda'] as const)('guardrails admin routes (%s mode)'
     expect(put.json).toEqual({ id, slug: created.json.slug, version_id: expect.any(String) });
     expect(put.json.version_id).not.toBe(created.json.version_id);
     const principal = await gw.deps.keyAuth.authenticateRequest(new Headers({ 'x-gw-api-key': wsKey }), 'admin');
-    const saved = await gw.deps.guardrails.forGateway(principal, id);
+    const saved = await source().forGateway(principal, id);
     expect(saved).toMatchObject({ name: 'renamed', version_id: put.json.version_id });
     expect(saved?.checks[1]?.parameters).toMatchObject({ headers: { Authorization: 'Bearer hook-secret-123' } });
     await expectProblem('PUT', `${G}/${id}`, { checks: [{ id: 'default.wordCount', parameters: { minWords: -1 } }] }, 'checks[0].parameters.minWords', 'must be at least 0');
     await expectProblem('PUT', `${G}/${id}`, {}, '');
     expect(await gw.admin('DELETE', `${G}/${id}`)).toEqual({ status: 200, json: {} });
     expect((await gw.admin('GET', `${G}/${id}`)).status).toBe(404);
-    expect(await gw.deps.guardrails.forGateway(principal, id)).toBeUndefined();
+    expect(await source().forGateway(principal, id)).toBeUndefined();
   });
 
   it('organisation guardrails: readable by workspace keys, changed only by organisation keys', async () => {

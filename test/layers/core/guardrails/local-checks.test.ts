@@ -14,7 +14,7 @@ describe('text checks', () => {
     expect((await run('default.regexMatch', { rule: '\\bsecret\\b' }, { text: 'nothing' })).verdict).toBe(false);
     expect((await run('default.regexMatch', { rule: 'secret', not: true }, after('the secret'))).verdict).toBe(false);
     expect(problems('default.regexMatch', { rule: '(' })).toEqual(['rule: is not a valid regular expression']);
-    expect(problems('default.regexMatch', {})).toEqual(['rule: is required']);
+    expect(problems('default.regexMatch', {})).toEqual(['rule: must be a non-empty string']);
   });
 
   it('contains honours all, any and none and names a bad operator', async () => {
@@ -23,8 +23,8 @@ describe('text checks', () => {
     expect((await run('default.contains', { words: ['please', 'sorry'], operator: 'all' }, { text })).verdict).toBe(false);
     expect((await run('default.contains', { words: ['sorry', 'help'] }, { text })).verdict).toBe(true);
     expect((await run('default.contains', { words: ['help'], operator: 'none' }, { text })).verdict).toBe(false);
-    expect(problems('default.contains', { words: ['x'], operator: 'some' })).toEqual(['operator: must be one of all, any, none']);
-    expect(problems('default.contains', { words: 'x' })).toEqual(['words: must be an array of strings']);
+    expect(problems('default.contains', { words: ['x'], operator: 'some' })).toEqual(['operator: must be one of any, all, none']);
+    expect(problems('default.contains', { words: 'x' })).toEqual(['words: must be a non-empty array of strings']);
   });
 
   it('counts sentences, words and characters within bounds', async () => {
