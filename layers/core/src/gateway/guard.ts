@@ -69,6 +69,7 @@ export function withHooks(inner: TargetCaller, f: Flight, call: CallInput, princ
 async function guardJson(g: Guarded, attempt: Attempt, target: ResolvedTarget, after: HookSpec[], results: HookResults, flagged: boolean): Promise<Attempt> {
   const { bytes, truncated } = await readProvider(readCapped(attempt.body!, MAX_CHECKED_JSON));
   if (truncated) throw new UpstreamError(502, `The provider's answer is larger than ${MAX_CHECKED_JSON} bytes and cannot be checked by the hooks`);
+  if (after.length === 0) return withResultsOnly(attempt, bytes, results, flagged);
   const parsed = tryParseJson(bytes.toString('utf8'));
   let value: unknown = parsed.ok ? parsed.value : undefined;
   let transformed = false;
@@ -89,6 +90,31 @@ async function guardJson(g: Guarded, attempt: Attempt, target: ResolvedTarget, a
   if (withResults && value !== null && typeof value === 'object' && !Array.isArray(value)) out = Buffer.from(JSON.stringify({ ...value, hook_results: results }));
   else if (transformed) out = Buffer.from(JSON.stringify(value));
   return { ...attempt, status: flagged ? 246 : attempt.status, headers: withoutLength(attempt.headers), body: Readable.from([out]) };
+}
+
+/**
+ * Before-request hooks only: the answer's object gains `hook_results` without being parsed and
+ * written again (the hot path of a request with input guardrails).
+ */
+function withResultsOnly(attempt: Attempt, bytes: Buffer, results: HookResults, flagged: boolean): Attempt {
+  const headers = withoutLength(attempt.headers);
+  const status = flagged ? 246 : attempt.status;
+  const first = skipSpace(bytes, 0, 1);
+  const last = skipSpace(bytes, bytes.length - 1, -1);
+  if (bytes[first] !== OPEN || bytes[last] !== CLOSE || first >= last) return { ...attempt, status, headers, body: Readable.from([bytes]) };
+  const empty = skipSpace(bytes, first + 1, 1) === last;
+  const tail = Buffer.from(`${empty ? '' : ','}"hook_results":${JSON.stringify(results)}}`);
+  return { ...attempt, status, headers, body: Readable.from([Buffer.concat([bytes.subarray(0, last), tail])]) };
+}
+
+const OPEN = 0x7b;
+const CLOSE = 0x7d;
+const SPACE = new Set([0x20, 0x09, 0x0a, 0x0d]);
+
+/** The index of the first byte from `i` (walking by `step`) that is not JSON whitespace. */
+function skipSpace(bytes: Buffer, i: number, step: 1 | -1): number {
+  while (i >= 0 && i < bytes.length && SPACE.has(bytes[i]!)) i += step;
+  return i;
 }
 
 /** Problems of a config's hooks against the checks (its other problems were reported when it was parsed). */

@@ -33,8 +33,19 @@ const AUTH_SCHEME = /\b(Bearer|Basic)\s+[A-Za-z0-9._~+/=-]+/gi;
 
 const normalName = (name: string): string => name.replace(/[-_]/g, '').toLowerCase();
 
+/** Answers by field name: every log event asks again about the same few dozen names. */
+const secretNames = new Map<string, boolean>();
+const SECRET_NAMES_KEPT = 2_048;
+
 /** Whether a field of this name holds a secret (wherever it is, except `key` beside a `value`). */
-export const isSecretKey = (name: string): boolean => SECRET_NAME.test(normalName(name));
+export function isSecretKey(name: string): boolean {
+  let secret = secretNames.get(name);
+  if (secret === undefined) {
+    secret = SECRET_NAME.test(normalName(name));
+    if (secretNames.size < SECRET_NAMES_KEPT) secretNames.set(name, secret);
+  }
+  return secret;
+}
 
 /** `text` with every secret-shaped part replaced by `mask`. */
 export function redactText(text: string, mask = REDACTED): string {

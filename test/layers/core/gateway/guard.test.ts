@@ -101,6 +101,24 @@ describe('saved guardrails and the flag', () => {
     expect(mock.received).toHaveLength(0);
   });
 
+  it('adds hook_results (strict_openai_compliance off) to answers of any JSON object layout after input hooks only, and leaves other JSON as it came', async () => {
+    const passing = target({ strict_openai_compliance: false, input_guardrails: [{ 'default.contains': { operator: 'none', words: ['password'] } }] });
+    const answer = (body: string) => mock.queue.push({ kind: 'error', status: 200, body, contentType: 'application/json' });
+    answer('\n  {"id": "c1", "object": "chat.completion"}  \n');
+    const padded = await chat(gw, key, passing);
+    expect(padded.status).toBe(200);
+    expect(padded.json).toMatchObject({ id: 'c1', object: 'chat.completion', hook_results: { before_request_hooks: [expect.objectContaining({ verdict: true })] } });
+    answer('{ }');
+    expect((await chat(gw, key, passing)).json).toEqual({ hook_results: { before_request_hooks: [expect.objectContaining({ verdict: true })], after_request_hooks: [] } });
+    answer('[1, 2]');
+    const list = await fetch(`${gw.url}/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(passing), 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] }),
+    });
+    expect(await list.text()).toBe('[1, 2]');
+  });
+
   it('runs no hook with GUARDRAILS_ENABLED=OFF', async () => {
     const res = await chat(off, offKey, target({ input_guardrails: [{ 'default.contains': { operator: 'none', words: ['Hi'] }, deny: true }] }));
     expect(res.status).toBe(200);

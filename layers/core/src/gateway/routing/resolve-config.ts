@@ -26,6 +26,28 @@ function refuseOverrides(headers: Headers, principal: Principal): void {
   }
 }
 
+/**
+ * Inline configs by their text. Clients send the same `x-gw-config` on every call: parsing and
+ * validating it (and checking its hooks, remembered per object) then happens once per instance.
+ * Bounded in entries and in the size of a config kept; configs are never changed downstream (saved
+ * configs are shared cached objects too).
+ */
+const INLINE_MEMO_ENTRIES = 256;
+const INLINE_MEMO_MAX_CHARS = 8_192;
+const inlineConfigs = new Map<string, ConfigNode>();
+
+function inlineConfig(raw: string, requestProvider: boolean): ConfigNode {
+  const key = (requestProvider ? 'p' : '-') + raw;
+  const known = inlineConfigs.get(key);
+  if (known) return known;
+  const config = parseConfigHeader(raw, { requestProvider });
+  if (raw.length <= INLINE_MEMO_MAX_CHARS) {
+    if (inlineConfigs.size >= INLINE_MEMO_ENTRIES) inlineConfigs.delete(inlineConfigs.keys().next().value as string);
+    inlineConfigs.set(key, deepFreeze(config));
+  }
+  return config;
+}
+
 export async function resolveConfig(headers: Headers, principal: Principal, deps: CoreDeps): Promise<ResolvedConfig> {
   refuseOverrides(headers, principal);
   const sent = headers.get('x-gw-config')?.trim();
@@ -41,7 +63,7 @@ export async function resolveConfig(headers: Headers, principal: Principal, deps
     const headerProvider = provider ? { headerProvider: provider } : {};
     if (raw.startsWith('{')) {
       try {
-        const config = parseConfigHeader(raw, { requestProvider: provider !== undefined || virtualKey !== undefined });
+        const config = inlineConfig(raw, provider !== undefined || virtualKey !== undefined);
         return { config: withVirtualKey(config), fromHeaders: false, ...headerProvider };
       } catch (err) {
         // Config problems carry the admin code AB01 and every path, also on the gateway.
@@ -58,4 +80,13 @@ export async function resolveConfig(headers: Headers, principal: Principal, deps
     config: { ...(provider ? { provider } : {}), ...(customHost ? { custom_host: customHost } : {}), ...(virtualKey ? { virtual_key: virtualKey } : {}) },
     fromHeaders: true,
   };
+}
+
+/** A remembered config is shared by requests: frozen, so a change to it fails loudly instead of leaking. */
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
 }
