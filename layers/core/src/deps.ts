@@ -27,6 +27,7 @@ import { ManagedProviderCache, type ManagedProviderSource } from './gateway/mana
 import type { FetchCredentials } from './providers/transform.ts';
 import { observabilityHooks } from './observability/hooks.ts';
 import type { GuardrailSource } from './guardrails/contract.ts';
+import type { PromptSource } from './prompts/contract.ts';
 import { SavedGuardrailCache } from './guardrails/saved.ts';
 import { GuardrailRepository } from './store/guardrails.ts';
 
@@ -63,6 +64,8 @@ export interface CoreDeps {
   assumeRole?: FetchCredentials;
   /** Saved guardrails that config hooks name by id or slug (cached); absent, naming one is a 400. */
   guardrails?: GuardrailSource;
+  /** Prompts and partials by reference (issue 17: set by createDeps once the prompt resource exists). */
+  prompts?: PromptSource;
 }
 
 export type { SavedConfigSource } from './gateway/routing/saved-configs.ts';
