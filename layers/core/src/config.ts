@@ -93,6 +93,19 @@ const envSchema = z.object({
   GW_KEY_LIFECYCLE_INTERVAL_SECONDS: wholeNumber(60, z.gte(0)),
   /** `x-portkey-*` request headers as aliases of `x-gw-*` (the Portkey SDK); OFF refuses the alias. */
   GW_PORTKEY_HEADERS: preprocess(upperBlankAsUnset, z.optional(z.enum(['ON', 'OFF']))),
+  /** Secret references: how long a fetched secret value is used before the manager is asked again. */
+  GW_SECRET_CACHE_TTL_SECONDS: wholeNumber(60, z.gte(0), z.lte(3_600)),
+  /** Deadline of one call to a secret manager. */
+  GW_SECRET_MANAGER_TIMEOUT_MS: wholeNumber(5_000, z.gte(100), z.lte(60_000)),
+  /** AWS Secrets Manager endpoint override (a VPC endpoint, a local stand-in). */
+  GW_SECRETS_MANAGER_ENDPOINT: optionalUrl(),
+  /** Entra ID authority host for azure_kv references (sovereign clouds). */
+  GW_AZURE_AUTHORITY_HOST: preprocess(blankAsUnset, z._default(z.url(), 'https://login.microsoftonline.com')),
+  /** The service account token Vault's Kubernetes auth logs in with. */
+  GW_VAULT_K8S_TOKEN_FILE: preprocess(blankAsUnset, z._default(nonEmpty(), '/var/run/secrets/kubernetes.io/serviceaccount/token')),
+  /** A managed identity endpoint (App Service, Container Apps) for azure_kv references in managed mode. */
+  IDENTITY_ENDPOINT: optionalUrl(),
+  IDENTITY_HEADER: optionalNonEmpty(),
 });
 
 export interface FeatureFlags {
@@ -145,6 +158,18 @@ export interface AppConfig {
   spool?: { dir: string; maxBytes: number };
   /** `x-portkey-*` headers as aliases of `x-gw-*`: on unless GW_PORTKEY_HEADERS=OFF. */
   portkeyHeaders: boolean;
+  /** Secret references (docs/secret-references.md); absent when none of their variables is set: `secretsConfig` gives the defaults. */
+  secrets?: SecretsConfig;
+}
+
+export interface SecretsConfig {
+  valueTtlMs: number;
+  timeoutMs: number;
+  awsEndpoint: string | undefined;
+  azureAuthorityHost: string;
+  vaultKubernetesTokenFile: string;
+  identityEndpoint: string | undefined;
+  identityHeader: string | undefined;
 }
 
 /** Queue URLs come in one variable per queue, so they are picked out by prefix. */
@@ -192,6 +217,25 @@ function otlpHeaders(raw: string | undefined): Record<string, string> {
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+const SECRET_VARIABLES = ['GW_SECRET_CACHE_TTL_SECONDS', 'GW_SECRET_MANAGER_TIMEOUT_MS', 'GW_SECRETS_MANAGER_ENDPOINT', 'GW_AZURE_AUTHORITY_HOST', 'GW_VAULT_K8S_TOKEN_FILE', 'IDENTITY_ENDPOINT', 'IDENTITY_HEADER'];
+
+function secretsOf(e: z.output<typeof envSchema>): SecretsConfig {
+  return {
+    valueTtlMs: e.GW_SECRET_CACHE_TTL_SECONDS * 1000,
+    timeoutMs: e.GW_SECRET_MANAGER_TIMEOUT_MS,
+    awsEndpoint: e.GW_SECRETS_MANAGER_ENDPOINT,
+    azureAuthorityHost: e.GW_AZURE_AUTHORITY_HOST,
+    vaultKubernetesTokenFile: e.GW_VAULT_K8S_TOKEN_FILE,
+    identityEndpoint: e.IDENTITY_ENDPOINT,
+    identityHeader: e.IDENTITY_HEADER,
+  };
+}
+
+/** The secret reference settings, their defaults when none was set. */
+export function secretsConfig(config: Pick<AppConfig, 'secrets'>): SecretsConfig {
+  return config.secrets ?? secretsOf(envSchema.parse({ TABLE_NAME: '-' }, ENGLISH));
 }
 
 export function loadConfig(env: Record<string, string | undefined> = process.env): AppConfig {
@@ -251,6 +295,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     queueUrls: queueUrls.data,
     cipherKmsKeyId: e.CIPHER_KMS_KEY_ID,
     portkeyHeaders: e.GW_PORTKEY_HEADERS !== 'OFF',
+    ...(SECRET_VARIABLES.some((v) => blankAsUnset(env[v]) !== undefined) ? { secrets: secretsOf(e) } : {}),
     cipherKeyFile: e.GW_CIPHER_KEY_FILE ?? (e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? `${e.GW_DATA_DIR.replace(/\/+$/, '')}/cipher.key` : undefined),
     // No spool with in-memory data: nothing else of the process survives a restart either.
     ...(e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? { spool: { dir: `${e.GW_DATA_DIR.replace(/\/+$/, '')}/spool`, maxBytes: e.GW_LOG_SPOOL_MAX_MB * 1024 * 1024 } } : {}),

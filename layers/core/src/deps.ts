@@ -2,7 +2,7 @@
  * Everything the core needs from the outside world, built once per process (Lambda container or
  * local server) from the configuration and passed down.
  */
-import type { AppConfig } from './config.ts';
+import { secretsConfig, type AppConfig } from './config.ts';
 import type { GatewayHook } from './gateway/lifecycle.ts';
 import { createKeyAuthenticator, type KeyAuthenticator } from './policy/key-auth.ts';
 import type { RuntimeAdapters } from './ports/adapters.ts';
@@ -30,6 +30,8 @@ import type { GuardrailSource } from './guardrails/contract.ts';
 import type { PromptSource } from './prompts/contract.ts';
 import { SavedGuardrailCache } from './guardrails/saved.ts';
 import { GuardrailRepository } from './store/guardrails.ts';
+import { SecretResolver } from './secrets/resolver.ts';
+import { createSecretManagers } from './secrets/managers.ts';
 
 export interface CoreDeps {
   config: AppConfig;
@@ -64,6 +66,8 @@ export interface CoreDeps {
   assumeRole?: FetchCredentials;
   /** Saved guardrails that config hooks name by id or slug (cached); absent, naming one is a 400. */
   guardrails?: GuardrailSource;
+  /** Secret references' values at request time (cached per instance; docs/secret-references.md). */
+  secrets: SecretResolver;
   /** Prompts and partials by reference (issue 17: set by createDeps once the prompt resource exists). */
   prompts?: PromptSource;
 }
@@ -72,6 +76,12 @@ export type { SavedConfigSource } from './gateway/routing/saved-configs.ts';
 
 /** What a runtime may pass beside the adapters it must (tests override some). */
 export type DepsOverrides = Partial<RuntimeAdapters>;
+
+/** STS with the runtime's credentials, its code imported on first use (aws_sm references with a role). */
+const lazyRuntimeAssumeRole =
+  (clock: Clock): FetchCredentials =>
+  async (input) =>
+    (await import('./providers/native/aws.ts')).runtimeAssumeRole({ clock })(input);
 
 /** The core's dependencies from the configuration and the runtime's adapters. */
 export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDeps {
@@ -82,13 +92,17 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
   const trustedHosts = TrustedHosts.parse(config.trustedCustomHosts);
   const pricing = new PriceBook(new CustomPriceRepository(repos.table), clock, config.keyCacheTtlMs);
   const limits = createLimits({ repos, clock, config, queues, logger, pricing });
+  const upstream = adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs });
+  const managers =
+    adapters.secretManagers ??
+    createSecretManagers({ config: secretsConfig(config), region: config.region, upstream, trustedHosts, clock, assumeRole: lazyRuntimeAssumeRole(clock) });
   const deps: CoreDeps = {
     config,
     clock,
     repos,
     keyAuth: createKeyAuthenticator(config, repos, clock),
     trustedHosts,
-    upstream: adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs }),
+    upstream,
     savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs, cipher),
     guardrails: new SavedGuardrailCache(new GuardrailRepository(repos.table), clock, config.keyCacheTtlMs),
     blobs,
@@ -102,6 +116,7 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
     limits,
     cipher,
     managedProviders: new ManagedProviderCache(repos.table, cipher, clock, { ttlMs: config.keyCacheTtlMs }),
+    secrets: new SecretResolver({ table: repos.table, cipher, clock, logger, managers, referenceTtlMs: config.keyCacheTtlMs, valueTtlMs: secretsConfig(config).valueTtlMs }),
     logger,
   };
   return deps;

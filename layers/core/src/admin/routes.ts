@@ -4,6 +4,7 @@ import { apiKeyRoutes } from './api-keys/routes.ts';
 import { configRoutes } from './configs/routes.ts';
 import { guardrailRoutes } from './guardrails/routes.ts';
 import { integrationRoutes } from './integrations/routes.ts';
+import { secretReferenceRoutes } from './secret-references/routes.ts';
 import { providerRoutes } from './providers/routes.ts';
 import { virtualKeyRoutes } from './virtual-keys/routes.ts';
 import { pricingRoutes } from './pricing/routes.ts';
@@ -22,7 +23,7 @@ import { scimModule } from './scim.ts';
 import { mountApiDocs } from '../openapi/routes.ts';
 import { mountAdminRoutes, mountPublicAdminRoutes, type AdminRoute, type PublicAdminRoute } from './route.ts';
 
-export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...guardrailRoutes, ...pricingRoutes, ...integrationRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
+export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...guardrailRoutes, ...pricingRoutes, ...integrationRoutes, ...secretReferenceRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
 
 /** Logs, exports and analytics: exports before logs, so `/v1/logs/exports` is not read as a log id. */
 function observabilityRoutes(): AdminRoute[] {

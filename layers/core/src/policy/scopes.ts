@@ -67,6 +67,11 @@ export const SCOPES = [
   'feedback.create',
   'feedback.update',
   'feedback.list',
+  'secret_references.create',
+  'secret_references.read',
+  'secret_references.list',
+  'secret_references.update',
+  'secret_references.delete',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];
@@ -97,6 +102,12 @@ export const ORGANISATION_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
   'users.update',
   'users.delete',
   'audit_logs.list',
+  // Where the provider keys live: organisation owners and admins only.
+  'secret_references.create',
+  'secret_references.read',
+  'secret_references.list',
+  'secret_references.update',
+  'secret_references.delete',
 ]);
 
 /** Scopes a workspace key may be given. */

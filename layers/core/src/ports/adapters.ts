@@ -10,6 +10,7 @@ import type { Clock } from './clock.ts';
 import type { Logger } from './logger.ts';
 import type { Mailer } from './mailer.ts';
 import type { QueueFactory } from './queue-factory.ts';
+import type { SecretManagers } from '../secrets/contract.ts';
 
 export interface RuntimeAdapters {
   blobs: BlobStore;
@@ -23,4 +24,6 @@ export interface RuntimeAdapters {
   clock?: Clock;
   /** Outbound HTTP to providers; absent: one built from the trusted hosts (tests point it at a mock). */
   upstream?: UpstreamClient;
+  /** Clients of the secret managers; absent: AWS Secrets Manager, Vault and Key Vault over the network. */
+  secretManagers?: SecretManagers;
 }

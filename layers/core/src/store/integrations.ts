@@ -11,6 +11,7 @@
 import { QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError } from '../http/errors.ts';
 import type { KeyUsageLimits } from './entities.ts';
+import type { SecretMapping } from '../secrets/contract.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 
@@ -41,6 +42,8 @@ export interface IntegrationRecord {
   workspace_ids: string[] | null;
   /** Models allowed through the integration; empty means every model. */
   allowed_models: string[];
+  /** Fields resolved at request time from secret references (the values are never stored). */
+  secret_mappings?: SecretMapping[];
   created_at: string;
   last_updated_at: string;
   created_by: string | null;

@@ -3,6 +3,7 @@ import * as z from 'zod';
 import { ValidationError } from '../../http/errors.ts';
 import { typeMessage } from '../../gateway/validate/common.ts';
 import { keySchema, nameSchema, slugSchema } from './common.ts';
+import { secretMappingsSchema } from '../secret-references/mapping-schema.ts';
 
 const TAG_KEY = /^[A-Za-z0-9_.:/-]+$/;
 
@@ -42,6 +43,8 @@ export const createIntegrationSchema = z.strictObject({
   allowed_models: allowedModels.optional(),
   create_default_provider: z.boolean({ error: 'must be a boolean' }).optional(),
   default_provider_slug: slugSchema.optional(),
+  /** Fields resolved at request time from secret references; `key` mapped makes `key` optional. */
+  secret_mappings: secretMappingsSchema.optional(),
 });
 
 export const updateIntegrationSchema = z
@@ -55,6 +58,8 @@ export const updateIntegrationSchema = z
     workspace_ids: workspaceIds.optional(),
     allowed_models: allowedModels.optional(),
     status: z.enum(['active', 'archived'], { error: 'must be one of active, archived' }).optional(),
+    /** Replaces the mappings; [] removes them. */
+    secret_mappings: secretMappingsSchema.optional(),
   })
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'must change at least one field' });
 

@@ -15,6 +15,8 @@ import { createWithSlug, maskAll, maskSecret, slugFrom } from './common.ts';
 import { integrationContext, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
 import { validateConfigurations } from './configurations.ts';
 import type { CreateIntegrationBody, UpdateIntegrationBody } from './schema.ts';
+import { checkMappings, dropPlaceholders, withMappedFields } from '../secret-references/mappings.ts';
+import type { SecretMapping } from '../../secrets/contract.ts';
 
 /** A transaction holds 100 items; the integration takes three of them. */
 export const MAX_DEFAULT_PROVIDERS = 97;
@@ -36,6 +38,8 @@ export interface IntegrationView {
   /** null: every workspace may use the integration. */
   workspace_ids: string[] | null;
   allowed_models: string[];
+  /** Fields resolved from secret references at request time. */
+  secret_mappings: SecretMapping[];
   created_at: string;
   last_updated_at: string;
   created_by: string | null;
@@ -58,6 +62,7 @@ export function toView(r: IntegrationRecord): IntegrationView {
     tags: r.tags,
     workspace_ids: r.workspace_ids,
     allowed_models: r.allowed_models,
+    secret_mappings: r.secret_mappings ?? [],
     created_at: r.created_at,
     last_updated_at: r.last_updated_at,
     created_by: r.created_by,
@@ -127,10 +132,11 @@ export class IntegrationService {
     if (body.create_default_provider === false && body.default_provider_slug !== undefined) {
       problems.push({ path: 'default_provider_slug', message: 'is only allowed with create_default_provider true' });
     }
+    const mappings = await checkMappings(this.#deps, caller.organisationId, provider, body.secret_mappings ?? [], problems);
     let split = { plain: {}, secret: {} } as ReturnType<typeof validateConfigurations>;
     if (provider) {
       try {
-        split = validateConfigurations(provider, body.configurations, this.#deps.trustedHosts);
+        split = dropPlaceholders(validateConfigurations(provider, withMappedFields(body.configurations, body.secret_mappings ?? []), this.#deps.trustedHosts));
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
         problems.push(...err.problems);
@@ -168,6 +174,7 @@ export class IntegrationService {
       tags: body.tags ?? {},
       workspace_ids: workspaceIds ?? null,
       allowed_models: [...new Set(body.allowed_models ?? [])],
+      ...(mappings.length ? { secret_mappings: mappings } : {}),
       created_at: now,
       last_updated_at: now,
       created_by: caller.keyId,
@@ -232,10 +239,13 @@ export class IntegrationService {
 
     let creds: Credentials | undefined;
     const credentials = async () => (creds ??= await openCredentials(this.#deps.cipher, current.secret, context));
+    const mappingBodies = body.secret_mappings ?? current.secret_mappings ?? [];
+    const mappings = body.secret_mappings ? await checkMappings(this.#deps, current.organisation_id, provider, body.secret_mappings, problems) : undefined;
     let split: ReturnType<typeof validateConfigurations> | undefined;
     if (body.configurations !== undefined && provider) {
       try {
-        split = validateConfigurations(provider, body.configurations, this.#deps.trustedHosts, { previousSecret: (await credentials()).config });
+        const raw = withMappedFields(body.configurations, mappingBodies);
+        split = dropPlaceholders(validateConfigurations(provider, raw, this.#deps.trustedHosts, { previousSecret: (await credentials()).config }));
       } catch (err) {
         if (!(err instanceof ValidationError)) throw err;
         problems.push(...err.problems);
@@ -251,6 +261,7 @@ export class IntegrationService {
       ...(workspaceIds !== undefined ? { workspace_ids: workspaceIds } : {}),
       ...(body.allowed_models !== undefined ? { allowed_models: [...new Set(body.allowed_models)] } : {}),
       ...(body.status !== undefined ? { status: body.status } : {}),
+      ...(mappings !== undefined ? { secret_mappings: mappings } : {}),
       last_updated_at: new Date(this.#deps.clock.now()).toISOString(),
       last_updated_by: caller.keyId,
     };

@@ -1,0 +1,116 @@
+/**
+ * Secret references: where a credential lives in an external secret manager and how to reach it.
+ * Layout, under the organisation (`ORG#<org>`): `SECRETREF#<id>` (the reference; the credential
+ * fields of its auth_config only as one ciphertext, `auth_secret`) and `SECRETREFSLUG#<slug>` (the
+ * slug claim). Every change is one transaction, so it carries its audit entry. The secret's value
+ * is never stored: it is fetched at request time.
+ */
+import type { ManagerType } from '../secrets/contract.ts';
+import { ConflictError } from '../http/errors.ts';
+import { Entity } from './entity.ts';
+import type { TableClient } from './repositories.ts';
+
+export interface SecretReferenceRecord {
+  id: string;
+  organisation_id: string;
+  slug: string;
+  name: string;
+  description: string | null;
+  manager_type: ManagerType;
+  /** auth_config without its credential fields (vault_addr, aws_region, azure_vault_url ...). */
+  auth_plain: Record<string, string>;
+  /** The credential fields, encrypted with the cipher bound to `{organisation_id, secret_reference_id}`; null without any. */
+  auth_secret: string | null;
+  /** Masked forms of the credential fields, for answers. */
+  masked_auth: Record<string, string>;
+  secret_path: string;
+  secret_key: string | null;
+  allow_all_workspaces: boolean;
+  /** Workspace ids; empty when every workspace may use the reference. */
+  allowed_workspaces: string[];
+  tags: Record<string, string> | null;
+  status: 'ACTIVE';
+  /** Bumped by every change: cached values of an older version are not used. */
+  version: number;
+  created_by: string | null;
+  created_at: string;
+  last_updated_at: string;
+}
+
+export const SecretReference = new Entity<SecretReferenceRecord>({
+  name: 'SecretReference',
+  key: (r) => ({ pk: `ORG#${r.organisation_id}`, sk: `SECRETREF#${r.id}` }),
+});
+
+export const SecretReferenceSlug = new Entity<{ organisation_id: string; slug: string; secret_reference_id: string }>({
+  name: 'SecretReferenceSlug',
+  key: (r) => ({ pk: `ORG#${r.organisation_id}`, sk: `SECRETREFSLUG#${r.slug}` }),
+});
+
+export const secretReferenceContext = (organisationId: string, id: string) => ({ organisation_id: organisationId, secret_reference_id: id });
+
+const isCancelled = (err: unknown): boolean =>
+  err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
+
+/** By id or slug, consistently (the gateway reads it too, without the write path). */
+export async function readSecretReference(t: TableClient, orgId: string, idOrSlug: string): Promise<SecretReferenceRecord | undefined> {
+  const claim = await t.get(SecretReferenceSlug, { pk: `ORG#${orgId}`, sk: `SECRETREFSLUG#${idOrSlug}` }, true);
+  return t.get(SecretReference, { pk: `ORG#${orgId}`, sk: `SECRETREF#${claim ? claim.secret_reference_id : idOrSlug}` }, true);
+}
+
+export class SecretReferenceRepository {
+  readonly #t: TableClient;
+  constructor(t: TableClient) {
+    this.#t = t;
+  }
+
+  async create(rec: SecretReferenceRecord): Promise<void> {
+    try {
+      await this.#t.transact([
+        this.#t.putIfAbsent(SecretReference.toItem(rec)),
+        this.#t.putIfAbsent(SecretReferenceSlug.toItem({ organisation_id: rec.organisation_id, slug: rec.slug, secret_reference_id: rec.id })),
+      ]);
+    } catch (err) {
+      if (isCancelled(err)) throw new ConflictError(`A secret reference with slug "${rec.slug}" already exists`, { param: 'slug' });
+      throw err;
+    }
+  }
+
+  /** Conditional on the version read, so two concurrent updates cannot both apply. */
+  async update(rec: SecretReferenceRecord, expectedVersion: number): Promise<void> {
+    try {
+      await this.#t.transact([
+        {
+          Put: {
+            TableName: this.#t.tableName,
+            Item: SecretReference.toItem(rec),
+            ConditionExpression: '#v = :v',
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':v': expectedVersion },
+          },
+        },
+      ]);
+    } catch (err) {
+      if (isCancelled(err)) throw new ConflictError('The secret reference was changed by another request; read it again and retry');
+      throw err;
+    }
+  }
+
+  resolve(orgId: string, idOrSlug: string): Promise<SecretReferenceRecord | undefined> {
+    return readSecretReference(this.#t, orgId, idOrSlug);
+  }
+
+  async list(orgId: string): Promise<SecretReferenceRecord[]> {
+    const all = await this.#t.queryAll(SecretReference, {
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'SECRETREF#' },
+      ConsistentRead: true,
+    });
+    return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
+  }
+
+  async delete(rec: SecretReferenceRecord): Promise<void> {
+    const slug = SecretReferenceSlug.key({ organisation_id: rec.organisation_id, slug: rec.slug, secret_reference_id: rec.id });
+    await this.#t.transact([SecretReference.key(rec), slug].map((Key) => ({ Delete: { TableName: this.#t.tableName, Key } })));
+  }
+}
