@@ -20,7 +20,9 @@ import { Integration, Provider, providerKey } from '../store/integrations.ts';
 import type { TableClient } from '../store/repositories.ts';
 import { VirtualKey, virtualKeyKey } from '../store/virtual-keys.ts';
 import { parseUsageLimit } from '../policy/limits/attached.ts';
-import type { TargetCaller } from './routing/execute.ts';
+import type { Attempt, TargetCaller } from './routing/execute.ts';
+import type { SecretMapping } from '../secrets/contract.ts';
+import type { SecretResolver } from '../secrets/resolver.ts';
 import type { ResolvedTarget } from './routing/types.ts';
 
 export type ManagedKind = 'provider' | 'virtual_key';
@@ -42,6 +44,8 @@ export interface ManagedCredential {
   refusal?: string;
   /** A provider's budget, and the provider's id that names its counter. */
   budget?: Omit<TargetBudget, 'slug'>;
+  /** Fields whose values are fetched from secret managers at request time (never cached here). */
+  secretMappings?: readonly SecretMapping[];
 }
 
 export interface ManagedProviderSource {
@@ -169,7 +173,8 @@ export class ManagedProviderCache implements ManagedProviderSource {
     const creds = await openCredentials(this.#cipher, integration.secret, integrationContext(org, integration.id));
     const limit = parseUsageLimit(provider.usage_limits);
     const budget = limit ? { budget: { providerId: provider.id, limit } } : {};
-    return { ...fromCredentials('provider', slug, integration.ai_provider_id, integration.configurations, creds), ...base, ...budget };
+    const mapped = integration.secret_mappings?.length ? { secretMappings: integration.secret_mappings } : {};
+    return { ...fromCredentials('provider', slug, integration.ai_provider_id, integration.configurations, creds), ...base, ...budget, ...mapped };
   }
 
   async #loadVirtualKey(org: string, ws: string, slug: string): Promise<ManagedCredential | undefined> {
@@ -191,6 +196,7 @@ export interface ManagedRequest {
 export interface ManagedDeps {
   managedProviders: ManagedProviderSource;
   clock: Clock;
+  secrets: Pick<SecretResolver, 'resolve'>;
 }
 
 interface Reference {
@@ -338,10 +344,33 @@ export function withManagedProviders(inner: TargetCaller, deps: ManagedDeps, pri
     protectEmbedding(target, next, cred, request.clientHeaders);
     // Reserved by the hooks' admitTarget (withTargetAdmission) once this target is about to be called.
     if (cred.budget) next.budget = { ...cred.budget, slug: cred.slug };
-    const attempt = await inner(next, signal);
+    const attempt = cred.secretMappings ? await callWithSecrets(inner, next, cred.secretMappings, deps, principal, signal) : await inner(next, signal);
     // Report the provider actually called (its id, not the slug) to the record and headers.
     return { ...attempt, target: attempt.target ?? next };
   };
+}
+
+/** The target with each mapped field set from its secret reference (`fresh`: asking the manager again). */
+async function withSecrets(target: ResolvedTarget, mappings: readonly SecretMapping[], deps: ManagedDeps, principal: Principal, fresh: boolean, signal?: AbortSignal): Promise<ResolvedTarget> {
+  const next: ResolvedTarget = { ...target, options: { ...target.options } };
+  for (const mapping of mappings) {
+    const value = await deps.secrets.resolve({ organisationId: principal.organisationId, workspaceId: principal.workspaceId ?? '', mapping, fresh, signal });
+    if (mapping.target_field === 'key') next.api_key = value;
+    else next.options[mapping.target_field.slice('configurations.'.length)] = value;
+  }
+  return next;
+}
+
+/**
+ * Calls a target whose credentials live in secret managers. A 401/403 from the provider may mean
+ * the secret was rotated since it was cached: the values are fetched again and the call retried
+ * once, so a rotation takes effect on the first request that fails with the old value.
+ */
+async function callWithSecrets(inner: TargetCaller, target: ResolvedTarget, mappings: readonly SecretMapping[], deps: ManagedDeps, principal: Principal, signal?: AbortSignal): Promise<Attempt> {
+  const first = await inner(await withSecrets(target, mappings, deps, principal, false, signal), signal);
+  if (first.status !== 401 && first.status !== 403) return first;
+  first.body?.resume();
+  return inner(await withSecrets(target, mappings, deps, principal, true, signal), signal);
 }
 
 /**

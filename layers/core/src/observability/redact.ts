@@ -12,7 +12,7 @@ export const REDACTED = '[REDACTED]';
 
 /** Field names, lower-cased without `-` and `_`: these endings (and `key` on its own) are secret. */
 const SECRET_NAME =
-  /^(key|.*(apikey|secret|secretkey|accesskey|privatekey|token|password|passwd|credential|credentials|authorization|cookie)|vertexserviceaccountjson)$/;
+  /^(key|.*(apikey|secret|secretkey|accesskey|privatekey|token|password|passwd|credential|credentials|authorization|cookie|secretid)|vertexserviceaccountjson|vaultroleid)$/;
 
 /** Secret formats, found inside any string. */
 const SECRET_VALUE = new RegExp(
