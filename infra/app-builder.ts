@@ -56,6 +56,7 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     memoryMb,
     ...(settings.gatewayReservedConcurrency ? { gatewayReservedConcurrency: settings.gatewayReservedConcurrency } : {}),
     assumableRoleArns: settings.assumableRoleArns,
+    secretsPrefix: settings.secretsPrefix,
   });
   const limits = new LimitsStack(app, 'Gantry-Limits', {
     stackName: `${prefix}-Limits`,

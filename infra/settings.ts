@@ -49,6 +49,8 @@ export interface GantrySettings {
   readonly gatewayReservedConcurrency: number | undefined;
   /** IAM roles the gateway may assume for Bedrock integrations that name a role (nothing else). */
   readonly assumableRoleArns: readonly string[];
+  /** Secrets Manager names the gateway may read for aws_sm secret references (`gantry/*`). */
+  readonly secretsPrefix: string;
 }
 
 /** Context values from the command line are strings; cdk.json may hold numbers, lists or booleans. */
@@ -71,6 +73,7 @@ const SCHEMA = {
   alarmEmail: text.pipe(z.email().optional()),
   logLevel: text.pipe(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional()),
   gatewayReservedConcurrency: int(1, 10_000),
+  secretsPrefix: text.pipe(z.string().regex(/^[A-Za-z0-9/_+=.@*-]{1,512}$/, 'must be a Secrets Manager name pattern such as gantry/* (letters, digits, / _ + = . @ - and *)').optional()),
   assumableRoleArns: list.pipe(z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/*-]+$/, 'must be IAM role ARNs (arn:aws:iam::<account>:role/<name>)')).optional()),
 };
 // Lambda's limits: 128 MB to 10 GB.
@@ -115,6 +118,7 @@ export function readSettings(context: (key: string) => unknown): GantrySettings 
     memoryMb,
     gatewayReservedConcurrency: v.gatewayReservedConcurrency,
     assumableRoleArns: v.assumableRoleArns ?? [],
+    secretsPrefix: v.secretsPrefix ?? 'gantry/*',
   };
 }
 

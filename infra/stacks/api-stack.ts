@@ -1,4 +1,4 @@
-import { CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -11,7 +11,7 @@ import {
   RestApi,
 } from 'aws-cdk-lib/aws-apigateway';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
-import { PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { PolicyDocument, PolicyStatement, Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Architecture, Function as LambdaFunction, LoggingFormat, Runtime, Tracing } from 'aws-cdk-lib/aws-lambda';
 import { lambdaCode, LAMBDA_HANDLER, type LambdaAssets } from '../lambda-code.ts';
 import { DOCS_ASSET_DIR, DOCS_ASSETS } from '../../layers/core/src/openapi/routes.ts';
@@ -66,6 +66,8 @@ export interface ApiStackProps extends StackProps {
   readonly gatewayReservedConcurrency?: number;
   /** Roles the gateway may assume (Bedrock integrations naming a role); none by default. */
   readonly assumableRoleArns?: readonly string[];
+  /** Secrets Manager names the gateway may read (aws_sm secret references); default `gantry/*`. */
+  readonly secretsPrefix?: string;
 }
 
 interface FunctionSpec {
@@ -77,6 +79,8 @@ interface FunctionSpec {
   readonly table: ITable;
   readonly blobs: IBucket;
   readonly credentialsKey?: IKey;
+  /** Named inline policies of the function's role, beside its default policy. */
+  readonly inlinePolicies?: Record<string, PolicyDocument>;
   /** Static files the function serves, copied beside its bundle. */
   readonly assets?: LambdaAssets;
 }
@@ -100,6 +104,7 @@ export class ApiStack extends Stack {
       table: props.table,
       blobs: props.blobs,
       credentialsKey: props.credentialsKey,
+      inlinePolicies: { SecretReferences: secretReferencesPolicy(props.secretsPrefix ?? 'gantry/*') },
     });
     this.admin = this.nodeFunction('Admin', {
       entry: ADMIN_ENTRY,
@@ -121,6 +126,13 @@ export class ApiStack extends Stack {
     // Stored credentials: the gateway decrypts them; the admin function encrypts them too.
     grantCredentialsKey(props.credentialsKey, this.gateway, CREDENTIALS_DECRYPT);
     grantCredentialsKey(props.credentialsKey, this.admin, CREDENTIALS_ENCRYPT_DECRYPT);
+    const secretsPrefix = props.secretsPrefix ?? 'gantry/*';
+    if (secretsPrefix.includes('*')) {
+      Validations.of(this.gateway.role!).acknowledge({
+        id: `AwsSolutions-IAM5[Resource::arn:<AWS::Partition>:secretsmanager:<AWS::Region>:<AWS::AccountId>:secret:${secretsPrefix}]`,
+        reason: 'Secret references name their secrets at run time; GetSecretValue is limited to the deployment prefix (gantry:secretsPrefix).',
+      });
+    }
     if (props.assumableRoleArns?.length) {
       // Only the roles the deployment lists: an integration naming another role is refused by STS.
       this.gateway.addToRolePolicy(new PolicyStatement({ actions: ['sts:AssumeRole'], resources: [...props.assumableRoleArns] }));
@@ -184,7 +196,7 @@ export class ApiStack extends Stack {
   private nodeFunction(id: string, spec: FunctionSpec): LambdaFunction {
     const logGroup = new LogGroup(this, `${id}Logs`, { retention: RetentionDays.ONE_MONTH });
     // An explicit role instead of AWSLambdaBasicExecutionRole: it may write to its own log group only.
-    const role = new Role(this, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com') });
+    const role = new Role(this, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), ...(spec.inlinePolicies ? { inlinePolicies: spec.inlinePolicies } : {}) });
     logGroup.grantWrite(role);
 
     const fn = new LambdaFunction(this, id, {
@@ -255,4 +267,16 @@ export class ApiStack extends Stack {
       },
     );
   }
+}
+
+/** The secret ARN pattern of a name prefix (Secrets Manager appends `-XXXXXX` to every secret's ARN). */
+export const secretsArnPattern = (prefix: string): string => `arn:${Aws.PARTITION}:secretsmanager:${Aws.REGION}:${Aws.ACCOUNT_ID}:secret:${prefix}`;
+
+/**
+ * aws_sm secret references read with the gateway's own role: GetSecretValue on secrets under the
+ * deployment's prefix only (`gantry:secretsPrefix`), so a reference cannot name the service's own
+ * secrets or another application's. Its own inline policy, so the prefix is audited on its own.
+ */
+function secretReferencesPolicy(prefix: string): PolicyDocument {
+  return new PolicyDocument({ statements: [new PolicyStatement({ actions: ['secretsmanager:GetSecretValue'], resources: [secretsArnPattern(prefix)] })] });
 }
