@@ -17,7 +17,7 @@ import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { startMockServer, type MockServer } from '../support/mock-http.ts';
 import { completion } from '../support/mock-openai.ts';
 import { startMockKeyVault, startMockSecretsManager, startMockVault, type MockKeyVault, type MockSecretsManager, type MockVault } from '../support/mock-secret-managers.ts';
-import { settleLogs } from '../support/observability.ts';
+import { settleLogs, waitFor } from '../support/observability.ts';
 import { scanTable } from '../support/records.ts';
 
 type Json = Record<string, unknown>;
@@ -249,6 +249,14 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     expect((await chat('azure')).status).toBe(200);
     expect(used.at(-1)).toBe(keys.azure);
     expect(keyVault.received.map((r) => r.path)).toEqual([`/${keyVault.tenant}/oauth2/v2.0/token`, '/secrets/openai-key?api-version=7.4']);
+    // Limited to another workspace: this workspace's request is refused, naming the reference.
+    await ok('POST', '/v1/workspaces', { name: 'Other', slug: 'other' });
+    await ok('PUT', '/v1/secret-references/ref-azure', { allowed_workspaces: ['other'] });
+    const elsewhere = await chat('azure');
+    expect(elsewhere.status).toBe(403);
+    expect((elsewhere.json.error as { message: string }).message).toContain('ref-azure');
+    await ok('PUT', '/v1/secret-references/ref-azure', { allow_all_workspaces: true });
+    expect((await chat('azure')).status).toBe(200);
     keyVault.forbidden = true;
     clock.advance(61_000);
     const denied = await chat('azure');
@@ -291,7 +299,7 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     expect((audit.data as Json[]).length).toBeGreaterThan(0);
     const exported = await ok('POST', '/v1/logs/exports', { workspace_id: 'default', filters: {}, requested_data: ['id', 'request', 'response', 'metadata'] });
     await ok('POST', `/v1/logs/exports/${String(exported.id)}/start`);
-    await settleLogs(gw.deps);
+    await waitFor(gw.deps, async () => ((await gw.admin('GET', `/v1/logs/exports/${String(exported.id)}`)).json.status === 'success' ? true : undefined));
     const everything = [
       JSON.stringify(await scanTable(gw.deps.repos.table)),
       filesUnder(gw.deps.config.blobDir),

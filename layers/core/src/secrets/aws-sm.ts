@@ -39,6 +39,8 @@ export class AwsSecretsManagerClient implements SecretManagerClient {
   readonly #o: AwsSecretsOptions;
   #sdk: Promise<Sdk> | undefined;
   readonly #clients = new Map<string, SdkClient>();
+  /** Assumed-role credentials until five minutes before they expire (STS is not asked per fetch). */
+  readonly #assumed = new Map<string, AwsCredentials & { until: number }>();
   constructor(o: AwsSecretsOptions) {
     this.#o = o;
   }
@@ -80,9 +82,15 @@ export class AwsSecretsManagerClient implements SecretManagerClient {
   async #credentials(auth: Readonly<Record<string, string>>, region: string): Promise<AwsCredentials | undefined> {
     if (auth.aws_auth_type === 'accessKey') return { accessKeyId: auth.aws_access_key_id ?? '', secretAccessKey: auth.aws_secret_access_key ?? '' };
     if (auth.aws_auth_type !== 'assumedRole') return undefined;
+    const key = [auth.aws_role_arn, auth.aws_external_id ?? '', region].join('|');
+    const hit = this.#assumed.get(key);
+    if (hit && hit.until > Date.now()) return hit;
     try {
       const input = { roleArn: auth.aws_role_arn ?? '', region, sessionName: 'gantry-secrets', ...(auth.aws_external_id ? { externalId: auth.aws_external_id } : {}) };
-      return await this.#o.assumeRole(input);
+      const creds = await this.#o.assumeRole(input);
+      if (this.#assumed.size > 100) this.#assumed.clear();
+      this.#assumed.set(key, { ...creds, until: (creds.expiresAt ?? Date.now() + 3_600_000) - 300_000 });
+      return creds;
     } catch (err) {
       const status = (err as { status?: number }).status;
       throw new SecretManagerError(status === 502 ? 'unavailable' : 'denied', `STS AssumeRole of aws_role_arn failed (${status ?? 'error'})`, status);
