@@ -11,7 +11,9 @@ import { randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ManualClock } from '../../layers/core/src/ports/clock.ts';
+import { ManualClock, systemClock } from '../../layers/core/src/ports/clock.ts';
+import { stsAssumeRole } from '../../layers/core/src/providers/native/aws.ts';
+import type { AssumeRoleInput } from '../../layers/core/src/providers/transform.ts';
 import type { Logger } from '../../layers/core/src/ports/logger.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { startMockServer, type MockServer } from '../support/mock-http.ts';
@@ -283,6 +285,23 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     const denied = await chat('aws');
     expect(denied.status).toBe(502);
     expect((denied.json.error as { message: string }).message).toMatch(/ref-aws.*AccessDeniedException/);
+  });
+
+  it('AWS Secrets Manager with an assumed role: STS with the gateway credentials, then GetSecretValue signed with the role', async () => {
+    const assumed: AssumeRoleInput[] = [];
+    gw.deps.assumeRole = (input) => {
+      assumed.push(input);
+      return stsAssumeRole({ clock: systemClock, authEndpoints: { sts: `${sm.url}/sts/` } })({ ...input, base: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'gateway-own-secret' } });
+    };
+    sm.denied = false;
+    sm.set('gantry/role', keys.aws);
+    const role = 'arn:aws:iam::123456789012:role/gantry-secrets';
+    await wire('role', { manager_type: 'aws_sm', auth_config: { aws_auth_type: 'assumedRole', aws_role_arn: role, aws_external_id: 'ext-1', aws_region: 'eu-west-1' }, secret_path: 'gantry/role' });
+    expect((await chat('role')).status).toBe(200);
+    expect(used.at(-1)).toBe(keys.aws);
+    expect(assumed).toEqual([expect.objectContaining({ roleArn: role, externalId: 'ext-1', region: 'eu-west-1' })]);
+    expect(String(sm.received.at(-1)?.headers.authorization)).toContain('Credential=ASIAROLE0000000000001/');
+    delete gw.deps.assumeRole;
   });
 
   it('refuses to delete a reference an integration maps (409 AB07)', async () => {

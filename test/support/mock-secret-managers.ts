@@ -135,6 +135,14 @@ export async function startMockSecretsManager(): Promise<MockSecretsManager> {
   const state = { denied: false };
   const error = (type: string, message: string): Reply => ({ status: 400, headers: { 'x-amzn-requestid': randomUUID() }, json: { __type: type, message } });
   const route = (req: Recorded): Reply => {
+    // STS beside it (`/sts/`): AssumeRole for references that name a role.
+    if (req.path === '/sts/' && new URLSearchParams(req.body).get('Action') === 'AssumeRole') {
+      const expires = new Date(Date.now() + 3_600_000).toISOString();
+      return {
+        headers: { 'content-type': 'text/xml' },
+        text: `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>ASIAROLE0000000000001</AccessKeyId><SecretAccessKey>role-secret</SecretAccessKey><SessionToken>role-session-token</SessionToken><Expiration>${expires}</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>`,
+      };
+    }
     if (req.method !== 'POST' || req.headers['x-amz-target'] !== 'secretsmanager.GetSecretValue') return error('UnknownOperationException', 'unknown operation');
     if (!String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 ')) return error('MissingAuthenticationTokenException', 'Missing Authentication Token');
     const id = (req.json as { SecretId?: string } | undefined)?.SecretId ?? '';

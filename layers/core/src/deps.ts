@@ -95,7 +95,7 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
   const upstream = adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs });
   const managers =
     adapters.secretManagers ??
-    createSecretManagers({ config: secretsConfig(config), region: config.region, upstream, trustedHosts, clock, assumeRole: lazyRuntimeAssumeRole(clock) });
+    createSecretManagers({ config: secretsConfig(config), region: config.region, upstream, trustedHosts, clock, assumeRole: (input) => (deps.assumeRole ?? lazyRuntimeAssumeRole(clock))(input) });
   const deps: CoreDeps = {
     config,
     clock,
