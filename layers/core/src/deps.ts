@@ -31,7 +31,7 @@ import type { PromptSource } from './prompts/contract.ts';
 import { SavedGuardrailCache } from './guardrails/saved.ts';
 import { GuardrailRepository } from './store/guardrails.ts';
 import { SecretResolver } from './secrets/resolver.ts';
-import { createSecretManagers } from './secrets/managers.ts';
+import { lazySecretManagers } from './secrets/lazy.ts';
 
 export interface CoreDeps {
   config: AppConfig;
@@ -95,7 +95,7 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
   const upstream = adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs });
   const managers =
     adapters.secretManagers ??
-    createSecretManagers({ config: secretsConfig(config), region: config.region, upstream, trustedHosts, clock, assumeRole: (input) => (deps.assumeRole ?? lazyRuntimeAssumeRole(clock))(input) });
+    lazySecretManagers({ config: secretsConfig(config), region: config.region, upstream, trustedHosts, clock, assumeRole: (input) => (deps.assumeRole ?? lazyRuntimeAssumeRole(clock))(input) });
   const deps: CoreDeps = {
     config,
     clock,
