@@ -168,8 +168,9 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     expectProblem(missing, 400, 'AB01', 'name', 'secret_path');
     const azure = await admin('POST', '/v1/secret-references', { name: 'a', manager_type: 'azure_kv', auth_config: { azure_auth_mode: 'entra', azure_vault_url: keyVault.url }, secret_path: 'k' });
     expectProblem(azure, 400, 'AB01', 'auth_config.azure_entra_tenant_id', 'auth_config.azure_entra_client_id', 'auth_config.azure_entra_client_secret');
-    const vaultBad = await admin('POST', '/v1/secret-references', { name: 'v', manager_type: 'hashicorp_vault', auth_config: { vault_auth_type: 'ldap', vault_token: 't', colour: 'red' }, secret_path: 's/x' });
-    expectProblem(vaultBad, 400, 'AB01', 'auth_config.vault_addr', 'auth_config.vault_auth_type', 'auth_config.colour');
+    const vaultBad = await admin('POST', '/v1/secret-references', { name: 'v', manager_type: 'hashicorp_vault', auth_config: { vault_auth_type: 'ldap', vault_token: 't', colour: 'red' }, secret_path: 'no-mount' });
+    expectProblem(vaultBad, 400, 'AB01', 'auth_config.vault_addr', 'auth_config.vault_auth_type', 'auth_config.colour', 'secret_path');
+    expectProblem(await admin('GET', '/v1/secret-references?tags=%7Bnot-json'), 400, 'AB01', 'tags');
     const aws = await admin('POST', '/v1/secret-references', { name: 'w', manager_type: 'aws_sm', auth_config: { aws_auth_type: 'accessKey', aws_region: 'nowhere' }, secret_path: 'p' });
     expectProblem(aws, 400, 'AB01', 'auth_config.aws_region', 'auth_config.aws_access_key_id', 'auth_config.aws_secret_access_key');
     expectProblem(await admin('POST', '/v1/secret-references', { name: 'x', manager_type: 'gcp_sm', auth_config: {}, secret_path: 'p' }), 400, 'AB01', 'manager_type');

@@ -20,17 +20,14 @@ const listQuery = z.object({
 function tagFilter(values: readonly string[]): Record<string, string> {
   const json = values.find((v) => v.trim().startsWith('{'));
   if (json === undefined) return parseTagFilter(values);
-  const parsed = parseWith(z.record(z.string(), z.string(), { error: 'must be a JSON object of string values' }), safeJson(json));
-  return parsed;
-}
-
-const safeJson = (text: string): unknown => {
+  let parsed: unknown;
   try {
-    return JSON.parse(text);
+    parsed = JSON.parse(json);
   } catch {
-    return undefined;
+    parsed = undefined;
   }
-};
+  return parseWith(z.object({ tags: z.record(z.string(), z.string(), { error: 'must be a JSON object of string values' }) }), { tags: parsed }).tags;
+}
 
 export const secretReferenceRoutes: readonly AdminRoute[] = [
   {

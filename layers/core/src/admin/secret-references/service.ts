@@ -66,6 +66,11 @@ export class SecretReferenceService {
     return ids;
   }
 
+  /** Vault reads `<mount>/<path>`: a path without a mount could never be read. */
+  #checkPath(manager: ManagerType, secretPath: string, problems: FieldProblem[]): void {
+    if (manager === 'hashicorp_vault' && !/[^/]\/+[^/]/.test(secretPath)) problems.push({ path: 'secret_path', message: 'must be "<mount>/<path>" for Vault KV v2 (e.g. secret/gantry/openai)' });
+  }
+
   #auth(manager: ManagerType, raw: Record<string, unknown>, problems: FieldProblem[]): SplitAuth {
     try {
       return validateAuthConfig(manager, raw, this.#deps.trustedHosts);
@@ -87,6 +92,7 @@ export class SecretReferenceService {
     }
     const problems: FieldProblem[] = [];
     const auth = this.#auth(body.manager_type, body.auth_config, problems);
+    this.#checkPath(body.manager_type, body.secret_path, problems);
     const allowed = body.allowed_workspaces ? await this.#workspaceIds(caller, body.allowed_workspaces, problems) : [];
     if (problems.length) throw new ValidationError(problems);
     const id = randomUUID();
@@ -156,6 +162,7 @@ export class SecretReferenceService {
     const current = await this.get(caller, idOrSlug);
     const problems: FieldProblem[] = [];
     const auth = body.auth_config ? await this.#mergedAuth(current, body.auth_config, problems) : undefined;
+    if (body.secret_path !== undefined) this.#checkPath(current.manager_type, body.secret_path, problems);
     const allowed = body.allowed_workspaces ? await this.#workspaceIds(caller, body.allowed_workspaces, problems) : undefined;
     if (problems.length) throw new ValidationError(problems);
     const allowAll = allowed ? false : (body.allow_all_workspaces ?? current.allow_all_workspaces);
