@@ -8,7 +8,8 @@
  * secret values never reach the table, the data directory, logs, audit entries, exports or answers.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock, systemClock } from '../../layers/core/src/ports/clock.ts';
@@ -54,7 +55,7 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
   /** Keys the mock provider accepts right now. */
   const accepted = new Set<string>();
   const used: string[] = [];
-  const keys = { v1: value('vault-v1'), v2: value('vault-v2'), v3: value('vault-v3'), azure: value('azure'), aws: value('aws') };
+  const keys = { v1: value('vault-v1'), v2: value('vault-v2'), v3: value('vault-v3'), k8s: value('vault-k8s'), token: value('vault-token'), azure: value('azure'), aws: value('aws') };
 
   const capture: Logger = {
     debug: (...a) => void logLines.push(JSON.stringify(a)),
@@ -120,7 +121,9 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
         return { json: completion('gpt-4o-mini', 'Hello') };
       }),
     ]);
-    const env = { GW_SECRETS_MANAGER_ENDPOINT: sm.url, GW_AZURE_AUTHORITY_HOST: keyVault.url, GW_SECRET_CACHE_TTL_SECONDS: '60' };
+    const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'gantry-k8s-')), 'token');
+    writeFileSync(tokenFile, `${vault.kubernetes.jwt}\n`);
+    const env = { GW_SECRETS_MANAGER_ENDPOINT: sm.url, GW_AZURE_AUTHORITY_HOST: keyVault.url, GW_SECRET_CACHE_TTL_SECONDS: '60', GW_VAULT_K8S_TOKEN_FILE: tokenFile };
     gw = await startGantry(mode, env, { clock, logger: capture });
     wsKey = await gw.workspaceKey();
   });
@@ -216,6 +219,21 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     clock.advance(61_000);
     await chat('vault');
     expect(used.at(-1)).toBe(keys.v3);
+  });
+
+  it('Vault: a static token and Kubernetes auth (the pod token logs in) read KV v2 too', async () => {
+    const { k8s: k8sKey, token: tokenKey } = keys;
+    vault.put('kv/team/k8s', { key: k8sKey });
+    vault.put('kv/team/token', { key: tokenKey });
+    accepted.add(k8sKey).add(tokenKey);
+    await wire('vault-k8s', { manager_type: 'hashicorp_vault', auth_config: { vault_addr: vault.url, vault_auth_type: 'kubernetes', vault_role: vault.kubernetes.role }, secret_path: 'kv/team/k8s' });
+    await wire('vault-token', { manager_type: 'hashicorp_vault', auth_config: { vault_addr: vault.url, vault_auth_type: 'token', vault_token: vault.rootToken }, secret_path: 'kv/data/team/token' });
+    expect((await chat('vault-k8s')).status).toBe(200);
+    expect(used.at(-1)).toBe(k8sKey);
+    expect(vault.received.some((r) => r.path === '/v1/auth/kubernetes/login')).toBe(true);
+    expect((await chat('vault-token')).status).toBe(200);
+    expect(used.at(-1)).toBe(tokenKey);
+    expect(vault.received.at(-1)?.headers['x-vault-token']).toBe(vault.rootToken);
   });
 
   it('Vault down: the cached key bridges up to 15 minutes, then a 502 names the reference', async () => {
@@ -329,7 +347,7 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
       JSON.stringify(audit),
     ].join('\n');
     expect(everything).toContain(gw.boot.workspaceId);
-    const secrets = [...Object.values(keys), vault.approle.secret_id, vault.approle.role_id, keyVault.clientSecret];
+    const secrets = [...Object.values(keys), vault.approle.secret_id, vault.approle.role_id, vault.rootToken, vault.kubernetes.jwt, keyVault.clientSecret];
     for (const s of secrets) expect(everything.includes(s), `${s.split('-')[0]} found`).toBe(false);
   });
 });

@@ -7,7 +7,7 @@
  */
 import type { Clock } from '../ports/clock.ts';
 import { kindOfStatus, SecretManagerError, type FetchedSecret, type SecretManagerClient, type SecretSpec } from './contract.ts';
-import { isRecord, TokenCache, type JsonCall } from './http.ts';
+import { callWithToken, isRecord, TokenCache, type JsonCall } from './http.ts';
 
 const API_VERSION = '7.4';
 const VAULT_RESOURCE = 'https://vault.azure.net';
@@ -41,20 +41,13 @@ export class AzureKeyVaultClient implements SecretManagerClient {
     const vault = (auth.azure_vault_url ?? '').replace(/\/+$/, '');
     const name = spec.secret_path.replace(/^\/+|\/+$/g, '').split('/').map(encodeURIComponent).join('/');
     const tokenKey = auth.azure_auth_mode === 'entra' ? `entra|${auth.azure_entra_tenant_id}|${auth.azure_entra_client_id}` : `managed|${auth.azure_managed_client_id ?? ''}`;
-    for (let attempt = 0; ; attempt++) {
-      const token = await this.#token(auth, tokenKey, signal);
-      const res = await this.#o.http(`${vault}/secrets/${name}?api-version=${API_VERSION}`, { headers: { authorization: `Bearer ${token}` }, signal });
-      // An access token the vault no longer accepts: get a new one, once.
-      if (res.status === 401 && attempt === 0) {
-        this.#tokens.drop(tokenKey);
-        continue;
-      }
-      if (res.status !== 200) throw new SecretManagerError(kindOfStatus(res.status), `Key Vault answered ${res.status}${azureError(res.json)}`, res.status);
-      const body = isRecord(res.json) ? res.json : {};
-      if (typeof body.value !== 'string') throw new SecretManagerError('rejected', 'Key Vault answered without a secret value', res.status);
-      const id = typeof body.id === 'string' ? body.id : '';
-      return { value: body.value, version: id.slice(id.lastIndexOf('/') + 1) };
-    }
+    const read = (token: string) => this.#o.http(`${vault}/secrets/${name}?api-version=${API_VERSION}`, { headers: { authorization: `Bearer ${token}` }, signal });
+    const res = await callWithToken(this.#tokens, tokenKey, () => this.#token(auth, tokenKey, signal), read, (status) => status === 401);
+    if (res.status !== 200) throw new SecretManagerError(kindOfStatus(res.status), `Key Vault answered ${res.status}${azureError(res.json)}`, res.status);
+    const body = isRecord(res.json) ? res.json : {};
+    if (typeof body.value !== 'string') throw new SecretManagerError('rejected', 'Key Vault answered without a secret value', res.status);
+    const id = typeof body.id === 'string' ? body.id : '';
+    return { value: body.value, version: id.slice(id.lastIndexOf('/') + 1) };
   }
 
   async #token(auth: Readonly<Record<string, string>>, key: string, signal?: AbortSignal): Promise<string> {

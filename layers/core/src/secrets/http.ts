@@ -70,3 +70,21 @@ export class TokenCache {
     this.#tokens.delete(key);
   }
 }
+
+/**
+ * Calls with a cached token; when the answer says the token is refused, drops it and calls once
+ * more with a new one (a token revoked or expired before its stated lifetime). `key` undefined:
+ * a static token, nothing to renew.
+ */
+export async function callWithToken(
+  tokens: TokenCache,
+  key: string | undefined,
+  token: () => Promise<string>,
+  call: (token: string) => Promise<JsonAnswer>,
+  refused: (status: number) => boolean,
+): Promise<JsonAnswer> {
+  const first = await call(await token());
+  if (key === undefined || !refused(first.status)) return first;
+  tokens.drop(key);
+  return call(await token());
+}

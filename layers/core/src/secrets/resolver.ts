@@ -61,10 +61,13 @@ export class SecretResolver {
     this.#o = o;
   }
 
-  /** Forgets every reference and value (after this process changed a reference). */
+  /**
+   * Forgets the references read (after this process changed one). Values stay: they are keyed by
+   * the reference's version, so a changed reference never uses the old ones, and the others keep
+   * their stale bridge.
+   */
   invalidate(): void {
     this.#refs.clear();
-    this.#values.clear();
   }
 
   async resolve(input: ResolveInput): Promise<string> {

@@ -8,7 +8,7 @@
 import { readFile } from 'node:fs/promises';
 import type { Clock } from '../ports/clock.ts';
 import { kindOfStatus, SecretManagerError, type FetchedSecret, type SecretManagerClient, type SecretSpec } from './contract.ts';
-import { isRecord, TokenCache, type JsonCall } from './http.ts';
+import { callWithToken, isRecord, TokenCache, type JsonCall } from './http.ts';
 
 export interface VaultOptions {
   http: JsonCall;
@@ -43,20 +43,14 @@ export class VaultClient implements SecretManagerClient {
     const base = (auth.vault_addr ?? '').replace(/\/+$/, '');
     const path = kvDataPath(spec.secret_path);
     const loginKey = auth.vault_auth_type === 'token' ? undefined : `${base}|${auth.vault_namespace ?? ''}|${auth.vault_auth_type}|${auth.vault_role_id ?? auth.vault_role ?? ''}`;
-    for (let attempt = 0; ; attempt++) {
-      const token = loginKey ? await this.#loginToken(base, auth, loginKey, signal) : (auth.vault_token ?? '');
-      const res = await this.#o.http(`${base}/v1/${path}`, { headers: this.#headers(auth, token), signal });
-      // A login token revoked or expired before its lease: log in again, once.
-      if ((res.status === 401 || res.status === 403) && loginKey && attempt === 0) {
-        this.#tokens.drop(loginKey);
-        continue;
-      }
-      if (res.status !== 200) throw new SecretManagerError(kindOfStatus(res.status), `Vault answered ${res.status}${vaultErrors(res.json)}`, res.status);
-      const data = isRecord(res.json) && isRecord(res.json.data) ? res.json.data : undefined;
-      if (!data || !isRecord(data.data)) throw new SecretManagerError('rejected', 'Vault answered without KV v2 data (is the mount KV version 2?)', res.status);
-      const version = isRecord(data.metadata) ? String(data.metadata.version ?? '') : '';
-      return { value: JSON.stringify(data.data), version };
-    }
+    const token = () => (loginKey ? this.#loginToken(base, auth, loginKey, signal) : Promise.resolve(auth.vault_token ?? ''));
+    const read = (t: string) => this.#o.http(`${base}/v1/${path}`, { headers: this.#headers(auth, t), signal });
+    const res = await callWithToken(this.#tokens, loginKey, token, read, (status) => status === 401 || status === 403);
+    if (res.status !== 200) throw new SecretManagerError(kindOfStatus(res.status), `Vault answered ${res.status}${vaultErrors(res.json)}`, res.status);
+    const data = isRecord(res.json) && isRecord(res.json.data) ? res.json.data : undefined;
+    if (!data || !isRecord(data.data)) throw new SecretManagerError('rejected', 'Vault answered without KV v2 data (is the mount KV version 2?)', res.status);
+    const version = isRecord(data.metadata) ? String(data.metadata.version ?? '') : '';
+    return { value: JSON.stringify(data.data), version };
   }
 
   #headers(auth: Readonly<Record<string, string>>, token: string): Record<string, string> {
