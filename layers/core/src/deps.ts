@@ -32,6 +32,7 @@ import { SavedGuardrailCache } from './guardrails/saved.ts';
 import { GuardrailRepository } from './store/guardrails.ts';
 import { SecretResolver } from './secrets/resolver.ts';
 import { lazySecretManagers } from './secrets/lazy.ts';
+import { StoredPromptSource } from './prompts/source.ts';
 
 export interface CoreDeps {
   config: AppConfig;
@@ -68,7 +69,7 @@ export interface CoreDeps {
   guardrails?: GuardrailSource;
   /** Secret references' values at request time (cached per instance; docs/secret-references.md). */
   secrets: SecretResolver;
-  /** Prompts and partials by reference (issue 17: set by createDeps once the prompt resource exists). */
+  /** Prompts and partials by reference (cached: versions freely, label and default pointers at most 5 s). */
   prompts?: PromptSource;
 }
 
@@ -105,6 +106,7 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
     upstream,
     savedConfigs: new SavedConfigCache(new ConfigRepository(repos.table), clock, config.keyCacheTtlMs, cipher),
     guardrails: new SavedGuardrailCache(new GuardrailRepository(repos.table), clock, config.keyCacheTtlMs),
+    prompts: new StoredPromptSource(repos.table, clock, config.keyCacheTtlMs),
     blobs,
     mailer,
     queues,

@@ -3,6 +3,10 @@ import type { RouteModule } from '../http/app.ts';
 import { apiKeyRoutes } from './api-keys/routes.ts';
 import { configRoutes } from './configs/routes.ts';
 import { guardrailRoutes } from './guardrails/routes.ts';
+import { collectionRoutes } from './collections/routes.ts';
+import { labelRoutes } from './labels/routes.ts';
+import { partialRoutes } from './prompt-partials/routes.ts';
+import { promptRoutes } from './prompts/routes.ts';
 import { integrationRoutes } from './integrations/routes.ts';
 import { secretReferenceRoutes } from './secret-references/routes.ts';
 import { providerRoutes } from './providers/routes.ts';
@@ -23,7 +27,12 @@ import { scimModule } from './scim.ts';
 import { mountApiDocs } from '../openapi/routes.ts';
 import { mountAdminRoutes, mountPublicAdminRoutes, type AdminRoute, type PublicAdminRoute } from './route.ts';
 
-export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...guardrailRoutes, ...pricingRoutes, ...integrationRoutes, ...secretReferenceRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
+export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...guardrailRoutes, ...promptResourceRoutes(), ...pricingRoutes, ...integrationRoutes, ...secretReferenceRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
+
+/** Prompts and what they use: partials before prompts, so `/v1/prompts/partials` is not read as a prompt id. */
+function promptResourceRoutes(): AdminRoute[] {
+  return [...collectionRoutes, ...labelRoutes, ...partialRoutes, ...promptRoutes];
+}
 
 /** Logs, exports and analytics: exports before logs, so `/v1/logs/exports` is not read as a log id. */
 function observabilityRoutes(): AdminRoute[] {
