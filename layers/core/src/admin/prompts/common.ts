@@ -22,7 +22,7 @@ export const sees = (caller: Principal, workspaceId: string | null): boolean =>
 
 /** The record when the caller may see it; 404 naming what was asked for otherwise. */
 export function visibleOr404<R extends { workspace_id: string | null }>(rec: R | undefined, caller: Principal, what: string, param?: string): R {
-  if (!rec || !sees(caller, rec.workspace_id)) throw new NotFoundError(`${what} not found`, param ? { param } : {});
+  if (!rec || !sees(caller, rec.workspace_id)) throw new NotFoundError(param ? `${param}: ${what} not found` : `${what} not found`, param ? { param } : {});
   return rec;
 }
 

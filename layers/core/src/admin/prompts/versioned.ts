@@ -35,7 +35,10 @@ export class VersionedAdmin<H extends Stamped, V extends VersionBase> {
   async version(head: H, key: string | number, param?: string): Promise<V> {
     const n = typeof key === 'number' ? key : key === 'latest' ? head.latest_version : /^\d+$/.test(key) ? Number(key) : undefined;
     const found = n !== undefined ? (n >= 1 && n <= head.latest_version ? await this.repo.version(head.id, n, true) : undefined) : (await this.repo.versions(head.id)).find((v) => v.id === key);
-    if (!found) throw new NotFoundError(`${this.#noun} ${head.slug} has no version ${key} (latest: ${head.latest_version})`, param ? { param } : {});
+    if (!found) {
+      const message = `${this.#noun} ${head.slug} has no version ${key} (latest: ${head.latest_version})`;
+      throw new NotFoundError(param ? `${param}: ${message}` : message, param ? { param } : {});
+    }
     return found;
   }
 
