@@ -7,6 +7,7 @@
 import { ConflictError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { isCancelled } from './versioned.ts';
 
 export interface CollectionRecord {
   id: string;
@@ -72,9 +73,6 @@ export const LabelName = new Entity<{ organisation_id: string; name: string; lab
   name: 'LabelName',
   key: (r) => ({ pk: `ORG#${r.organisation_id}`, sk: `LABELNAME#${r.name}` }),
 });
-
-const isCancelled = (err: unknown): boolean =>
-  err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
 
 async function orConflict(run: () => Promise<void>, conflict: () => ConflictError): Promise<void> {
   try {

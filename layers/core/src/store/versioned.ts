@@ -35,7 +35,8 @@ export interface SlugClaim {
 /** A transaction holds 100 items; one is the audit entry and two are the head and its slug claim. */
 export const MAX_VERSIONS_DELETED_AT_ONCE = 97;
 
-const isCancelled = (err: unknown): boolean =>
+/** A transaction or put refused by one of its conditions. */
+export const isCancelled = (err: unknown): boolean =>
   err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
 
 const padded = (n: number): string => String(n).padStart(6, '0');
