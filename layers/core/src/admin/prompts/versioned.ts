@@ -9,7 +9,7 @@ import { auditTarget } from '../../store/audit-context.ts';
 import type { HeadBase, VersionBase, VersionedRepository } from '../../store/versioned.ts';
 import { isoNow, sees, visibleOr404 } from './common.ts';
 
-type Stamped = HeadBase & { last_updated_at: string; last_updated_by: string | null };
+type Stamped = HeadBase & { created_at: string; last_updated_at: string; last_updated_by: string | null };
 
 export class VersionedAdmin<H extends Stamped, V extends VersionBase> {
   readonly #deps: CoreDeps;
@@ -28,7 +28,8 @@ export class VersionedAdmin<H extends Stamped, V extends VersionBase> {
 
   async list(caller: Principal): Promise<H[]> {
     const all = (await this.repo.list(caller.organisationId)).filter((h) => sees(caller, h.workspace_id));
-    return all.sort((a, b) => a.last_updated_at.localeCompare(b.last_updated_at) || a.id.localeCompare(b.id));
+    // Oldest first, so pages stay put while prompts change.
+    return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   }
 
   /** A version by number, `latest`, or version id; 404 naming `param` when there is none. */
