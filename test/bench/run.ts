@@ -2,6 +2,7 @@ import { buildBundle, LOCAL_BUNDLES } from '../../infra/local-build.ts';
 import { benchEngine, FALLBACK_CONFIG } from './engine.ts';
 import { benchGatewayBundle } from './bundle.ts';
 import { benchGuardrails } from './guardrails.ts';
+import { benchPromptPointers } from './prompts.ts';
 /**
  * `npm run bench`: measures the DESIGN.md performance budgets in one run and prints one JSON
  * document on stdout (progress on stderr). The mock provider, Gantry and the Portkey gateway run as
@@ -44,6 +45,8 @@ const BUDGETS = {
   routing_engine_us: 50,
   gateway_bundle_kb: 250,
   gateway_cold_import_ms: 80,
+  // Issue 17: a label move or makeDefault reaches every warm instance within 5 s.
+  prompt_pointer_stale_ms: 5_000,
 };
 
 // Bounded no matter what: a hung server must not hang the bench.
@@ -229,6 +232,9 @@ async function main(): Promise<void> {
   log('guardrail hooks: a before-request hook of local checks, and a local output check on a stream');
   const guardrails = await benchGuardrails(gantry.ready.url, apiKey, settings.requests, Math.min(100, settings.stream_requests));
 
+  log('prompts: warm lookups, and label and default pointers moved under another instance (about 30 s)');
+  const prompts = await benchPromptPointers();
+
   log('log-ingest worker: draining the logs of the run (at most 60 s)');
   const ingest = await askIngest(gantry.child, 'drain');
 
@@ -347,6 +353,7 @@ async function main(): Promise<void> {
       added_p50_ms: { gantry: firstChunkAdded, portkey: round((firstChunk.portkey?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN)) },
     },
     guardrails,
+    prompts,
     memory: {
       gantry_rss_idle_mb: idle.rssMb,
       gantry_rss_after_load_mb: afterLoad.rssMb,
@@ -363,6 +370,7 @@ async function main(): Promise<void> {
       before_hook_added_p50_ms: budget(guardrails.before_request_hook.added_p50_ms, BUDGETS.before_hook_added_p50_ms),
       stream_check_added_p99_ms: budget(guardrails.stream_output_check.added_p99_ms_beyond_window, BUDGETS.stream_check_added_p99_ms),
       routing_engine_us: budget(engine.execute_us, BUDGETS.routing_engine_us),
+      prompt_pointer_stale_ms: budget(prompts.max_stale_after_move_ms, BUDGETS.prompt_pointer_stale_ms),
       gateway_bundle_kb: budget(gatewayBundle.eager_kb, BUDGETS.gateway_bundle_kb),
       gateway_cold_import_ms: budget(gatewayBundle.cold_import_ms.median, BUDGETS.gateway_cold_import_ms),
       // DESIGN.md: "with auth, logging and one rate-limit policy on".
