@@ -166,6 +166,12 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     expect(await paths('POST', P, promptBody({ virtual_key: 'vk-main' }))).toEqual(['virtual_key']);
     expect(await paths('POST', P, promptBody({ templat_metadata: {} }))).toEqual(['']);
     expect(await paths('POST', P, promptBody({ string: '' }))).toEqual(['string']);
+    // Deeper than DynamoDB stores: named, never a 500.
+    let deep: Json = { x: 1 };
+    for (let i = 0; i < 40; i++) deep = { a: deep };
+    const tooDeep = await problems('POST', P, promptBody({ parameters: deep, tools: [deep], template_metadata: deep }));
+    expect(tooDeep.map((p) => p.path).sort()).toEqual(['parameters', 'template_metadata', 'tools[0]']);
+    expect(tooDeep[0]?.message).toBe('must nest at most 24 levels');
     const noCollection = await gw.admin('POST', P, promptBody({ collection_id: 'nope' }));
     expect([noCollection.status, noCollection.json.message]).toEqual([404, 'collection_id: Collection nope not found']);
   });

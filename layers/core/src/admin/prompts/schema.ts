@@ -6,7 +6,22 @@
 import * as z from 'zod';
 import { nameSchema } from './common.ts';
 
-const object = z.record(z.string(), z.unknown(), { error: 'must be an object' });
+/** DynamoDB stores at most 32 levels of nesting in an item; a version's fields sit two levels down. */
+const MAX_DEPTH = 24;
+
+/** How deep a JSON value nests, counted no further than `limit` + 1 (the recursion stays bounded). */
+function depthOf(v: unknown, limit = MAX_DEPTH): number {
+  if (typeof v !== 'object' || v === null) return 0;
+  if (limit <= 0) return 1;
+  let deepest = 0;
+  for (const x of Object.values(v)) deepest = Math.max(deepest, depthOf(x, limit - 1));
+  return deepest + 1;
+}
+
+const shallow = (v: unknown) => depthOf(v) <= MAX_DEPTH;
+const tooDeep = `must nest at most ${MAX_DEPTH} levels`;
+
+const object = z.record(z.string(), z.unknown(), { error: 'must be an object' }).refine(shallow, tooDeep);
 export const templateSchema = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(100_000, 'must be at most 100000 characters');
 const model = z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(256, 'must be at most 256 characters');
 const slugLike = z.string({ error: 'must be a string' }).regex(/^@?[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/, 'must be a slug such as @openai-prod');
