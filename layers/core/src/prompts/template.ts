@@ -1,7 +1,7 @@
 /**
  * The Mustache engine prompts render with: the `mustache` package's parser and writer, with a
  * lookup of our own so that a render knows every variable and partial it could not find. Strict by
- * default (the caller turns the misses into a 422 that lists them all); lenient renders them empty,
+ * default (the caller turns the misses into a 422 that lists them all); lenient leaves them empty,
  * as Mustache itself does. Sections and inverted sections over a missing name are simply false:
  * `{{^name}}default{{/name}}` is how a template says a value is optional.
  *
@@ -12,12 +12,12 @@
  */
 import Mustache from 'mustache';
 import { ValidationError } from '../http/errors.ts';
+import { BoundedMap } from './bounded-map.ts';
 
 export type EscapeMode = 'none' | 'html' | 'json';
 
+/** Misses always render empty; whether they are an error is the caller's call (strict or lenient). */
 export interface RenderOptions {
-  /** Missing variables and partials render empty instead of being reported. */
-  lenient: boolean;
   escape: EscapeMode;
   /** Partial templates by the name the template uses (`footer`, `footer@2`), already loaded. */
   partials?: ReadonlyMap<string, string>;
@@ -91,30 +91,12 @@ const ESCAPES: Record<EscapeMode, (value: unknown) => string> = {
   json: (value) => JSON.stringify(textOf(value)).slice(1, -1),
 };
 
-/** Bounded: partial texts are parsed once each while the process is warm. */
-class BoundedTemplateCache implements Mustache.TemplateCache {
-  readonly #entries = new Map<string, string>();
-  readonly #max: number;
-  constructor(max: number) {
-    this.#max = max;
-  }
-  get(key: string): string | undefined {
-    return this.#entries.get(key);
-  }
-  set(key: string, value: string): void {
-    if (this.#entries.size >= this.#max) this.#entries.delete(this.#entries.keys().next().value as string);
-    this.#entries.set(key, value);
-  }
-  clear(): void {
-    this.#entries.clear();
-  }
-}
-
 /** The writer with our escaping, miss recording and partial lookup; state travels in the context. */
 class StrictWriter extends Mustache.Writer {
   constructor() {
     super();
-    (this as { templateCache?: Mustache.TemplateCache }).templateCache = new BoundedTemplateCache(500);
+    // Partial texts are parsed once each while warm, within a bound.
+    (this as { templateCache?: Mustache.TemplateCache }).templateCache = new BoundedMap<string, string>(500);
   }
 
   override escapedValue(token: Token, context: Mustache.Context): string {

@@ -1,7 +1,7 @@
 /**
- * The prompt template engine against the Mustache specification's vectors, in lenient mode (the
- * specification's own behaviour: misses render empty) and in strict mode (the same text, and every
- * missing variable or partial reported by name), then the escaping modes prompts use.
+ * The prompt template engine against the Mustache specification's vectors: the specification's
+ * text (misses render empty, its lenient behaviour) and every missing variable or partial reported
+ * by name (what strict mode refuses; render.test.ts checks both modes), then the escaping modes.
  */
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../../layers/core/src/http/errors.ts';
@@ -29,18 +29,14 @@ const STRICT_MISSES: Record<string, { variables?: string[]; partials?: string[] 
   'partials/Failed Lookup': { partials: ['text'] },
 };
 
-function render(v: SpecVector, lenient: boolean) {
-  const opts: RenderOptions = { lenient, escape: 'html', partials: new Map(Object.entries(v.partials ?? {})) };
+function render(v: SpecVector) {
+  const opts: RenderOptions = { escape: 'html', partials: new Map(Object.entries(v.partials ?? {})) };
   return renderTemplate(compileTemplate(v.template), v.data as Record<string, unknown>, opts);
 }
 
 describe.each(Object.entries(MODULES))('Mustache specification: %s', (module, vectors) => {
-  it.each(vectors.map((v) => [v.name, v] as const))('lenient: %s', (_name, v) => {
-    expect(render(v, true).text).toBe(v.expected);
-  });
-
-  it.each(vectors.map((v) => [v.name, v] as const))('strict: %s', (name, v) => {
-    const out = render(v, false);
+  it.each(vectors.map((v) => [v.name, v] as const))('%s', (name, v) => {
+    const out = render(v);
     expect(out.text).toBe(v.expected);
     const misses = STRICT_MISSES[`${module}/${name}`];
     expect(out.missingVariables).toEqual(misses?.variables ?? []);
@@ -50,7 +46,7 @@ describe.each(Object.entries(MODULES))('Mustache specification: %s', (module, ve
 
 describe('prompt escaping and misses', () => {
   const run = (template: string, view: Record<string, unknown>, escape: RenderOptions['escape']) =>
-    renderTemplate(compileTemplate(template), view, { lenient: false, escape });
+    renderTemplate(compileTemplate(template), view, { escape });
 
   it('leaves prompt text as written in `none` mode (no &amp;, no &#x60;)', () => {
     expect(run('Q: {{q}}', { q: 'a & b `c` <d> "e"' }, 'none').text).toBe('Q: a & b `c` <d> "e"');
