@@ -17,7 +17,7 @@ import { lambdaCode, LAMBDA_HANDLER, type LambdaAssets } from '../lambda-code.ts
 import { DOCS_ASSET_DIR, DOCS_ASSETS } from '../../layers/core/src/openapi/routes.ts';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
+import { ADMIN_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/admin/prefixes.ts';
 import { DEFAULT_MEMORY_MB, type FunctionName } from '../settings.ts';
 import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, grantItemAccess, grantObjectAccess } from './data-stack.ts';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -185,7 +185,22 @@ export class ApiStack extends Stack {
     for (const prefix of ADMIN_PREFIXES) {
       const resource = v1.addResource(prefix);
       resource.addMethod('ANY', adminIntegration);
-      resource.addResource('{proxy+}').addMethod('ANY', adminIntegration);
+      const gatewayPaths = GATEWAY_PATHS_UNDER_ADMIN.filter((p) => p.startsWith(`${prefix}/`)).map((p) => p.slice(prefix.length + 1).split('/'));
+      if (!gatewayPaths.length) {
+        resource.addResource('{proxy+}').addMethod('ANY', adminIntegration);
+        continue;
+      }
+      // `{promptId}` beside `{proxy+}` is refused by API Gateway: one segment, then the rest.
+      for (const [param = '', ...rest] of gatewayPaths) {
+        const item = resource.getResource(param) ?? resource.addResource(param);
+        if (!item.getResource('{proxy+}')) {
+          item.addMethod('ANY', adminIntegration);
+          item.addResource('{proxy+}').addMethod('ANY', adminIntegration);
+        }
+        let leaf = item;
+        for (const part of rest) leaf = leaf.getResource(part) ?? leaf.addResource(part);
+        leaf.addMethod('ANY', gatewayIntegration);
+      }
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; requests go to <url>v1/...' });

@@ -9,7 +9,7 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type GantryApp } from '../../infra/app-builder.ts';
 import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
-import { ADMIN_PREFIXES } from '../../layers/core/src/admin/prefixes.ts';
+import { ADMIN_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/admin/prefixes.ts';
 import { TABLE } from '../../layers/core/src/store/table.ts';
 
 // Bundling runs esbuild per function; only the bundle test at the end pays for it.
@@ -46,6 +46,17 @@ function resourcePaths(template: Template): Map<string, string> {
   };
   for (const id of Object.keys(resources)) pathOf(id);
   return paths;
+}
+
+/**
+ * The admin function's paths for a prefix: bare and `{proxy+}`; a prefix with gateway paths below
+ * it (`prompts/{promptId}/completions`) instead `{promptId}` and `{promptId}/{proxy+}`, as API
+ * Gateway refuses a `{proxy+}` beside `{promptId}`.
+ */
+function adminPaths(prefix: string): string[] {
+  const params = GATEWAY_PATHS_UNDER_ADMIN.filter((p) => p.startsWith(`${prefix}/`)).map((p) => p.split('/')[1] as string);
+  if (!params.length) return [`/v1/${prefix}`, `/v1/${prefix}/{proxy+}`];
+  return [`/v1/${prefix}`, ...[...new Set(params)].flatMap((param) => [`/v1/${prefix}/${param}`, `/v1/${prefix}/${param}/{proxy+}`])];
 }
 
 /** The logical id of the Lambda function an integration URI points at. */
@@ -121,16 +132,18 @@ describe('ApiStack', () => {
     const methods = template.findResources('AWS::ApiGateway::Method');
     const paths = resourcePaths(template);
     const gatewayMethods = Object.values(methods).filter((m) => integrationTarget(m.Properties.Integration.Uri) === gatewayId);
-    expect(gatewayMethods).toHaveLength(1);
-    const [method] = gatewayMethods;
-    expect(paths.get(method?.Properties.ResourceId.Ref)).toBe('/v1/{proxy+}');
-    expect(method?.Properties).toMatchObject({
-      HttpMethod: 'ANY',
-      AuthorizationType: 'NONE',
-      Integration: { Type: 'AWS_PROXY', ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 },
-    });
-    // Streaming needs the response-streaming invoke API, not the buffered one.
-    expect(JSON.stringify(method?.Properties.Integration.Uri)).toContain('/response-streaming-invocations');
+    // Every /v1 path but the admin prefixes, and the gateway's paths below them (a prompt's completions).
+    const gatewayPaths = ['/v1/{proxy+}', ...GATEWAY_PATHS_UNDER_ADMIN.map((p) => `/v1/${p}`)];
+    expect(gatewayMethods.map((m) => paths.get(m.Properties.ResourceId.Ref)).sort()).toEqual(gatewayPaths.sort());
+    for (const method of gatewayMethods) {
+      expect(method?.Properties).toMatchObject({
+        HttpMethod: 'ANY',
+        AuthorizationType: 'NONE',
+        Integration: { Type: 'AWS_PROXY', ResponseTransferMode: 'STREAM', TimeoutInMillis: 900_000 },
+      });
+      // Streaming needs the response-streaming invoke API, not the buffered one.
+      expect(JSON.stringify(method?.Properties.Integration.Uri)).toContain('/response-streaming-invocations');
+    }
   });
 
   it('routes every admin prefix, bare and with a proxy path, to the buffered admin function', () => {
@@ -142,10 +155,11 @@ describe('ApiStack', () => {
       if (path !== undefined) routes.set(`${m.Properties.HttpMethod} ${path}`, m.Properties as Json);
     }
 
-    const expected = ['ANY /v1/{proxy+}', ...ADMIN_PREFIXES.flatMap((p) => [`ANY /v1/${p}`, `ANY /v1/${p}/{proxy+}`])];
+    const gatewayUnder = GATEWAY_PATHS_UNDER_ADMIN.map((p) => `ANY /v1/${p}`);
+    const expected = ['ANY /v1/{proxy+}', ...gatewayUnder, ...ADMIN_PREFIXES.flatMap((p) => adminPaths(p).map((path) => `ANY ${path}`))];
     expect([...routes.keys()].sort()).toEqual(expected.sort());
     for (const prefix of ADMIN_PREFIXES) {
-      for (const path of [`/v1/${prefix}`, `/v1/${prefix}/{proxy+}`]) {
+      for (const path of adminPaths(prefix)) {
         const route = routes.get(`ANY ${path}`) as { Integration: Json } | undefined;
         expect(integrationTarget(route?.Integration.Uri), path).toBe(adminId);
         expect(route?.Integration.ResponseTransferMode, path).toBeUndefined();

@@ -5,3 +5,11 @@
  * reference page) are here too: they are no gateway route and must not reach the passthrough.
  */
 export const ADMIN_PREFIXES: readonly string[] = ['api-keys', 'admin', 'workspaces', 'organisation', 'configs', 'guardrails', 'prompts', 'collections', 'labels', 'model-configs', 'integrations', 'secret-references', 'providers', 'virtual-keys', 'policies', 'audit-logs', 'feedback', 'logs', 'analytics', 'scim', 'openapi.json', 'docs'];
+
+/**
+ * Paths below an admin prefix that the gateway function serves instead (a prompt's completions
+ * run the gateway pipeline and stream). `{name}` is one path segment. API Gateway cannot put a
+ * greedy `{proxy+}` beside a `{name}` resource, so such a prefix is routed as `{name}` and
+ * `{name}/{proxy+}` (admin) plus these paths (gateway).
+ */
+export const GATEWAY_PATHS_UNDER_ADMIN: readonly string[] = ['prompts/{promptId}/completions'];

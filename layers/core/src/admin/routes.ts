@@ -12,6 +12,7 @@ import { secretReferenceRoutes } from './secret-references/routes.ts';
 import { providerRoutes } from './providers/routes.ts';
 import { virtualKeyRoutes } from './virtual-keys/routes.ts';
 import { pricingRoutes } from './pricing/routes.ts';
+import { promptRenderRoutes } from './prompt-render/routes.ts';
 import { policyRoutes } from './policies/routes.ts';
 import { workspaceRoutes } from './workspaces/routes.ts';
 import { memberRoutes } from './members/routes.ts';
@@ -31,7 +32,7 @@ export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRo
 
 /** Prompts and what they use: partials before prompts, so `/v1/prompts/partials` is not read as a prompt id. */
 function promptResourceRoutes(): AdminRoute[] {
-  return [...collectionRoutes, ...labelRoutes, ...partialRoutes, ...promptRoutes];
+  return [...collectionRoutes, ...labelRoutes, ...partialRoutes, ...promptRoutes, ...promptRenderRoutes];
 }
 
 /** Logs, exports and analytics: exports before logs, so `/v1/logs/exports` is not read as a log id. */

@@ -5,7 +5,7 @@
  */
 import { Hono, type Context } from 'hono';
 import type { CoreDeps } from '../deps.ts';
-import { ADMIN_PREFIXES } from '../admin/prefixes.ts';
+import { ADMIN_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../admin/prefixes.ts';
 import { asGantryError, RouteNotFoundError } from './errors.ts';
 import { toResponse, type ErrorSurface } from './error-response.ts';
 import { withPortkeyHeaderAlias } from './header-alias.ts';
@@ -23,7 +23,9 @@ export type RouteModule = (app: Hono, deps: CoreDeps) => void | Fallback;
 
 const adminPath = new RegExp(`^/v1/(${ADMIN_PREFIXES.map((p) => p.replace(/[-.]/g, '\\$&')).join('|')})(/|$)`);
 
-export const isAdminPath = (path: string): boolean => adminPath.test(path);
+const gatewayUnderAdmin = new RegExp(`^/v1/(${GATEWAY_PATHS_UNDER_ADMIN.map((p) => p.replace(/[-.]/g, '\\$&').replace(/\{[A-Za-z]+\}/g, '[^/]+')).join('|')})$`);
+
+export const isAdminPath = (path: string): boolean => adminPath.test(path) && !gatewayUnderAdmin.test(path);
 
 /** The surface a path belongs to, for errors answered before (or outside) any route. */
 export const surfaceOf = (path: string): ErrorSurface => (isAdminPath(path) ? 'admin' : 'gateway');
