@@ -4,6 +4,7 @@
  * endpoint and the passthrough are one of these; the pipeline has no per-endpoint code.
  */
 import type { EndpointType } from '../providers/types.ts';
+import type { PromptCall } from './prompt-input.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -51,6 +52,8 @@ export interface EndpointSpec {
   forwardHeaders?: readonly string[];
   /** `json`: fields SPEC.md defaults, set when the client leaves them out. */
   defaults?: Readonly<Record<string, unknown>>;
+  /** The body is a prompt call, rendered into the request before it is read (prompt-input.ts). */
+  prompt?: PromptCall;
   /** Rewrites a 2xx JSON answer (rerank sorts its results); the rest pass untouched. */
   transformAnswer?(answer: Record<string, unknown>, provider: string | undefined): Record<string, unknown>;
 }

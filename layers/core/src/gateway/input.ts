@@ -47,6 +47,8 @@ export async function readInput(f: Flight, req: Request, route: RouteMatch): Pro
   }
   // The key's default metadata, with the request's own values winning.
   record.metadata = { ...record.principal?.defaults?.metadata, ...parseMetadata(f.headers) };
+  // SPEC's `_prompt` names the prompt a request was rendered from: the gateway's word, not the client's.
+  if (record.prompt) record.metadata._prompt = record.prompt.slug;
   let body = read.body;
   let dialect: DialectRequest | undefined;
   if (f.dialect && body.kind === 'json') {

@@ -74,6 +74,8 @@ export interface GatewayRecord {
   cancelled?: boolean;
   /** Every guardrail hook's result, of every target called. */
   hookResults?: HookResults;
+  /** The prompt version the request was rendered from (`/v1/prompts/{id}/completions`, a Responses `prompt`). */
+  prompt?: { id: string; slug: string; versionId: string; version: number };
 }
 
 /** Guardrail hook results as answered in `hook_results` and logged. */

@@ -15,6 +15,8 @@ import type { Dialect } from './dialect.ts';
 import type { EndpointSpec } from './endpoint.ts';
 import { openRecord, type Flight } from './flight.ts';
 import { readInput, type Input, type RouteMatch } from './input.ts';
+import type { PromptCall } from './prompt-input.ts';
+import type { Principal } from '../policy/principal.ts';
 import { authenticate, resolve, type Resolved } from './resolve.ts';
 import { RoutingExecutor, type Outcome, type TargetCaller } from './routing/execute.ts';
 
@@ -32,7 +34,7 @@ export async function handleGatewayRequest(
   const f = openRecord(spec, req, deps, dialect);
   try {
     const principal = await authenticate(f);
-    const input = await readInput(f, req, route);
+    const input = await readInput(f, spec.prompt ? await renderPrompt(f, req, route, principal, spec.prompt) : req, route);
     const resolved = await resolve(f, principal);
     await admit(f);
     const call = buildCaller(f, input, resolved);
@@ -41,6 +43,13 @@ export async function handleGatewayRequest(
   } catch (err) {
     return refuseThrown(f, err);
   }
+}
+
+/** A prompt call's body becomes the request it stands for (prompt-input.ts, imported on first use). */
+let promptPhase: Promise<typeof import('./prompt-input.ts')> | undefined;
+async function renderPrompt(f: Flight, req: Request, route: RouteMatch, principal: Principal, call: PromptCall): Promise<Request> {
+  const { withPrompt } = await (promptPhase ??= import('./prompt-input.ts'));
+  return withPrompt(f, req, route, principal, call);
 }
 
 /**

@@ -59,6 +59,8 @@ const MiB = 1 << 20;
 export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   route('POST', '/chat/completions', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true, cacheable: true }),
   route('POST', '/completions', { endpoint: 'complete', body: 'json', validate: parseCompletionRequest, stream: true, cacheable: true }),
+  // A saved prompt rendered into a chat request (gateway/prompt-input.ts), then the chat pipeline.
+  route('POST', '/prompts/{promptId}/completions', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true, cacheable: true, prompt: 'completions' }),
   route('POST', '/embeddings', { endpoint: 'embed', body: 'json', validate: parseEmbeddingRequest, cacheable: true }),
   route('POST', '/images/generations', { endpoint: 'imageGenerate', body: 'json', validate: parseImageGeneration, stream: true }),
   route('POST', '/images/edits', { endpoint: 'imageEdit', body: 'multipart', validateForm: checkImageEditForm, stream: true, maxBodyBytes: 50 * MiB }),
@@ -96,7 +98,7 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   route('GET', '/fine_tuning/jobs/{job_id}/events', { endpoint: 'listFinetuneEvents', ...none }),
   route('GET', '/fine_tuning/jobs/{job_id}/checkpoints', { endpoint: 'listFinetuneCheckpoints', ...none }),
 
-  route('POST', '/responses', { endpoint: 'createModelResponse', body: 'json', validate: parseResponseRequest, stream: true }),
+  route('POST', '/responses', { endpoint: 'createModelResponse', body: 'json', validate: parseResponseRequest, stream: true, prompt: 'responses' }),
   // `?stream=true` replays a background response as a stream.
   route('GET', '/responses/{response_id}', { endpoint: 'getModelResponse', ...none, stream: true }),
   route('DELETE', '/responses/{response_id}', { endpoint: 'deleteModelResponse', ...none }),

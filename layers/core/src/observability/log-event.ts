@@ -81,6 +81,10 @@ export interface LogEvent {
   /** From `_user` (or the body's `user`), `_prompt`, `_organisation`, `_environment`. */
   user: string | null;
   prompt_slug: string | null;
+  /** The prompt version the request was rendered from (absent for requests without one). */
+  prompt_id?: string;
+  prompt_version_id?: string;
+  prompt_version?: number;
   organisation: string | null;
   environment: string | null;
   request_body?: unknown;
@@ -228,6 +232,7 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     response_bytes: r.responseBytes ?? null,
   };
   if (r.hookResults) event.hook_results = logHookResults(r.hookResults);
+  if (r.prompt) Object.assign(event, { prompt_id: r.prompt.id, prompt_version_id: r.prompt.versionId, prompt_version: r.prompt.version });
   await attachBody(event, 'request', r.request, opts);
   // A refusal's answer is the gateway's own error; a provider's answer is kept as JSON, a stream
   // as the completion it amounted to.

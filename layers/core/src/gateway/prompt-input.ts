@@ -1,0 +1,110 @@
+/**
+ * The prompt phase: before `readInput`, a prompt call's body becomes the request it stands for,
+ * which then goes through the pipeline like any other (validation, routing, limits, guardrails,
+ * cache, logs). Two routes use it:
+ * - `POST /v1/prompts/{promptId}/completions`: `{variables, stream, hyperparameters, ...}` (the
+ *   hyperparameters nested or at the root) becomes a chat request;
+ * - `POST /v1/responses` with OpenAI's `prompt: {id, version, variables}`: when the id names a
+ *   Gantry prompt, its messages become the start of `input`; otherwise the body goes on untouched
+ *   (a provider's own hosted prompt).
+ * The prompt's provider routes the request when the request names none (no config, provider or
+ * virtual key header, no key-pinned config); the log carries the prompt's id and version and
+ * `_prompt` (its slug) in the metadata.
+ */
+import { ValidationError } from '../http/errors.ts';
+import { isRecord } from '../http/json.ts';
+import type { Principal } from '../policy/principal.ts';
+import type { PromptVersion } from '../prompts/contract.ts';
+import { rendererOf, type RenderInput } from '../prompts/render.ts';
+import type { Flight } from './flight.ts';
+import type { RouteMatch } from './input.ts';
+import { readRequestBody } from './request-body.ts';
+
+/** Which kind of prompt call a route takes. */
+export type PromptCall = 'completions' | 'responses';
+
+const ROUTING_HEADERS = ['x-gw-config', 'x-gw-provider', 'x-gw-custom-host', 'x-gw-virtual-key'];
+
+/** The request to read in the prompt's place (the original when the body uses no Gantry prompt). */
+export async function withPrompt(f: Flight, req: Request, route: RouteMatch, principal: Principal, call: PromptCall): Promise<Request> {
+  const read = await readRequestBody('json', req, false, f.spec.maxBodyBytes);
+  const body = read.body.kind === 'json' ? read.body.value : {};
+  const rendered = call === 'completions' ? await completions(f, principal, route, body) : await responses(f, principal, body);
+  if (!rendered) return new Request(req.url, { method: req.method, headers: req.headers, body: read.body.kind === 'json' ? read.body.text : '{}' });
+  notePrompt(f, principal, rendered.version);
+  return new Request(req.url, { method: req.method, headers: req.headers, body: JSON.stringify(rendered.request) });
+}
+
+interface Rendered {
+  version: PromptVersion;
+  request: Record<string, unknown>;
+}
+
+function objectField(body: Record<string, unknown>, name: string, required: boolean): Record<string, unknown> {
+  const value = body[name];
+  if (value === undefined && !required) return {};
+  if (!isRecord(value)) throw ValidationError.field(name, required ? 'is required and must be an object' : 'must be an object');
+  return value;
+}
+
+async function completions(f: Flight, principal: Principal, route: RouteMatch, body: Record<string, unknown>): Promise<Rendered> {
+  const { variables, hyperparameters, lenient, stream, ...root } = body;
+  if (lenient !== undefined && typeof lenient !== 'boolean') throw ValidationError.field('lenient', 'must be a boolean');
+  const input: RenderInput = {
+    variables: objectField(body, 'variables', true),
+    hyperparameters: { ...root, ...objectField(body, 'hyperparameters', false) },
+    ...(lenient === undefined ? {} : { lenient }),
+  };
+  const rendered = await rendererOf(f.deps.prompts).render(principal, route.params?.promptId ?? '', input);
+  return { version: rendered.version, request: stream === undefined ? rendered.request : { ...rendered.request, stream } };
+}
+
+/** OpenAI's `prompt` object on a Responses request, when it names a Gantry prompt. */
+async function responses(f: Flight, principal: Principal, body: Record<string, unknown>): Promise<Rendered | undefined> {
+  const prompt = body.prompt;
+  if (prompt === undefined || prompt === null || !f.deps.prompts) return undefined;
+  if (!isRecord(prompt) || typeof prompt.id !== 'string' || prompt.id === '') throw ValidationError.field('prompt.id', 'is required and must be a string');
+  const version = prompt.version;
+  if (version !== undefined && version !== null && typeof version !== 'string') throw ValidationError.field('prompt.version', 'must be a string');
+  const ref = version ? `${prompt.id}@${version}` : prompt.id;
+  const found = await f.deps.prompts.prompt(principal, ref);
+  if (!found) return undefined;
+  const variables = prompt.variables === undefined ? {} : prompt.variables;
+  if (!isRecord(variables)) throw ValidationError.field('prompt.variables', 'must be an object');
+  const chat = await rendererOf(f.deps.prompts).renderVersion(principal, found, { variables, hyperparameters: {} });
+  return { version: found, request: toResponsesRequest(chat, body) };
+}
+
+/** A rendered chat request as the start of a Responses request: its messages first in `input`. */
+function toResponsesRequest(chat: Record<string, unknown>, body: Record<string, unknown>): Record<string, unknown> {
+  const { prompt: _prompt, input, ...rest } = body;
+  const messages = Array.isArray(chat.messages) ? chat.messages.map(toInputItem) : [];
+  const own = input === undefined ? [] : typeof input === 'string' ? [{ role: 'user', content: input }] : (input as unknown[]);
+  const out: Record<string, unknown> = { ...rest, input: [...messages, ...own] };
+  if (out.model === undefined && chat.model !== undefined) out.model = chat.model;
+  for (const name of ['temperature', 'top_p'] as const) if (out[name] === undefined && chat[name] !== undefined) out[name] = chat[name];
+  const maxTokens = chat.max_completion_tokens ?? chat.max_tokens;
+  if (out.max_output_tokens === undefined && maxTokens !== undefined) out.max_output_tokens = maxTokens;
+  return out;
+}
+
+/** A chat message as a Responses input item (text and image parts in the Responses names). */
+function toInputItem(message: unknown): unknown {
+  if (!isRecord(message) || !Array.isArray(message.content)) return message;
+  const content = message.content.map((part: unknown) => {
+    if (!isRecord(part)) return part;
+    if (part.type === 'text') return { type: 'input_text', text: part.text };
+    if (part.type === 'image_url' && isRecord(part.image_url)) return { type: 'input_image', image_url: part.image_url.url };
+    return part;
+  });
+  return { ...message, content };
+}
+
+/** The prompt in the record (log and metadata) and, when the request names no route, its provider. */
+function notePrompt(f: Flight, principal: Principal, version: PromptVersion): void {
+  f.record.prompt = { id: version.promptId, slug: version.slug, versionId: version.versionId, version: version.version };
+  const provider = version.provider;
+  if (!provider || principal.defaults?.config_id || ROUTING_HEADERS.some((h) => f.headers.get(h)?.trim())) return;
+  f.headers = new Headers(f.headers);
+  f.headers.set(provider.startsWith('@') ? 'x-gw-provider' : 'x-gw-virtual-key', provider);
+}
