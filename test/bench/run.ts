@@ -3,6 +3,7 @@ import { benchEngine, FALLBACK_CONFIG } from './engine.ts';
 import { benchGatewayBundle } from './bundle.ts';
 import { benchGuardrails } from './guardrails.ts';
 import { benchPromptPointers } from './prompts.ts';
+import { benchPromptRender } from './prompt-render.ts';
 /**
  * `npm run bench`: measures the DESIGN.md performance budgets in one run and prints one JSON
  * document on stdout (progress on stderr). The mock provider, Gantry and the Portkey gateway run as
@@ -44,6 +45,8 @@ const BUDGETS = {
   // Issue: the routing engine adds at most 50 µs per request, the failed call excluded.
   routing_engine_us: 50,
   gateway_bundle_kb: 250,
+  // Issue 17: a warm prompt render.
+  prompt_render_p99_ms: 1,
   gateway_cold_import_ms: 80,
   // Issue 17: a label move or makeDefault reaches every warm instance within 5 s.
   prompt_pointer_stale_ms: 5_000,
@@ -183,6 +186,8 @@ async function main(): Promise<void> {
   );
   log('routing engine in process (no network)');
   const engine = await benchEngine();
+  log('prompt render in process (warm)');
+  const promptRender = await benchPromptRender();
   log('gateway bundle: built as cdk synth builds it, then imported cold');
   const gatewayBundle = benchGatewayBundle();
 
@@ -354,6 +359,7 @@ async function main(): Promise<void> {
     },
     guardrails,
     prompts,
+    prompt_render: promptRender,
     memory: {
       gantry_rss_idle_mb: idle.rssMb,
       gantry_rss_after_load_mb: afterLoad.rssMb,
@@ -371,6 +377,7 @@ async function main(): Promise<void> {
       stream_check_added_p99_ms: budget(guardrails.stream_output_check.added_p99_ms_beyond_window, BUDGETS.stream_check_added_p99_ms),
       routing_engine_us: budget(engine.execute_us, BUDGETS.routing_engine_us),
       prompt_pointer_stale_ms: budget(prompts.max_stale_after_move_ms, BUDGETS.prompt_pointer_stale_ms),
+      prompt_render_p99_ms: budget(promptRender.p99_ms, BUDGETS.prompt_render_p99_ms),
       gateway_bundle_kb: budget(gatewayBundle.eager_kb, BUDGETS.gateway_bundle_kb),
       gateway_cold_import_ms: budget(gatewayBundle.cold_import_ms.median, BUDGETS.gateway_cold_import_ms),
       // DESIGN.md: "with auth, logging and one rate-limit policy on".
