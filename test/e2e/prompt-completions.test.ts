@@ -154,4 +154,9 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
       ],
     });
   });
+
+  it('sends a Responses prompt Gantry does not know on untouched (the provider’s own hosted prompt)', async () => {
+    await sdk().responses.create({ model: 'gpt-4o', prompt: { id: 'pmpt_hosted', version: '3', variables: { a: 'b' } }, input: 'Hi' });
+    expect(last()).toEqual({ model: 'gpt-4o', prompt: { id: 'pmpt_hosted', version: '3', variables: { a: 'b' } }, input: 'Hi' });
+  });
 });

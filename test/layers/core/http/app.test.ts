@@ -1,6 +1,6 @@
 /** The core app's own routes: health (ok and degraded) and unknown routes in each surface's shape. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp } from '../../../../layers/core/src/http/app.ts';
+import { createApp, isAdminPath } from '../../../../layers/core/src/http/app.ts';
 import { adminModule } from '../../../../layers/core/src/admin/routes.ts';
 import { gatewayModule } from '../../../../layers/core/src/gateway/routes.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
@@ -50,5 +50,16 @@ describe('core app', () => {
     expect(res.status).toBe(403);
     expect(await res.json()).toMatchObject({ errorCode: 'AB03', message: expect.stringContaining('API_ACCESS_ENABLED') });
     off.upstream.close();
+  });
+});
+
+describe('admin and gateway paths', () => {
+  it('sends a prompt’s completions to the gateway and every other prompt path to the admin function', () => {
+    expect(isAdminPath('/v1/prompts')).toBe(true);
+    expect(isAdminPath('/v1/prompts/support@production/render')).toBe(true);
+    expect(isAdminPath('/v1/prompts/partials/footer/versions')).toBe(true);
+    expect(isAdminPath('/v1/prompts/support@production/completions')).toBe(false);
+    expect(isAdminPath('/v1/prompts/support/completions/extra')).toBe(true);
+    expect(isAdminPath('/v1/chat/completions')).toBe(false);
   });
 });
