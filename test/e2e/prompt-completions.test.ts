@@ -20,6 +20,12 @@ const MESSAGES = JSON.stringify([
   { role: 'user', content: '{{question}}' },
 ]);
 
+/** The production version's messages for company Acme and the question "Hours?". */
+const ACME_HOURS = [
+  { role: 'system', content: 'You answer for Acme. -- Acme support' },
+  { role: 'user', content: 'Hours?' },
+];
+
 describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s mode)', (mode) => {
   let gw: TestGantry;
   let mock: MockOpenAI;
@@ -60,10 +66,7 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
         model: 'gpt-4o-mini',
         temperature: 1,
         max_tokens: 64,
-        messages: [
-          { role: 'system', content: 'You answer for Acme. -- Acme support' },
-          { role: 'user', content: 'Hours?' },
-        ],
+        messages: ACME_HOURS,
       },
     });
   });
@@ -94,10 +97,7 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
       model: 'gpt-4o-mini',
       temperature: 0.3,
       max_tokens: 20,
-      messages: [
-        { role: 'system', content: 'You answer for Acme. -- Acme support' },
-        { role: 'user', content: 'Hours?' },
-      ],
+      messages: ACME_HOURS,
     });
     const row = await waitFor(gw.deps, async () => {
       const res = await gw.admin('GET', `/v1/logs?workspace_id=default&trace_id=${traceId}`);
@@ -121,20 +121,18 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
 
   it('answers a missing variable on completions with a 422 in OpenAI’s shape naming it, before any provider call', async () => {
     const before = mock.received.length;
-    const res = await fetch(`${gw.url}/v1/prompts/support/completions`, {
-      method: 'POST',
-      headers: { 'x-gw-api-key': key, 'content-type': 'application/json', ...routeHeaders() },
-      body: JSON.stringify({ variables: {} }),
-    });
+    const call = (body: Json) =>
+      fetch(`${gw.url}/v1/prompts/support/completions`, {
+        method: 'POST',
+        headers: { 'x-gw-api-key': key, 'content-type': 'application/json', ...routeHeaders() },
+        body: JSON.stringify(body),
+      });
+    const res = await call({ variables: {} });
     expect(res.status).toBe(422);
     const body = (await res.json()) as { error: Json };
     expect(body.error).toMatchObject({ type: 'invalid_request_error', param: 'variables.question', code: 'prompt_render_failed' });
     expect(mock.received.length).toBe(before);
-    const bad = await fetch(`${gw.url}/v1/prompts/support/completions`, {
-      method: 'POST',
-      headers: { 'x-gw-api-key': key, 'content-type': 'application/json', ...routeHeaders() },
-      body: JSON.stringify({ variables: 'no' }),
-    });
+    const bad = await call({ variables: 'no' });
     expect(bad.status).toBe(400);
     expect(((await bad.json()) as { error: Json }).error).toMatchObject({ param: 'variables' });
   });

@@ -1,6 +1,7 @@
 /** Users and memberships written straight to the table (tests that need people without invites). */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
+import type { Principal } from '../../layers/core/src/policy/principal.ts';
 import { IdentityRepository, type OrganisationRole, type UserRecord, type WorkspaceRole } from '../../layers/core/src/store/identity.ts';
 
 export interface NewUser {
@@ -31,3 +32,20 @@ export async function addUser(deps: CoreDeps, organisationId: string, u: NewUser
   }
   return user;
 }
+
+/** A workspace service key's principal (a manager), for tests that need no table behind it. */
+export const workspacePrincipal = (over: Partial<Principal> = {}): Principal => ({
+  kind: 'api-key',
+  keyId: 'k1',
+  organisationId: 'o1',
+  workspaceId: 'w1',
+  userId: null,
+  email: null,
+  keyType: 'workspace-service',
+  role: 'manager',
+  owner: false,
+  scopes: new Set(['completions.write']),
+  defaults: null,
+  limits: null,
+  ...over,
+});

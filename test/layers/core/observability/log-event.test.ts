@@ -10,6 +10,7 @@ import { fromRecord, INLINE_BODY_BYTES } from '../../../../layers/core/src/obser
 import { isLimitRefusal, publishMetrics, statusClass } from '../../../../layers/core/src/observability/metrics-hook.ts';
 import { REDACTED, redact } from '../../../../layers/core/src/observability/redact.ts';
 import { FsBlobStore } from '../../../../layers/core/src/ports/local/blob-fs.ts';
+import { workspacePrincipal } from '../../../support/identity.ts';
 
 const blobs = () => new FsBlobStore(mkdtempSync(path.join(os.tmpdir(), 'gantry-log-event-')));
 const T = Date.UTC(2026, 0, 5, 10, 0, 0);
@@ -43,20 +44,7 @@ function record(patch: Partial<GatewayRecord> = {}): GatewayRecord {
     usage: { prompt_tokens: 10, completion_tokens: 5, total_tokens: 15, cached_tokens: 2, reasoning_tokens: 1 },
     costMicros: 1234,
     responseBytes: 999,
-    principal: {
-      kind: 'api-key',
-      keyId: 'key-1',
-      organisationId: 'org-1',
-      workspaceId: 'ws-1',
-      userId: 'user-1',
-      email: null,
-      keyType: 'workspace-service',
-      role: 'manager',
-      owner: false,
-      scopes: new Set(['completions.write']),
-      defaults: null,
-      limits: null,
-    } as unknown as GatewayRecord['principal'],
+    principal: workspacePrincipal({ keyId: 'key-1', organisationId: 'org-1', workspaceId: 'ws-1', userId: 'user-1' }),
     ...patch,
   };
 }

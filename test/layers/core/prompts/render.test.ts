@@ -4,24 +4,11 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GantryError } from '../../../../layers/core/src/http/errors.ts';
-import type { Principal } from '../../../../layers/core/src/policy/principal.ts';
 import { PromptRenderer, TemplateValuesError } from '../../../../layers/core/src/prompts/render.ts';
+import { workspacePrincipal } from '../../../support/identity.ts';
 import { partialVersion, promptVersion, PromptsDouble } from '../../../support/prompts.ts';
 
-const principal: Principal = {
-  kind: 'api-key',
-  keyId: 'k1',
-  organisationId: 'o1',
-  workspaceId: 'w1',
-  userId: null,
-  email: null,
-  keyType: 'workspace-service',
-  role: 'manager',
-  owner: false,
-  scopes: new Set(['completions.write']),
-  defaults: null,
-  limits: null,
-};
+const principal = workspacePrincipal();
 
 const MESSAGES = JSON.stringify([
   { role: 'system', content: 'You are {{persona}}. {{>tone}}' },

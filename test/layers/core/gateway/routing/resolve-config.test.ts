@@ -8,21 +8,9 @@ import type { CoreDeps } from '../../../../../layers/core/src/deps.ts';
 import { ValidationError } from '../../../../../layers/core/src/http/errors.ts';
 import { resolveConfig } from '../../../../../layers/core/src/gateway/routing/resolve-config.ts';
 import type { Principal } from '../../../../../layers/core/src/policy/principal.ts';
+import { workspacePrincipal } from '../../../../support/identity.ts';
 
-const principal: Principal = {
-  kind: 'api-key',
-  keyId: 'k1',
-  organisationId: 'o1',
-  workspaceId: 'w1',
-  userId: null,
-  email: null,
-  keyType: 'workspace-service',
-  role: 'manager',
-  owner: false,
-  scopes: new Set(['completions.write']),
-  defaults: null,
-  limits: null,
-};
+const principal: Principal = workspacePrincipal();
 // Inline configs never reach the saved-config cache, the one dependency resolveConfig reads.
 const deps = {} as CoreDeps;
 const resolve = (headers: Record<string, string>) => resolveConfig(new Headers(headers), principal, deps);
