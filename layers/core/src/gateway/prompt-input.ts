@@ -27,6 +27,8 @@ const ROUTING_HEADERS = ['x-gw-config', 'x-gw-provider', 'x-gw-custom-host', 'x-
 
 /** The request to read in the prompt's place (the original when the body uses no Gantry prompt). */
 export async function withPrompt(f: Flight, req: Request, route: RouteMatch, principal: Principal, call: PromptCall): Promise<Request> {
+  // Without prompts a Responses body is read once, by readInput, as on any route.
+  if (call === 'responses' && !f.deps.prompts) return req;
   const read = await readRequestBody('json', req, false, f.spec.maxBodyBytes);
   const body = read.body.kind === 'json' ? read.body.value : {};
   const rendered = call === 'completions' ? await completions(f, principal, route, body) : await responses(f, principal, body);
