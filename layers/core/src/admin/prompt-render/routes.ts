@@ -17,10 +17,10 @@ export const promptRenderRoutes: readonly AdminRoute[] = [
     audit: { action: 'render' },
     example: { variables: { question: 'What is Gantry?' }, hyperparameters: { temperature: 0.2 } },
     ...withBody(renderPromptSchema, async (ctx, body) => {
-      const { variables, hyperparameters, lenient, ...root } = body;
+      const { variables, hyperparameters, lenient } = body;
       const rendered = await rendererOf(ctx.deps.prompts).render(ctx.principal, ctx.params.promptId ?? '', {
         variables,
-        hyperparameters: { ...root, ...hyperparameters },
+        hyperparameters: hyperparameters ?? {},
         ...(lenient === undefined ? {} : { lenient }),
       });
       return { success: true, data: rendered.request };
