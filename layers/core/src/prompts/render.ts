@@ -43,12 +43,19 @@ export class TemplateValuesError extends GantryError {
   }
 }
 
-/** A compiled JSON template: literals as they are, strings with tags as templates. */
-type Node = CompiledTemplate | string | number | boolean | null | Node[] | { [key: string]: Node };
+/** A string of a JSON template that holds tags (a class, so no JSON object can pass for one). */
+class Leaf {
+  readonly template: CompiledTemplate;
+  constructor(template: CompiledTemplate) {
+    this.template = template;
+  }
+}
+
+/** A compiled JSON template: literals as they are, strings with tags as leaves. */
+type Node = Leaf | string | number | boolean | null | Node[] | { [key: string]: Node };
 
 type Compiled = { kind: 'raw' | 'text'; template: CompiledTemplate; partials: readonly string[] } | { kind: 'messages'; tree: Node; partials: readonly string[] };
 
-const isTemplate = (n: unknown): n is CompiledTemplate => typeof n === 'object' && n !== null && 'tokens' in n && 'source' in n && !Array.isArray(n);
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Warm versions compiled; partial names per partial version. */
@@ -85,7 +92,7 @@ export class PromptRenderer {
   #compile(version: PromptVersion): Compiled {
     let compiled = this.#compiled.get(version.versionId);
     if (!compiled) {
-      compiled = compilePrompt(version);
+      compiled = unrenderable(() => compilePrompt(version));
       this.#compiled.set(version.versionId, compiled);
     }
     return compiled;
@@ -104,13 +111,23 @@ export class PromptRenderer {
         if (!p) return void missing.push(name);
         partials.set(name, p.content);
         let nested = this.#partialNames.get(p.versionId);
-        if (!nested) this.#partialNames.set(p.versionId, (nested = partialsOf(p.content)));
+        if (!nested) this.#partialNames.set(p.versionId, (nested = unrenderable(() => partialsOf(p.content, `partials.${name}`))));
         for (const n of nested) if (!partials.has(n) && !missing.includes(n) && !next.includes(n)) next.push(n);
       });
       if (partials.size + next.length > MAX_PARTIALS) throw ValidationError.field('string', `uses more than ${MAX_PARTIALS} partials`);
       level = next;
     }
     return { partials, missing };
+  }
+}
+
+/** A stored template that does not parse is no fault of the call: 422, naming where it is. */
+function unrenderable<T>(compile: () => T): T {
+  try {
+    return compile();
+  } catch (err) {
+    if (err instanceof ValidationError) throw new TemplateValuesError(err.problems);
+    throw err;
   }
 }
 
@@ -144,7 +161,7 @@ function compileNode(value: unknown, path: string, partials: Set<string>): Node 
     if (!value.includes('{{')) return value;
     const t = compileTemplate(value, path);
     for (const p of t.partials) partials.add(p);
-    return t;
+    return new Leaf(t);
   }
   if (Array.isArray(value)) return value.map((v, i) => compileNode(v, `${path}[${i}]`, partials));
   if (isRecord(value)) return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, compileNode(v, `${path}.${k}`, partials)]));
@@ -181,7 +198,7 @@ function renderOne(t: CompiledTemplate, run: Run, escape: EscapeMode): string {
 }
 
 function renderNode(node: Node, run: Run): unknown {
-  if (isTemplate(node)) return renderOne(node, run, 'none');
+  if (node instanceof Leaf) return renderOne(node.template, run, 'none');
   if (Array.isArray(node)) return node.map((n) => renderNode(n, run));
   if (isRecord(node)) {
     const out: Record<string, unknown> = {};

@@ -149,7 +149,7 @@ function collectPartials(tokens: readonly Token[], into: Set<string>): void {
 }
 
 /** The partial names a partial's own text uses (partials may nest). */
-export const partialsOf = (source: string): readonly string[] => compileTemplate(source, 'partial').partials;
+export const partialsOf = (source: string, field = 'partial'): readonly string[] => compileTemplate(source, field).partials;
 
 export function renderTemplate(template: CompiledTemplate, view: Record<string, unknown>, opts: RenderOptions): Rendered {
   const state: RenderState = { missingVariables: new Set(), missingPartials: new Set(), escape: ESCAPES[opts.escape] };

@@ -111,4 +111,20 @@ describe('PromptRenderer', () => {
     const out = await r.render(principal, 'greeting', { variables: { name: 'b' }, hyperparameters: {} });
     expect(out.request.messages).toEqual([{ role: 'user', content: 'Hi b' }]);
   });
+
+  it('answers 422 naming where a stored template or partial does not parse', async () => {
+    const r = new PromptRenderer(new PromptsDouble([promptVersion({ template: '[{"role": "user", "content": "{{#open}}"}]' })]));
+    const err = await thrown(r.render(principal, 'greeting', { variables: {}, hyperparameters: {} }));
+    expect([err.status, err.problems[0]?.path]).toEqual([422, 'string[0].content']);
+    const p = new PromptRenderer(new PromptsDouble([promptVersion({ template: '{{>bad}}' })], [partialVersion('bad', '{{^x}}')]));
+    const partial = await thrown(p.render(principal, 'greeting', { variables: {}, hyperparameters: {} }));
+    expect([partial.status, partial.problems[0]?.path]).toEqual([422, 'partials.bad']);
+  });
+
+  it('keeps JSON objects of a message template as data, whatever their keys', async () => {
+    const template = JSON.stringify([{ role: 'user', content: '{{q}}', name: 'n', metadata: { source: 's', tokens: 't' } }]);
+    const r = new PromptRenderer(new PromptsDouble([promptVersion({ template })]));
+    const out = await r.render(principal, 'greeting', { variables: { q: 'hi' }, hyperparameters: {} });
+    expect(out.request.messages).toEqual([{ role: 'user', content: 'hi', name: 'n', metadata: { source: 's', tokens: 't' } }]);
+  });
 });
