@@ -4,7 +4,6 @@
  * endpoint and the passthrough are one of these; the pipeline has no per-endpoint code.
  */
 import type { EndpointType } from '../providers/types.ts';
-import type { PromptCall } from './prompt-input.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -24,6 +23,9 @@ export interface FormSummary {
  * - `raw`: whatever came (passthrough), sent byte for byte.
  */
 export type BodyKind = 'json' | 'multipart' | 'none' | 'raw';
+
+/** How a route takes a saved prompt: rendered into a chat request, or into a Responses `input`. */
+export type PromptCall = 'completions' | 'responses';
 
 export interface EndpointSpec {
   endpoint: EndpointType;

@@ -16,12 +16,12 @@ import { isRecord } from '../http/json.ts';
 import type { Principal } from '../policy/principal.ts';
 import type { PromptVersion } from '../prompts/contract.ts';
 import { rendererOf, type RenderInput } from '../prompts/render.ts';
+import type { PromptCall } from './endpoint.ts';
 import type { Flight } from './flight.ts';
 import type { RouteMatch } from './input.ts';
 import { readRequestBody } from './request-body.ts';
 
 /** Which kind of prompt call a route takes. */
-export type PromptCall = 'completions' | 'responses';
 
 const ROUTING_HEADERS = ['x-gw-config', 'x-gw-provider', 'x-gw-custom-host', 'x-gw-virtual-key'];
 
