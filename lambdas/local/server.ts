@@ -12,6 +12,7 @@ import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
+import { attachRealtime, isRealtimeUpgrade } from './realtime.ts';
 import { installAwsLambdaGlobals, PreludeDecoder, ResponseStream, type StreamingHandler } from './awslambda.ts';
 
 export type LocalMode = 'direct' | 'lambda';
@@ -37,10 +38,14 @@ export interface LocalServer {
 
 export async function startLocalServer(opts: LocalServerOptions): Promise<LocalServer> {
   const mode = opts.mode ?? 'direct';
+  // Only realtime upgrades reach the `upgrade` listener; any other is answered as a plain request.
+  const serverOptions = { shouldUpgradeCallback: isRealtimeUpgrade };
   const server =
     mode === 'direct'
-      ? http.createServer(createNodeListener(createApp(opts.deps, [gatewayModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err })))
-      : http.createServer(await lambdaListener(opts.deps));
+      ? http.createServer(serverOptions, createNodeListener(createApp(opts.deps, [gatewayModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err })))
+      : http.createServer(serverOptions, await lambdaListener(opts.deps));
+  // Both modes relay locally: on AWS the WebSocket API is its own front door (docs/realtime.md).
+  const realtime = attachRealtime(server, opts.deps);
   server.keepAliveTimeout = 65_000;
   const draining = trackDrain(server);
   await new Promise<void>((resolve, reject) => {
@@ -67,6 +72,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
           resolve();
         });
         draining.start();
+        realtime.close();
         if (!cut) server.closeAllConnections();
       }),
   };

@@ -185,7 +185,7 @@ function authenticate(headers: Record<string, string>, provider: ProviderDefinit
 const BASE_PART = /^[A-Za-z0-9_-]{1,128}$/;
 
 /** A base URL with `{option}` parts (Workers AI's account id) takes them from the target's provider options. */
-function providerBase(provider: ProviderDefinition, input: CallInput, target: ResolvedTarget): string {
+export function providerBase(provider: ProviderDefinition, input: CallInput, target: ResolvedTarget): string {
   if (!provider.baseUrl.includes('{')) return provider.baseUrl;
   return provider.baseUrl.replace(/\{([a-z0-9_]+)\}/g, (_, option: string) => {
     const value = target.options[option];

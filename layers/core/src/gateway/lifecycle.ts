@@ -117,6 +117,11 @@ export interface GatewayHook {
    * tries its next one); throw to fail the request.
    */
   admitTarget?(record: GatewayRecord, target: TargetAdmission): Promise<GantryError | undefined>;
+  /**
+   * A long-lived request (a realtime session) has used more: its record's usage is the total so
+   * far. Return a GantryError to end it (a budget reached); settlement still happens in `complete`.
+   */
+  progress?(record: GatewayRecord): Promise<GantryError | undefined>;
   /** After the response has ended or was cancelled; errors are logged, never surfaced. */
   complete?(record: GatewayRecord): void | Promise<void>;
   /**

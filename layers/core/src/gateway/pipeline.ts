@@ -56,7 +56,7 @@ async function renderPrompt(f: Flight, req: Request, route: RouteMatch, principa
  * `x-ratelimit-*`) go on every answer once all admitted it; they override a provider's own, as the
  * gateway's limit is the one the client meets.
  */
-async function admit(f: Flight): Promise<void> {
+export async function admit(f: Flight): Promise<void> {
   const admitted: Record<string, string> = {};
   for (const hook of f.deps.gatewayHooks) Object.assign(admitted, await hook.admit?.(f.record));
   Object.assign(f.out, admitted);

@@ -48,6 +48,8 @@ export const azureOpenAI = native('azure-openai', 'Azure OpenAI', 'https://{azur
   createSpeech: '/deployments/{azure_deployment_id}/audio/speech',
   createTranscription: '/deployments/{azure_deployment_id}/audio/transcriptions',
   createTranslation: '/deployments/{azure_deployment_id}/audio/translations',
+  // The deployment and api-version go in the query (gateway/realtime/targets.ts).
+  realtime: '/realtime',
 });
 
 export const azureAI = native(

@@ -36,6 +36,7 @@ export const OPENAI_ENDPOINTS: Readonly<Record<Exclude<EndpointType, 'proxy'>, s
   deleteModelResponse: '/responses/{response_id}',
   listResponseInputItems: '/responses/{response_id}/input_items',
   assistants: '',
+  realtime: '/realtime',
 };
 
 /** The endpoints an OpenAI-wire provider typically serves (chat, completions, embeddings, models). */

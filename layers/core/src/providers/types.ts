@@ -39,6 +39,8 @@ export const ENDPOINT_TYPES = [
   'listResponseInputItems',
   /** Assistants, threads, messages and runs: one family, the path says which. */
   'assistants',
+  /** The realtime WebSocket (`GET /v1/realtime?model=`), relayed event by event (gateway/realtime/). */
+  'realtime',
   /** Any other provider endpoint, passed through unchanged. */
   'proxy',
 ] as const;

@@ -16,7 +16,7 @@
 import type { Logger } from '../../ports/logger.ts';
 import type { FeatureFlags } from '../../config.ts';
 import type { GatewayHook, GatewayRecord, TargetAdmission } from '../../gateway/lifecycle.ts';
-import type { UsageExhaustedError } from '../../http/errors.ts';
+import type { RateLimitedError, UsageExhaustedError } from '../../http/errors.ts';
 import type { Principal } from '../../policy/principal.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { LimitsRepository, ReserveResult } from '../../store/limits.ts';
@@ -27,7 +27,7 @@ import { alertOnce } from './crossings.ts';
 import { estimateTokens, type CostEstimator, type TokenEstimate } from './estimate.ts';
 import { attachedBudget, budgetPlan, planRequest, rateHeaders, refusal, type BudgetPlan, type Demand, type LimitFlags, type Plan } from './plans.ts';
 import { isEmpty, type PolicyCache } from './policy-cache.ts';
-import { settle, type Held } from './settle.ts';
+import { settle, settledAmount, type Held } from './settle.ts';
 import { budgetPeriod, calendarAnchor } from './windows.ts';
 
 export { anchorOf, currentPeriod, fromUnits, keyBudgetCounter, providerBudgetCounter, toUnits, workspaceBudgetCounter } from './counters.ts';
@@ -116,6 +116,29 @@ export class LimitsHook implements GatewayHook {
     }
     this.#alertExhausted({ plan, result: r }, demand.now);
     return refusal([{ plan, result: r }], demand.now) as UsageExhaustedError;
+  }
+
+  /**
+   * A session's usage so far: token and cost reservations grow to it (never shrink before the
+   * end, which settles them), and a budget or token rate it has reached ends the session.
+   */
+  async progress(record: GatewayRecord): Promise<RateLimitedError | UsageExhaustedError | undefined> {
+    const held = this.#held.get(record);
+    if (!held) return undefined;
+    const costs = this.#d.costs();
+    const reached: { plan: Plan; result: { used: number } }[] = [];
+    await Promise.all(
+      held.map(async (h, i) => {
+        if ((h.plan.kind === 'rate' ? h.plan.type : h.plan.budget.type) === 'requests') return;
+        const delta = settledAmount(h.plan, record, costs) - h.plan.amount;
+        if (delta <= 0) return;
+        const after = (await this.#d.repo.adjust(h.plan.key, delta)) ?? h.after;
+        held[i] = { plan: { ...h.plan, amount: h.plan.amount + delta }, after };
+        const used = typeof after.used === 'number' ? after.used : 0;
+        if (used >= h.plan.limit) reached.push({ plan: h.plan, result: { used } });
+      }),
+    );
+    return reached.length > 0 ? refusal(reached, this.#d.clock.now()) : undefined;
   }
 
   complete(record: GatewayRecord): void {

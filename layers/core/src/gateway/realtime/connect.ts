@@ -1,0 +1,163 @@
+/**
+ * Opening a realtime session (`GET /v1/realtime?model=...` with `Upgrade: websocket`): the same
+ * phases as any gateway request up to the provider call (open the record, authenticate from the
+ * headers, resolve the config, admit with every hook), then the routing engine connects to the
+ * provider's realtime WebSocket: a fallback applies to the connection attempt. Only once the
+ * provider has accepted is the client's upgrade accepted; a refusal is an HTTP answer in OpenAI's
+ * error shape and leaves a log like any refused request.
+ */
+import WebSocket from 'ws';
+import type { CoreDeps } from '../../deps.ts';
+import { GantryError, UpstreamError, ValidationError } from '../../http/errors.ts';
+import { createGuardedLookup, type TrustedHosts } from '../../security/ssrf.ts';
+import { withTargetAdmission } from '../admission.ts';
+import { refuseThrown } from '../answer.ts';
+import { withRequestOptions, type CallInput } from '../call-target.ts';
+import type { EndpointSpec } from '../endpoint.ts';
+import { openRecord, type Flight } from '../flight.ts';
+import { GATEWAY_KEY_PREFIX, parseOptionHeaders } from '../headers.ts';
+import { withManagedProviders } from '../managed.ts';
+import { admit } from '../pipeline.ts';
+import { authenticate, resolve, type Resolved } from '../resolve.ts';
+import { RoutingExecutor, type TargetCaller } from '../routing/execute.ts';
+import { noteSentModel } from '../usage.ts';
+import { realtimeDestination } from './targets.ts';
+
+export const REALTIME_SPEC: EndpointSpec = { endpoint: 'realtime', method: 'GET', body: 'none' };
+
+/** The largest message accepted from the provider (audio deltas are far smaller). */
+export const MAX_REALTIME_MESSAGE_BYTES = 16 << 20;
+
+const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
+
+export interface RealtimeSession {
+  flight: Flight;
+  /** The provider's socket, open. */
+  upstream: WebSocket;
+  /** The subprotocol to accept from the client's offer (never a credential one). */
+  protocol: string | undefined;
+}
+
+/** A session ready to relay, or the HTTP answer that refuses the upgrade. */
+export async function openRealtime(req: Request, deps: CoreDeps): Promise<RealtimeSession | Response> {
+  const { headers, protocol } = subprotocolCredentials(req.headers);
+  const f = openRecord(REALTIME_SPEC, new Request(req.url, { method: 'GET', headers }), deps, undefined);
+  f.record.stream = true;
+  try {
+    const principal = await authenticate(f);
+    const model = f.url.searchParams.get('model')?.trim();
+    if (!model) throw ValidationError.field('model', 'is required: name the realtime model in the query (?model=...)');
+    f.record.request = { model };
+    const resolved = await resolve(f, principal);
+    await admit(f);
+    const upstream = await connect(f, resolved, model);
+    f.record.status = 101;
+    return { flight: f, upstream, protocol };
+  } catch (err) {
+    return refuseThrown(f, err);
+  }
+}
+
+/**
+ * Browsers cannot set headers on a WebSocket: they send credentials as subprotocols
+ * (`openai-insecure-api-key.<key>`, `openai-beta.realtime-v1`). A gateway key there authenticates
+ * the upgrade; any other key is the provider key. Those are never accepted back or sent on.
+ */
+export function subprotocolCredentials(original: Headers): { headers: Headers; protocol: string | undefined } {
+  const offered = (original.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  const headers = new Headers(original);
+  headers.delete('sec-websocket-protocol');
+  let protocol: string | undefined;
+  for (const p of offered) {
+    if (p.startsWith('openai-insecure-api-key.')) {
+      const key = p.slice('openai-insecure-api-key.'.length);
+      if (key.startsWith(GATEWAY_KEY_PREFIX)) {
+        if (!headers.get('x-gw-api-key')) headers.set('x-gw-api-key', key);
+      } else if (!headers.get('authorization')) headers.set('authorization', `Bearer ${key}`);
+    } else if (p === 'openai-beta.realtime-v1') {
+      if (!headers.get('openai-beta')) headers.set('openai-beta', 'realtime=v1');
+    } else protocol ??= p;
+  }
+  return { headers, protocol };
+}
+
+/** Runs the routing engine with a caller that opens the provider's socket; the first that opens wins. */
+async function connect(f: Flight, resolved: Resolved, model: string): Promise<WebSocket> {
+  const { deps, record, headers } = f;
+  const input: CallInput = {
+    endpoint: 'realtime',
+    method: 'GET',
+    body: { kind: 'none' },
+    params: {},
+    search: '',
+    clientHeaders: headers,
+    forwardHeaders: resolved.forwardHeaders,
+    headerTimeoutMs: resolved.headerTimeoutMs,
+    fromHeaders: resolved.fromHeaders,
+    requestId: record.id,
+  };
+  let opened: WebSocket | undefined;
+  const params = { model };
+  let call: TargetCaller = socketCaller(input, deps.trustedHosts, model, (ws) => (opened = ws));
+  call = withManagedProviders(call, deps, resolved.principal, { clientHeaders: headers, params });
+  call = withTargetAdmission(call, deps.gatewayHooks, record, params);
+  const sentModel = call;
+  call = (target, signal) => {
+    noteSentModel(record, target.override_params.model ?? model);
+    return sentModel(target, signal);
+  };
+  call = withRequestOptions(call, parseOptionHeaders(headers));
+
+  const executor = new RoutingExecutor({ clock: deps.clock, call });
+  record.executeStartedAt = deps.clock.now();
+  const outcome = await executor.execute(resolved.config, {
+    ctx: { metadata: record.metadata, params, url: { pathname: record.path } },
+    ...(resolved.headerProvider ? { base: { provider: resolved.headerProvider } } : {}),
+  });
+  record.upstreamHeadersAt = deps.clock.now();
+  record.targetPath = outcome.target.path;
+  record.retries = outcome.retries;
+  if (outcome.target.provider) record.provider = f.out['x-gw-provider'] = outcome.target.provider;
+  if (opened) return opened;
+  outcome.body?.destroy();
+  throw outcome.error ?? new UpstreamError(outcome.status >= 400 ? outcome.status : 502, `The realtime provider refused the connection with status ${outcome.status}`);
+}
+
+/**
+ * Opens the target's socket. Accepted: status 200 (so a fallback stops here). Refused by the
+ * provider: its HTTP status, so a fallback or retry goes on. Unreachable: a 502 for the same.
+ */
+function socketCaller(input: CallInput, trusted: TrustedHosts, model: string, onOpen: (ws: WebSocket) => void): TargetCaller {
+  const lookup = createGuardedLookup(trusted);
+  return (target, signal) => {
+    const { url, headers } = realtimeDestination(input, target, typeof target.override_params.model === 'string' ? target.override_params.model : model, trusted);
+    return new Promise((resolvePromise, reject) => {
+      const ws = new WebSocket(url, {
+        headers,
+        lookup,
+        perMessageDeflate: false,
+        followRedirects: false,
+        maxPayload: MAX_REALTIME_MESSAGE_BYTES,
+        handshakeTimeout: input.headerTimeoutMs ?? target.request_timeout ?? DEFAULT_CONNECT_TIMEOUT_MS,
+      });
+      const abort = () => ws.terminate();
+      signal?.addEventListener('abort', abort, { once: true });
+      ws.once('open', () => {
+        // The provider speaks first (session.created): held until the relay listens.
+        ws.pause();
+        signal?.removeEventListener('abort', abort);
+        onOpen(ws);
+        resolvePromise({ status: 200, headers: {} });
+      });
+      ws.once('unexpected-response', (_req, res) => {
+        ws.removeAllListeners('error');
+        ws.on('error', () => undefined);
+        resolvePromise({ status: res.statusCode ?? 502, headers: res.headers, body: res });
+      });
+      ws.once('error', (err: Error & { code?: string }) => {
+        if (err instanceof GantryError) return reject(err);
+        reject(new UpstreamError(502, `The realtime provider at ${url.host} could not be reached${err.code ? ` (${err.code})` : ''}`));
+      });
+    });
+  };
+}

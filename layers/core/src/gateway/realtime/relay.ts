@@ -1,0 +1,198 @@
+/**
+ * The realtime relay: every message goes on in both directions, in order and unchanged (text and
+ * binary frames), with back-pressure (a side whose peer has too much unsent is paused until it has
+ * written it). Closing either side closes the other with the same code where the protocol allows.
+ * Usage from the provider's `response.done` events is summed per session; after each one the
+ * hooks' `progress` (limits) may end the session with an `error` event. When both sides are
+ * closed the session's record is completed: priced, settled and logged like any request.
+ */
+import type WebSocket from 'ws';
+import type { GantryError } from '../../http/errors.ts';
+import type { Flight } from '../flight.ts';
+import type { GatewayRecord } from '../lifecycle.ts';
+import type { RealtimeSession } from './connect.ts';
+
+/** Unsent bytes towards one side above which the other side is paused, and below which it resumes. */
+const HIGH_WATER_BYTES = 1 << 20;
+const LOW_WATER_BYTES = 256 << 10;
+
+/** Close code sent when the gateway ends a session on a policy (a budget reached). */
+export const POLICY_CLOSE_CODE = 1008;
+
+/** OpenAI's realtime usage, as `response.done` reports it. */
+export interface RealtimeUsage {
+  total_tokens: number;
+  input_tokens: number;
+  output_tokens: number;
+  input_token_details: { text_tokens: number; audio_tokens: number; cached_tokens: number };
+  output_token_details: { text_tokens: number; audio_tokens: number };
+}
+
+/** What a session did, as its log's response shows. */
+export interface SessionSummary {
+  object: 'realtime.session';
+  model: string | undefined;
+  duration_ms: number;
+  messages: { from_client: number; from_provider: number };
+  responses: number;
+  usage: RealtimeUsage;
+  close: { code: number; by: 'client' | 'provider' | 'gateway' } | undefined;
+}
+
+const emptyUsage = (): RealtimeUsage => ({
+  total_tokens: 0,
+  input_tokens: 0,
+  output_tokens: 0,
+  input_token_details: { text_tokens: 0, audio_tokens: 0, cached_tokens: 0 },
+  output_token_details: { text_tokens: 0, audio_tokens: 0 },
+});
+
+const num = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? v : 0);
+
+/** Adds one `response.done` usage to the session's sum. */
+export function addUsage(sum: RealtimeUsage, u: Record<string, unknown>): void {
+  const inD = (u.input_token_details ?? {}) as Record<string, unknown>;
+  const outD = (u.output_token_details ?? {}) as Record<string, unknown>;
+  sum.input_tokens += num(u.input_tokens);
+  sum.output_tokens += num(u.output_tokens);
+  sum.total_tokens += num(u.total_tokens) || num(u.input_tokens) + num(u.output_tokens);
+  sum.input_token_details.text_tokens += num(inD.text_tokens);
+  sum.input_token_details.audio_tokens += num(inD.audio_tokens);
+  sum.input_token_details.cached_tokens += num(inD.cached_tokens);
+  sum.output_token_details.text_tokens += num(outD.text_tokens);
+  sum.output_token_details.audio_tokens += num(outD.audio_tokens);
+}
+
+/** The close codes a peer may be sent: 1005/1006/1015 describe a close, they are never sent. */
+export function sendableCode(code: number): number {
+  if (code === 1006 || code === 1015) return 1011;
+  if ((code >= 1000 && code <= 1014 && code !== 1004 && code !== 1005) || (code >= 3000 && code <= 4999)) return code;
+  return 1000;
+}
+
+const RESPONSE_DONE = '"response.done"';
+
+export function relayRealtime(session: RealtimeSession, client: WebSocket): void {
+  const { flight: f, upstream } = session;
+  const usage = emptyUsage();
+  const counts = { from_client: 0, from_provider: 0, responses: 0 };
+  let closedBy: SessionSummary['close'];
+  let checks: Promise<void> = Promise.resolve();
+  const isOpen = (ws: WebSocket) => ws.readyState === ws.OPEN;
+
+  const onProvider = (data: Buffer) => {
+    // Only a message that can be a response.done is parsed: audio deltas pass untouched.
+    if (data.indexOf(RESPONSE_DONE) === -1) return;
+    let event: { type?: unknown; response?: { usage?: unknown } };
+    try {
+      event = JSON.parse(data.toString('utf8')) as typeof event;
+    } catch {
+      return;
+    }
+    if (event.type !== 'response.done') return;
+    counts.responses++;
+    const u = event.response?.usage;
+    if (u && typeof u === 'object') addUsage(usage, u as Record<string, unknown>);
+    noteSessionUsage(f.record, usage);
+    checks = checks.then(() => checkProgress(f, (e) => endOnPolicy(e)));
+  };
+
+  const endOnPolicy = (e: GantryError) => {
+    closedBy ??= { code: POLICY_CLOSE_CODE, by: 'gateway' };
+    f.record.errorCode = e.openaiCode ?? e.code;
+    f.record.errorMessage = e.message;
+    if (isOpen(client)) {
+      const error = { type: e.type, code: e.openaiCode ?? e.code, message: e.message, param: null, event_id: null };
+      client.send(JSON.stringify({ type: 'error', event_id: `event_gw_${f.record.id}`, error }));
+      client.close(POLICY_CLOSE_CODE, 'budget exhausted');
+    }
+    if (isOpen(upstream)) upstream.close(1000);
+  };
+
+  pipe(client, upstream, () => counts.from_client++);
+  pipe(upstream, client, (data, binary) => {
+    counts.from_provider++;
+    if (!binary) onProvider(data);
+  });
+
+  let open = 2;
+  const closed = (by: 'client' | 'provider', other: WebSocket) => (code: number, reason: Buffer) => {
+    closedBy ??= { code, by };
+    if (other.readyState === other.OPEN || other.readyState === other.CONNECTING) other.close(sendableCode(code), reason);
+    if (--open === 0) void checks.then(() => finish(f, usage, counts, closedBy));
+  };
+  client.once('close', closed('client', upstream));
+  upstream.once('close', closed('provider', client));
+  // 'close' follows every 'error'; the cause of a failed side is not the client's to see.
+  client.on('error', () => client.terminate());
+  upstream.on('error', () => upstream.terminate());
+  upstream.resume();
+}
+
+/** Forwards `from`'s messages to `to`, pausing `from` while `to` has too much unsent. */
+function pipe(from: WebSocket, to: WebSocket, seen: (data: Buffer, binary: boolean) => void): void {
+  let unsent = 0;
+  let paused = false;
+  const written = (size: number) => () => {
+    unsent -= size;
+    if (paused && unsent <= LOW_WATER_BYTES) {
+      paused = false;
+      from.resume();
+    }
+  };
+  from.on('message', (data: Buffer, binary: boolean) => {
+    seen(data, binary);
+    if (to.readyState !== to.OPEN) return;
+    unsent += data.length;
+    to.send(data, { binary }, written(data.length));
+    if (!paused && unsent > HIGH_WATER_BYTES) {
+      paused = true;
+      from.pause();
+    }
+  });
+}
+
+function noteSessionUsage(record: GatewayRecord, u: RealtimeUsage): void {
+  record.usage = {
+    prompt_tokens: u.input_tokens,
+    completion_tokens: u.output_tokens,
+    total_tokens: u.total_tokens,
+    cached_tokens: u.input_token_details.cached_tokens,
+  };
+}
+
+/** Asks every hook with `progress` about the session so far; the first refusal ends it. */
+async function checkProgress(f: Flight, end: (e: GantryError) => void): Promise<void> {
+  for (const hook of f.deps.gatewayHooks) {
+    if (!hook.progress) continue;
+    try {
+      const refusal = await hook.progress(f.record);
+      if (refusal) return end(refusal);
+    } catch (err) {
+      f.deps.logger.error(`${hook.name} progress failed`, { error: err });
+    }
+  }
+}
+
+/** The client left before its upgrade was accepted: the provider's socket is closed, the session logged. */
+export function abandonRealtime(session: RealtimeSession): void {
+  session.upstream.close(1001);
+  session.flight.record.cancelled = true;
+  finish(session.flight, emptyUsage(), { from_client: 0, from_provider: 0, responses: 0 }, { code: 1001, by: 'client' });
+}
+
+function finish(f: Flight, usage: RealtimeUsage, counts: { from_client: number; from_provider: number; responses: number }, close: SessionSummary['close']): void {
+  const { record, deps } = f;
+  record.endedAt = deps.clock.now();
+  const summary: SessionSummary = {
+    object: 'realtime.session',
+    model: record.model,
+    duration_ms: Math.max(0, record.endedAt - record.startedAt),
+    messages: { from_client: counts.from_client, from_provider: counts.from_provider },
+    responses: counts.responses,
+    usage,
+    close,
+  };
+  record.response = summary;
+  f.done();
+}

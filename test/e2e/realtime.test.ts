@@ -1,0 +1,258 @@
+/**
+ * The realtime WebSocket proxy, driven by a `ws` client against a mock realtime provider that is a
+ * real `ws` server: authentication and refusals at the upgrade, the relay (order, binary frames,
+ * closes from either side), the session's log with its usage and cost, and limits.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from '../support/mock-realtime.ts';
+import { waitFor } from '../support/observability.ts';
+
+type Json = Record<string, unknown>;
+
+/** A connected client that keeps every event, and waits for the one it needs. */
+class Client {
+  readonly events: Json[] = [];
+  readonly binary: Buffer[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  #waiters: Array<() => void> = [];
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data: Buffer, isBinary: boolean) => {
+      if (isBinary) this.binary.push(data);
+      else this.events.push(JSON.parse(data.toString('utf8')) as Json);
+      for (const w of this.#waiters.splice(0)) w();
+    });
+    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
+  }
+
+  send(event: Json): void {
+    this.ws.send(JSON.stringify(event));
+  }
+
+  /** Resolves once `count` events of `type` have arrived. */
+  async until(type: string, count = 1): Promise<Json[]> {
+    for (;;) {
+      const found = this.events.filter((e) => e.type === type);
+      if (found.length >= count) return found;
+      await new Promise<void>((r) => this.#waiters.push(r));
+    }
+  }
+}
+
+/** The upgrade's outcome: an open client, or the HTTP refusal with its body. */
+async function open(url: string, headers: Record<string, string>, protocols?: string[]): Promise<Client | { status: number; body: Json }> {
+  const ws = new WebSocket(url, protocols ?? [], { headers });
+  return new Promise((resolve, reject) => {
+    ws.once('open', () => resolve(new Client(ws)));
+    ws.once('unexpected-response', (_req, res) => {
+      let text = '';
+      res.on('data', (c: Buffer) => (text += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text || '{}') as Json }));
+    });
+    ws.once('error', reject);
+  });
+}
+
+function connected(c: Client | { status: number; body: Json }): Client {
+  if (!(c instanceof Client)) throw new Error(`refused: ${c.status} ${JSON.stringify(c.body)}`);
+  return c;
+}
+
+describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) => {
+  let gw: TestGantry;
+  let mock: MockRealtime;
+  let key: string;
+  let n = 0;
+  const trace = (label: string) => `rt-${mode}-${label}-${++n}`;
+  const wsUrl = (query = '?model=gpt-4o-realtime-preview') => `${gw.url.replace('http', 'ws')}/v1/realtime${query}`;
+  const viaMock = (extra: Record<string, string> = {}) => ({
+    'x-gw-api-key': key,
+    'x-gw-provider': 'openai',
+    'x-gw-custom-host': `${mock.url}/v1`,
+    authorization: 'Bearer sk-provider',
+    ...extra,
+  });
+
+  async function logOf(traceId: string): Promise<Json> {
+    const row = await waitFor(gw.deps, async () => {
+      const res = await gw.admin('GET', `/v1/logs?workspace_id=default&trace_id=${traceId}`);
+      return (res.json.data as Json[] | undefined)?.[0];
+    });
+    return (await gw.admin('GET', `/v1/logs/${String(row.id)}`)).json;
+  }
+
+  beforeAll(async () => {
+    [gw, mock] = await Promise.all([startGantry(mode), startMockRealtime()]);
+    key = await gw.workspaceKey();
+  });
+  afterAll(async () => {
+    await Promise.all([gw?.close(), mock?.close()]);
+  });
+  beforeEach(() => {
+    mock.connections.length = 0;
+  });
+
+  it('relays a session both ways; the provider sees its key and no gateway header or key', async () => {
+    const c = connected(await open(wsUrl(), viaMock({ 'x-gw-trace-id': trace('relay') })));
+    const [created] = await c.until('session.created');
+    expect(created).toMatchObject({ session: { object: 'realtime.session', model: 'gpt-4o-realtime-preview' } });
+    c.send({ type: 'session.update', session: { instructions: 'Be brief.' } });
+    expect((await c.until('session.updated'))[0]).toMatchObject({ session: { instructions: 'Be brief.' } });
+    c.send({ type: 'response.create' });
+    const [done] = await c.until('response.done');
+    expect(done).toMatchObject({ response: { status: 'completed', usage: REALTIME_USAGE } });
+    expect(c.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta)).toEqual(['0', '1']);
+
+    const conn = mock.connections[0]!;
+    expect(conn.url).toBe('/v1/realtime?model=gpt-4o-realtime-preview');
+    expect(conn.headers.authorization).toBe('Bearer sk-provider');
+    expect(Object.keys(conn.headers).filter((h) => h.startsWith('x-gw-'))).toEqual([]);
+    expect(JSON.stringify(conn.headers)).not.toContain(key);
+    c.ws.close();
+    await c.closed;
+  });
+
+  it('refuses a missing or wrong key with 401 before any provider is contacted', async () => {
+    const missing = await open(wsUrl(), { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1` });
+    expect(missing).toMatchObject({ status: 401 });
+    const wrong = await open(wsUrl(), viaMock({ 'x-gw-api-key': 'gw_wrong-key-000000000000000000000000000' }));
+    expect(wrong).toMatchObject({ status: 401, body: { error: { type: expect.any(String) } } });
+    expect(mock.connections).toHaveLength(0);
+  });
+
+  it('takes the gateway key from the browser subprotocol and never accepts or forwards it', async () => {
+    const headers = { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-provider' };
+    const c = connected(await open(wsUrl(), headers, ['realtime', `openai-insecure-api-key.${key}`, 'openai-beta.realtime-v1']));
+    expect(c.ws.protocol).toBe('realtime');
+    await c.until('session.created');
+    const conn = mock.connections[0]!;
+    expect(conn.headers['openai-beta']).toBe('realtime=v1');
+    expect(conn.headers['sec-websocket-protocol']).toBeUndefined();
+    expect(JSON.stringify(conn.headers)).not.toContain(key);
+    c.ws.close();
+  });
+
+  it('names the missing model, and refuses a blocked custom host before connecting', async () => {
+    expect(await open(wsUrl(''), viaMock())).toMatchObject({ status: 400, body: { error: { param: 'model' } } });
+    const blocked = await open(wsUrl(), viaMock({ 'x-gw-custom-host': 'http://169.254.169.254/v1' }));
+    expect(blocked).toMatchObject({ status: 400, body: { error: { param: 'x-gw-custom-host' } } });
+    expect(mock.connections).toHaveLength(0);
+  });
+
+  it('answers the provider refusal, and a fallback connects to its next target', async () => {
+    const refused = await open(wsUrl('?model=refuse-503'), viaMock());
+    expect(refused).toMatchObject({ status: 503 });
+    const config = {
+      strategy: { mode: 'fallback' },
+      targets: [
+        { provider: 'openai', custom_host: `${mock.url}/v1`, api_key: 'sk-a', override_params: { model: 'refuse-503' } },
+        { provider: 'openai', custom_host: `${mock.url}/v1`, api_key: 'sk-b' },
+      ],
+    };
+    const c = connected(await open(wsUrl(), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) }));
+    await c.until('session.created');
+    expect(mock.connections.at(-1)?.headers.authorization).toBe('Bearer sk-b');
+    c.ws.close();
+  });
+
+  it('connects to Azure OpenAI with its deployment, api-version and api-key header', async () => {
+    const c = connected(
+      await open(wsUrl('?model=gpt-4o-realtime-preview'), {
+        'x-gw-api-key': key,
+        'x-gw-config': JSON.stringify({ provider: 'azure-openai', custom_host: `${mock.url}/openai`, api_key: 'az-key', azure_deployment_id: 'rt-deploy' }),
+      }),
+    );
+    await c.until('session.created');
+    const conn = mock.connections[0]!;
+    expect(conn.url).toBe('/openai/realtime?api-version=2024-10-01-preview&deployment=rt-deploy');
+    expect(conn.headers['api-key']).toBe('az-key');
+    expect(conn.headers.authorization).toBeUndefined();
+    c.ws.close();
+  });
+
+  it('keeps the order of 1,000 events each way, and relays binary frames unchanged', async () => {
+    const c = connected(await open(wsUrl(), viaMock()));
+    await c.until('session.created');
+    for (let i = 0; i < 1000; i++) c.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: String(i) }] } });
+    c.send({ type: 'response.create', response: { metadata: { deltas: 1000 } } });
+    await c.until('response.done');
+    const sent = mock.connections[0]!.events.filter((e) => e.type === 'conversation.item.create');
+    expect(sent.map((e) => ((e.item as { content: Array<{ text: string }> }).content[0]!.text))).toEqual(Array.from({ length: 1000 }, (_, i) => String(i)));
+    const deltas = c.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta);
+    expect(deltas).toEqual(Array.from({ length: 1000 }, (_, i) => String(i)));
+
+    const bytes = Buffer.from(Array.from({ length: 4096 }, (_, i) => i % 256));
+    c.ws.send(bytes, { binary: true });
+    while (c.binary.length === 0) await new Promise((r) => setTimeout(r, 2));
+    expect(c.binary[0]!.equals(bytes)).toBe(true);
+    c.ws.close();
+  });
+
+  it('closes the provider with the client’s code, and the client with the provider’s', async () => {
+    const a = connected(await open(wsUrl(), viaMock()));
+    await a.until('session.created');
+    a.ws.close(4001, 'client done');
+    await a.closed;
+    await waitFor(gw.deps, async () => mock.connections[0]?.closedWith);
+    expect(mock.connections[0]!.closedWith).toBe(4001);
+
+    const b = connected(await open(wsUrl(), viaMock()));
+    await b.until('session.created');
+    b.send({ type: 'mock.close', code: 4002, reason: 'provider done' });
+    expect(await b.closed).toEqual({ code: 4002, reason: 'provider done' });
+  });
+
+  it('logs the session with its model, provider, usage summed over responses, message counts and cost', async () => {
+    const t = trace('log');
+    const c = connected(await open(wsUrl(), viaMock({ 'x-gw-trace-id': t })));
+    await c.until('session.created');
+    c.send({ type: 'response.create' });
+    await c.until('response.done');
+    c.send({ type: 'response.create' });
+    await c.until('response.done', 2);
+    c.ws.close(1000);
+    await c.closed;
+
+    const log = await logOf(t);
+    expect(log).toMatchObject({
+      trace_id: t,
+      provider: 'openai',
+      model: 'gpt-4o-realtime-preview',
+      endpoint: 'realtime',
+      prompt_tokens: 2000,
+      completion_tokens: 1000,
+      total_tokens: 3000,
+      cached_tokens: 400,
+    });
+    // gpt-4o-realtime-preview: $5 / $20 per million, cached input $2.50.
+    expect(Number(log.cost)).toBeGreaterThan(0);
+    const response = JSON.stringify(log);
+    expect(response).toContain('"audio_tokens":800');
+    expect(response).toContain('"from_client":2');
+    expect(response).not.toContain('sk-provider');
+    expect(response).not.toContain(key);
+  });
+
+  it('admits at connect (a rate limit refuses with 429) and closes a session whose budget is spent', async () => {
+    const make = async (extra: Json) => {
+      const res = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'rt', workspace_id: 'default', scopes: ['completions.write'], ...extra });
+      return res.json.key as string;
+    };
+    const once = await make({ rate_limits: [{ type: 'requests', unit: 'rpd', value: 1 }] });
+    const first = connected(await open(wsUrl(), viaMock({ 'x-gw-api-key': once })));
+    expect(await open(wsUrl(), viaMock({ 'x-gw-api-key': once }))).toMatchObject({ status: 429 });
+    first.ws.close();
+
+    const budgeted = await make({ usage_limits: { type: 'tokens', credit_limit: 3000 } });
+    const c = connected(await open(wsUrl(), viaMock({ 'x-gw-api-key': budgeted })));
+    await c.until('session.created');
+    c.send({ type: 'response.create' });
+    await c.until('response.done');
+    c.send({ type: 'response.create' });
+    const [error] = await c.until('error');
+    expect(error).toMatchObject({ type: 'error', error: { code: 'budget_exhausted', message: expect.stringContaining('Usage limit reached') } });
+    expect((await c.closed).code).toBe(1008);
+  });
+});

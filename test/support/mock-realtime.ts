@@ -1,0 +1,112 @@
+/**
+ * A mock realtime provider: a real `ws` server speaking the subset of OpenAI's Realtime API events
+ * the gateway relays and meters. On connect it sends `session.created`; `session.update` answers
+ * `session.updated`; `response.create` answers `response.created`, `response.output_text.delta`
+ * events (as many as `response.metadata.deltas` asks, default 2, numbered in `delta`) and
+ * `response.done` with `usage` in OpenAI's shape. Every event gets a fresh `event_id`.
+ * Test affordances, not OpenAI's: a binary frame is echoed back as binary, `mock.close` makes the
+ * provider close with `code`, and a model named `refuse-<status>` is refused at the upgrade with
+ * that HTTP status. Serves OpenAI's `/v1/realtime?model=` and Azure's `/openai/realtime?deployment=`.
+ */
+import http, { type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+
+export interface RealtimeConnection {
+  url: string;
+  headers: IncomingHttpHeaders;
+  /** Text events received, parsed, in order. */
+  events: Array<Record<string, unknown>>;
+  binaryFrames: number;
+  /** The close code the provider saw, once closed. */
+  closedWith?: number;
+}
+
+export interface MockRealtime {
+  url: string;
+  connections: RealtimeConnection[];
+  /** The usage every `response.done` reports. */
+  usage: Record<string, unknown>;
+  close(): Promise<void>;
+}
+
+export const REALTIME_USAGE = {
+  total_tokens: 1500,
+  input_tokens: 1000,
+  output_tokens: 500,
+  input_token_details: { text_tokens: 600, audio_tokens: 400, cached_tokens: 200 },
+  output_token_details: { text_tokens: 100, audio_tokens: 400 },
+} as const;
+
+let ids = 0;
+const eventId = () => `event_mock_${++ids}`;
+
+function send(ws: WebSocket, event: Record<string, unknown>): void {
+  ws.send(JSON.stringify({ event_id: eventId(), ...event }));
+}
+
+function onEvent(ws: WebSocket, mock: MockRealtime, conn: RealtimeConnection, session: Record<string, unknown>, event: Record<string, unknown>): void {
+  switch (event.type) {
+    case 'session.update':
+      Object.assign(session, event.session);
+      return send(ws, { type: 'session.updated', session });
+    case 'response.create': {
+      const id = `resp_mock_${++ids}`;
+      const meta = ((event.response as Record<string, unknown> | undefined)?.metadata ?? {}) as Record<string, unknown>;
+      const deltas = Number(meta.deltas ?? 2);
+      send(ws, { type: 'response.created', response: { id, object: 'realtime.response', status: 'in_progress', output: [] } });
+      for (let i = 0; i < deltas; i++) send(ws, { type: 'response.output_text.delta', response_id: id, item_id: 'item_mock', output_index: 0, content_index: 0, delta: String(i) });
+      return send(ws, { type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [], usage: mock.usage } });
+    }
+    case 'mock.close':
+      return ws.close(Number(event.code ?? 1000), String(event.reason ?? ''));
+    default:
+      // Every other client event (input_audio_buffer.append ...) is taken silently.
+  }
+}
+
+export async function startMockRealtime(): Promise<MockRealtime> {
+  const server = http.createServer((_req, res) => res.writeHead(426).end());
+  const wss = new WebSocketServer({ noServer: true });
+  const mock: MockRealtime = { url: '', connections: [], usage: { ...REALTIME_USAGE }, close: async () => undefined };
+
+  server.on('upgrade', (req, socket, head) => {
+    const url = new URL(req.url ?? '/', 'http://mock');
+    const model = url.searchParams.get('model') ?? url.searchParams.get('deployment') ?? '';
+    const refused = /^refuse-(\d{3})$/.exec(model);
+    if (refused || !/^\/(v1|openai|openai\/v1)\/realtime$/.test(url.pathname)) {
+      const status = refused ? Number(refused[1]) : 404;
+      const body = JSON.stringify({ error: { message: `mock refused with ${status}`, type: 'invalid_request_error', code: null, param: null } });
+      socket.end(`HTTP/1.1 ${status} Refused\r\ncontent-type: application/json\r\ncontent-length: ${body.length}\r\n\r\n${body}`);
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      const conn: RealtimeConnection = { url: req.url ?? '', headers: req.headers, events: [], binaryFrames: 0 };
+      mock.connections.push(conn);
+      const session: Record<string, unknown> = { id: `sess_mock_${++ids}`, object: 'realtime.session', model };
+      ws.on('message', (data: Buffer, binary: boolean) => {
+        if (binary) {
+          conn.binaryFrames++;
+          ws.send(data, { binary: true });
+          return;
+        }
+        const event = JSON.parse(data.toString('utf8')) as Record<string, unknown>;
+        conn.events.push(event);
+        onEvent(ws, mock, conn, session, event);
+      });
+      ws.on('close', (code) => (conn.closedWith = code));
+      send(ws, { type: 'session.created', session });
+    });
+  });
+
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  mock.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  mock.close = () =>
+    new Promise<void>((resolve) => {
+      for (const ws of wss.clients) ws.terminate();
+      wss.close();
+      server.close(() => resolve());
+      server.closeAllConnections();
+    });
+  return mock;
+}
