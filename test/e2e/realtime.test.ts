@@ -18,7 +18,10 @@ class Client {
   readonly closed: Promise<{ code: number; reason: string }>;
   #waiters: Array<() => void> = [];
 
-  constructor(readonly ws: WebSocket) {
+  readonly ws: WebSocket;
+
+  constructor(ws: WebSocket) {
+    this.ws = ws;
     ws.on('message', (data: Buffer, isBinary: boolean) => {
       if (isBinary) this.binary.push(data);
       else this.events.push(JSON.parse(data.toString('utf8')) as Json);
