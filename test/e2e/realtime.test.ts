@@ -137,6 +137,14 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
     c.ws.close();
   });
 
+  it('answers 426 to a plain GET, without contacting a provider', async () => {
+    const res = await fetch(`${gw.url}/v1/realtime?model=gpt-4o-realtime-preview`, { headers: viaMock() });
+    expect(res.status).toBe(426);
+    expect(res.headers.get('upgrade')).toBe('websocket');
+    expect(await res.json()).toMatchObject({ error: { code: 'upgrade_required' } });
+    expect(mock.connections).toHaveLength(0);
+  });
+
   it('names the missing model, and refuses a blocked custom host before connecting', async () => {
     expect(await open(wsUrl(''), viaMock())).toMatchObject({ status: 400, body: { error: { param: 'model' } } });
     const blocked = await open(wsUrl(), viaMock({ 'x-gw-custom-host': 'http://169.254.169.254/v1' }));

@@ -9,6 +9,7 @@ import { lazyDialect, type DialectLoader } from './dialect.ts';
 import type { EndpointSpec, HttpMethod } from './endpoint.ts';
 import { listModels, retrieveModel } from './models.ts';
 import { passthrough } from './passthrough.ts';
+import { upgradeRequired } from './realtime/upgrade-required.ts';
 import { handleGatewayRequest } from './pipeline.ts';
 import { checkTranscriptionForm, checkTranslationForm, parseSpeechRequest } from './validate/audio.ts';
 import { parseBatchRequest } from './validate/batches.ts';
@@ -136,6 +137,7 @@ export const gatewayModule: RouteModule = (app, deps) => {
   // The model catalog (gateway/models.ts), answered by the gateway itself.
   app.get('/v1/models', (c) => listModels(c.req.raw, deps));
   app.get('/v1/models/:model{.+}', (c) => retrieveModel(c.req.raw, deps, c.req.param('model')));
+  app.get('/v1/realtime', () => upgradeRequired());
   for (const { path, spec, dialect } of GATEWAY_ROUTES) {
     app.on(spec.method, honoPath(path), async (c) =>
       handleGatewayRequest(
