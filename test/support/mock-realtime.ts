@@ -5,7 +5,7 @@
  * events (as many as `response.metadata.deltas` asks, default 2, numbered in `delta`) and
  * `response.done` with `usage` in OpenAI's shape. Every event gets a fresh `event_id`.
  * Test affordances, not OpenAI's: a binary frame is echoed back as binary, `mock.close` makes the
- * provider close with `code`, and a model named `refuse-<status>` is refused at the upgrade with
+ * provider close with `code`, `mock.echo` comes back as it was sent (the bench's round trip), and a model named `refuse-<status>` is refused at the upgrade with
  * that HTTP status. Serves OpenAI's `/v1/realtime?model=` and Azure's `/openai/realtime?deployment=`.
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
@@ -58,6 +58,8 @@ function onEvent(ws: WebSocket, mock: MockRealtime, conn: RealtimeConnection, se
       for (let i = 0; i < deltas; i++) send(ws, { type: 'response.output_text.delta', response_id: id, item_id: 'item_mock', output_index: 0, content_index: 0, delta: String(i) });
       return send(ws, { type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [], usage: mock.usage } });
     }
+    case 'mock.echo':
+      return void ws.send(JSON.stringify(event));
     case 'mock.close':
       return ws.close(Number(event.code ?? 1000), String(event.reason ?? ''));
     default:
