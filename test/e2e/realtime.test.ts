@@ -266,4 +266,24 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
     expect(error).toMatchObject({ type: 'error', error: { code: 'budget_exhausted', message: expect.stringContaining('Usage limit reached') } });
     expect((await c.closed).code).toBe(1008);
   });
+
+  it('mints a client secret through the provider, with the session model required and the request logged', async () => {
+    const t = trace('secret');
+    const post = (path: string, body: Json) =>
+      fetch(`${gw.url}/v1/realtime/${path}`, { method: 'POST', headers: { ...viaMock({ 'x-gw-trace-id': t }), 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const res = await post('client_secrets', { expires_after: { anchor: 'created_at', seconds: 600 }, session: { type: 'realtime', model: 'gpt-realtime', instructions: 'Be brief.' } });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ value: expect.stringMatching(/^ek_mock_/), session: { model: 'gpt-realtime' } });
+    const seen = mock.secrets.at(-1)!;
+    expect(seen.headers.authorization).toBe('Bearer sk-provider');
+    expect(Object.keys(seen.headers).filter((h) => h.startsWith('x-gw-'))).toEqual([]);
+    expect(await logOf(t)).toMatchObject({ endpoint: 'createRealtimeClientSecret', model: 'gpt-realtime', provider: 'openai' });
+
+    const missing = await post('client_secrets', { session: { type: 'realtime' } });
+    expect(missing.status).toBe(400);
+    expect(await missing.json()).toMatchObject({ error: { param: 'session.model' } });
+    const older = await post('sessions', { model: 'gpt-4o-realtime-preview' });
+    expect(await older.json()).toMatchObject({ object: 'realtime.session', client_secret: { value: expect.any(String) } });
+    expect((await post('sessions', { voice: 'alloy' })).status).toBe(400);
+  });
 });

@@ -6,7 +6,8 @@
  * `response.done` with `usage` in OpenAI's shape. Every event gets a fresh `event_id`.
  * Test affordances, not OpenAI's: a binary frame is echoed back as binary, `mock.close` makes the
  * provider close with `code`, `mock.echo` comes back as it was sent (the bench's round trip), and a model named `refuse-<status>` is refused at the upgrade with
- * that HTTP status. Serves OpenAI's `/v1/realtime?model=` and Azure's `/openai/realtime?deployment=`.
+ * that HTTP status. Also mints client secrets (`POST /v1/realtime/client_secrets`, `/v1/realtime/sessions`).
+ * Serves OpenAI's `/v1/realtime?model=` and Azure's `/openai/realtime?deployment=`.
  */
 import http, { type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,6 +26,8 @@ export interface RealtimeConnection {
 export interface MockRealtime {
   url: string;
   connections: RealtimeConnection[];
+  /** Client secret and session requests received (POST /v1/realtime/client_secrets, /v1/realtime/sessions). */
+  secrets: Array<{ path: string; headers: IncomingHttpHeaders; body: Record<string, unknown> }>;
   /** The usage every `response.done` reports. */
   usage: Record<string, unknown>;
   close(): Promise<void>;
@@ -67,10 +70,35 @@ function onEvent(ws: WebSocket, mock: MockRealtime, conn: RealtimeConnection, se
   }
 }
 
+const EXPIRES_AT = 1_750_000_600;
+
+/** OpenAI's answers to minting a client secret (GA) and to creating a session (beta); undefined for other paths. */
+function mintSecret(method: string, path: string, text: string): Record<string, unknown> | undefined {
+  if (method !== 'POST') return undefined;
+  const body = JSON.parse(text || '{}') as Record<string, unknown>;
+  if (path === '/v1/realtime/client_secrets') {
+    const session = (body.session ?? {}) as Record<string, unknown>;
+    return { value: `ek_mock_${++ids}`, expires_at: EXPIRES_AT, session: { type: 'realtime', object: 'realtime.session', id: `sess_mock_${ids}`, ...session } };
+  }
+  if (path === '/v1/realtime/sessions') {
+    return { id: `sess_mock_${++ids}`, object: 'realtime.session', ...body, client_secret: { value: `ek_mock_${ids}`, expires_at: EXPIRES_AT } };
+  }
+  return undefined;
+}
+
 export async function startMockRealtime(): Promise<MockRealtime> {
-  const server = http.createServer((_req, res) => res.writeHead(426).end());
+  const server = http.createServer((req, res) => {
+    let text = '';
+    req.on('data', (c: Buffer) => (text += c.toString()));
+    req.on('end', () => {
+      const minted = mintSecret(req.method ?? '', new URL(req.url ?? '/', 'http://mock').pathname, text);
+      if (!minted) return void res.writeHead(426).end();
+      mock.secrets.push({ path: req.url ?? '', headers: req.headers, body: JSON.parse(text) as Record<string, unknown> });
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(minted));
+    });
+  });
   const wss = new WebSocketServer({ noServer: true });
-  const mock: MockRealtime = { url: '', connections: [], usage: { ...REALTIME_USAGE }, close: async () => undefined };
+  const mock: MockRealtime = { url: '', connections: [], secrets: [], usage: { ...REALTIME_USAGE }, close: async () => undefined };
 
   server.on('upgrade', (req, socket, head) => {
     const url = new URL(req.url ?? '/', 'http://mock');

@@ -22,6 +22,7 @@ export function buildCaller(f: Flight, input: Input, resolved: Resolved): Target
   const call = callInputOf(f, input, resolved);
   const { deps, record, headers } = f;
   const principal = resolved.principal;
+  const params = requestParams(f);
   const decorators: Decorator[] = [
     // A dialect answers the targets it serves itself (Anthropic's own format to Anthropic).
     (inner) => (input.dialect ? input.dialect.wrapCaller(inner, call, deps) : inner),
@@ -29,19 +30,25 @@ export function buildCaller(f: Flight, input: Input, resolved: Resolved): Target
     // Header options fill non-managed targets only, so they sit inside the managed wrapper.
     (inner) => withRequestOptions(inner, parseOptionHeaders(headers)),
     // The model each target is sent (after override_params, a managed `@slug/model`) is the one priced.
-    (inner) => withSentModel(inner, record),
+    (inner) => withSentModel(inner, record, params),
     // Hooks admit each target as it will be called (a managed provider's budget).
-    (inner) => withTargetAdmission(inner, deps.gatewayHooks, record, record.request ?? {}),
-    (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params: record.request ?? {} }),
+    (inner) => withTargetAdmission(inner, deps.gatewayHooks, record, params),
+    (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params }),
     // Guardrail hooks: before anything else (the cache included) is asked, and on what the target answered.
     (inner) => (guarding(f) ? withGuardrails(inner, f, call, principal) : inner),
   ];
   return decorators.reduce<TargetCaller>((inner, decorate) => decorate(inner), createTargetCaller(deps, call));
 }
 
-function withSentModel(inner: TargetCaller, record: Flight['record']): TargetCaller {
+/** The request's fields as targets see them: the model where the endpoint says it is (modelOf). */
+function requestParams({ spec, record }: Flight): Readonly<Record<string, unknown>> {
+  const request = record.request ?? {};
+  return spec.modelOf ? { ...request, model: spec.modelOf(request) } : request;
+}
+
+function withSentModel(inner: TargetCaller, record: Flight['record'], params: Readonly<Record<string, unknown>>): TargetCaller {
   return (target, signal) => {
-    noteSentModel(record, target.override_params.model ?? record.request?.model);
+    noteSentModel(record, target.override_params.model ?? params.model);
     return inner(target, signal);
   };
 }

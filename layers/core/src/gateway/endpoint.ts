@@ -56,6 +56,8 @@ export interface EndpointSpec {
   defaults?: Readonly<Record<string, unknown>>;
   /** The body is a prompt call, rendered into the request before it is read (prompt-input.ts). */
   prompt?: PromptCall;
+  /** `json`: where the body names its model when not in `model` (client secrets: `session.model`). */
+  modelOf?(body: Readonly<Record<string, unknown>>): unknown;
   /** Rewrites a 2xx JSON answer (rerank sorts its results); the rest pass untouched. */
   transformAnswer?(answer: Record<string, unknown>, provider: string | undefined): Record<string, unknown>;
 }

@@ -3,6 +3,7 @@
  * the endpoint takes it (and, in a dialect, translated into OpenAI's format), validated, completed
  * with SPEC.md's defaults, and noted in the record with the request's metadata.
  */
+import type { EndpointSpec } from './endpoint.ts';
 import { ValidationError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
 import type { DialectRequest } from './dialect.ts';
@@ -41,7 +42,7 @@ export async function readInput(f: Flight, req: Request, route: RouteMatch): Pro
   const proxyPath = route.proxyPath === undefined ? undefined : checkProxyPath(route.proxyPath);
   const read = await readRequestBody(spec.body, req, spec.optionalBody, spec.maxBodyBytes);
   if (read.params) {
-    noteRequest(record, read.params);
+    noteRequest(record, read.params, spec);
     // Multipart fields are text: `stream=true` there.
     record.stream = spec.stream === true && (read.params.stream === true || read.params.stream === 'true');
   }
@@ -58,7 +59,7 @@ export async function readInput(f: Flight, req: Request, route: RouteMatch): Pro
   if (body.kind === 'json') {
     spec.validate?.(body.value);
     body = withDefaults(body, spec.defaults);
-    if (body.kind === 'json' && body.value !== read.params) noteRequest(record, body.value);
+    if (body.kind === 'json' && body.value !== read.params) noteRequest(record, body.value, spec);
   } else if (read.form) {
     spec.validateForm?.(read.form);
   }
@@ -72,9 +73,10 @@ export async function readInput(f: Flight, req: Request, route: RouteMatch): Pro
   };
 }
 
-function noteRequest(record: GatewayRecord, request: Record<string, unknown>): void {
+function noteRequest(record: GatewayRecord, request: Record<string, unknown>, spec: EndpointSpec): void {
   record.request = request;
-  if (typeof request.model === 'string') record.model = request.model;
+  const model = spec.modelOf ? spec.modelOf(request) : request.model;
+  if (typeof model === 'string') record.model = model;
 }
 
 function parseMetadata(headers: Headers): Record<string, unknown> {

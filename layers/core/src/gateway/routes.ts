@@ -22,6 +22,7 @@ import { checkImageEditForm, checkImageVariationForm, parseImageGeneration } fro
 import { DEFAULT_MODERATION_MODEL, parseModerationRequest } from './validate/moderations.ts';
 import { parseRerankRequest, sortRerankAnswer } from './validate/rerank.ts';
 import { parseResponseRequest } from './validate/responses.ts';
+import { clientSecretModel, parseClientSecretRequest, parseRealtimeSessionRequest } from './validate/realtime.ts';
 
 export interface GatewayRoute {
   /** OpenAI's path below `/v1`, e.g. `/files/{file_id}/content`. */
@@ -104,6 +105,15 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   route('GET', '/responses/{response_id}', { endpoint: 'getModelResponse', ...none, stream: true }),
   route('DELETE', '/responses/{response_id}', { endpoint: 'deleteModelResponse', ...none }),
   route('GET', '/responses/{response_id}/input_items', { endpoint: 'listResponseInputItems', ...none }),
+
+  route('POST', '/realtime/client_secrets', {
+    endpoint: 'createRealtimeClientSecret',
+    body: 'json',
+    validate: parseClientSecretRequest,
+    modelOf: clientSecretModel,
+    forwardHeaders: ['openai-beta'],
+  }),
+  route('POST', '/realtime/sessions', { endpoint: 'createRealtimeSession', body: 'json', validate: parseRealtimeSessionRequest, forwardHeaders: ['openai-beta'] }),
 
   assistants('POST', '/assistants'),
   assistants('GET', '/assistants'),

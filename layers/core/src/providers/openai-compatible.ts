@@ -37,6 +37,8 @@ export const OPENAI_ENDPOINTS: Readonly<Record<Exclude<EndpointType, 'proxy'>, s
   listResponseInputItems: '/responses/{response_id}/input_items',
   assistants: '',
   realtime: '/realtime',
+  createRealtimeClientSecret: '/realtime/client_secrets',
+  createRealtimeSession: '/realtime/sessions',
 };
 
 /** The endpoints an OpenAI-wire provider typically serves (chat, completions, embeddings, models). */

@@ -41,6 +41,9 @@ export const ENDPOINT_TYPES = [
   'assistants',
   /** The realtime WebSocket (`GET /v1/realtime?model=`), relayed event by event (gateway/realtime/). */
   'realtime',
+  /** Short-lived client secrets for browsers that connect to the provider directly (and the older sessions). */
+  'createRealtimeClientSecret',
+  'createRealtimeSession',
   /** Any other provider endpoint, passed through unchanged. */
   'proxy',
 ] as const;
