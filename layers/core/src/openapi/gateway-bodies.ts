@@ -15,6 +15,12 @@ import { imageGenerationSchema, parseImageGeneration } from '../gateway/validate
 import { moderationRequestSchema, parseModerationRequest } from '../gateway/validate/moderations.ts';
 import { parseRerankRequest, rerankRequestSchema } from '../gateway/validate/rerank.ts';
 import { parseResponseRequest, responseRequestSchema } from '../gateway/validate/responses.ts';
+import {
+  clientSecretRequestSchema,
+  parseClientSecretRequest,
+  parseRealtimeSessionRequest,
+  realtimeSessionRequestSchema,
+} from '../gateway/validate/realtime.ts';
 
 export interface DocumentedBody {
   schema: z.ZodMiniType;
@@ -36,6 +42,11 @@ export const GATEWAY_BODIES: ReadonlyMap<Validator, DocumentedBody> = new Map<Va
   [parseBatchRequest, { schema: batchRequestSchema, example: { input_file_id: 'file-abc123', endpoint: '/v1/chat/completions', completion_window: '24h' } }],
   [parseFineTuningRequest, { schema: fineTuningRequestSchema, example: { model: 'gpt-4o-mini-2024-07-18', training_file: 'file-abc123' } }],
   [parseResponseRequest, { schema: responseRequestSchema, example: { model: 'gpt-4o-mini', input: 'Tell me a joke' } }],
+  [
+    parseClientSecretRequest,
+    { schema: clientSecretRequestSchema, example: { expires_after: { anchor: 'created_at', seconds: 600 }, session: { type: 'realtime', model: 'gpt-realtime' } } },
+  ],
+  [parseRealtimeSessionRequest, { schema: realtimeSessionRequestSchema, example: { model: 'gpt-4o-realtime-preview', instructions: 'Be brief.' } }],
 ]);
 
 /** Anthropic's Messages format (`/v1/messages`): checked as the chat request it becomes. */
