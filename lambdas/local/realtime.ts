@@ -24,12 +24,17 @@ export interface RealtimeEndpoint {
 
 export function attachRealtime(server: Server, deps: CoreDeps): RealtimeEndpoint {
   const protocols = new WeakMap<IncomingMessage, string | undefined>();
+  const answers = new WeakMap<IncomingMessage, Readonly<Record<string, string>>>();
   const wss = new WebSocketServer({
     noServer: true,
     perMessageDeflate: false,
     maxPayload: MAX_REALTIME_MESSAGE_BYTES,
     // Only the subprotocol the core chose, never a credential one.
     handleProtocols: (_offered, req) => protocols.get(req) ?? false,
+  });
+  // The 101 carries the gateway's headers, as every answer does: trace and log ids, provider, x-ratelimit-*.
+  wss.on('headers', (lines: string[], req: IncomingMessage) => {
+    for (const [name, value] of Object.entries(answers.get(req) ?? {})) lines.push(`${name}: ${value}`);
   });
   const live = new Set<WebSocket>();
   const track = (ws: WebSocket) => {
@@ -55,6 +60,7 @@ export function attachRealtime(server: Server, deps: CoreDeps): RealtimeEndpoint
       return abandonRealtime(session);
     }
     protocols.set(req, session.protocol);
+    answers.set(req, session.flight.out);
     wss.handleUpgrade(req, socket, head, (client) => {
       track(client);
       relayRealtime(session, client);

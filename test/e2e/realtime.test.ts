@@ -7,7 +7,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from '../support/mock-realtime.ts';
-import { waitFor } from '../support/observability.ts';
+import { storedLog, waitFor } from '../support/observability.ts';
 
 type Json = Record<string, unknown>;
 
@@ -78,13 +78,7 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
     ...extra,
   });
 
-  async function logOf(traceId: string): Promise<Json> {
-    const row = await waitFor(gw.deps, async () => {
-      const res = await gw.admin('GET', `/v1/logs?workspace_id=default&trace_id=${traceId}`);
-      return (res.json.data as Json[] | undefined)?.[0];
-    });
-    return (await gw.admin('GET', `/v1/logs/${String(row.id)}`)).json;
-  }
+  const logOf = (traceId: string) => storedLog(gw, traceId);
 
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry(mode), startMockRealtime()]);
@@ -98,7 +92,11 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
   });
 
   it('relays a session both ways; the provider sees its key and no gateway header or key', async () => {
-    const c = connected(await open(wsUrl(), viaMock({ 'x-gw-trace-id': trace('relay') })));
+    const t = trace('relay');
+    const ws = new WebSocket(wsUrl(), { headers: viaMock({ 'x-gw-trace-id': t }) });
+    const upgrade = new Promise<Record<string, unknown>>((resolve) => ws.once('upgrade', (res) => resolve(res.headers)));
+    const c = new Client(ws);
+    expect(await upgrade).toMatchObject({ 'x-gw-trace-id': t, 'x-gw-provider': 'openai', 'x-gw-log-id': expect.any(String) });
     const [created] = await c.until('session.created');
     expect(created).toMatchObject({ session: { object: 'realtime.session', model: 'gpt-4o-realtime-preview' } });
     c.send({ type: 'session.update', session: { instructions: 'Be brief.' } });

@@ -1,5 +1,6 @@
 /** Waiting for request logs in tests: the hooks' pending work, then the in-process queues. */
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
+import type { TestGantry } from './gantry.ts';
 import type { LogEvent } from '../../layers/core/src/observability/log-event.ts';
 import { EXPORTS_QUEUE, LOGS_QUEUE } from '../../layers/core/src/observability/messages.ts';
 import { LocalQueueFactory } from '../../layers/core/src/ports/queue-factory.ts';
@@ -121,4 +122,13 @@ export function syntheticEvents(n: number, opts: SyntheticOptions): LogEvent[] {
     });
   }
   return out;
+}
+
+/** A request's stored log in full, found by its trace id once ingested. */
+export async function storedLog(gw: TestGantry, traceId: string, workspace = 'default'): Promise<Record<string, unknown>> {
+  const row = await waitFor(gw.deps, async () => {
+    const res = await gw.admin('GET', `/v1/logs?workspace_id=${workspace}&trace_id=${traceId}`);
+    return (res.json.data as Array<Record<string, unknown>> | undefined)?.[0];
+  });
+  return (await gw.admin('GET', `/v1/logs/${String(row.id)}`)).json;
 }
