@@ -13,7 +13,9 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildBundle, LOCAL_BUNDLES } from '../../infra/local-build.ts';
 import { freePort, LOCK_FILE, processAlive } from '../../lambdas/local/dynamodb-local.ts';
+import WebSocket from 'ws';
 import { startMockOpenAI } from '../support/mock-openai.ts';
+import { startMockRealtime } from '../support/mock-realtime.ts';
 
 let MAIN = '';
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -202,6 +204,35 @@ describe('npm start', () => {
     expect(res.status).toBe(200);
     s.child.kill('SIGINT');
     expect(await s.exited).toBe(0);
+  }, 120_000);
+
+  it('relays a realtime session with the bundled server, and stops with the session still open', async () => {
+    const mock = await startMockRealtime();
+    try {
+      const port = await freePort();
+      const admin = 'gw_realtime-bootstrap-key-0000000000001';
+      const s = await startReady({ PORT: String(port), GW_DATA_DIR: ':memory:', GW_BOOTSTRAP_ADMIN_KEY: admin, GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1' }, 'start');
+      const made = await fetch(`http://127.0.0.1:${port}/v1/api-keys/workspace/service`, {
+        method: 'POST',
+        headers: { 'x-gw-api-key': admin, 'content-type': 'application/json' },
+        body: JSON.stringify({ name: 'rt', workspace_id: 'default', scopes: ['completions.write'] }),
+      });
+      const { key } = (await made.json()) as { key: string };
+      const ws = new WebSocket(`ws://127.0.0.1:${port}/v1/realtime?model=gpt-realtime`, {
+        headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x' },
+      });
+      const first = await new Promise<Record<string, unknown>>((resolve, reject) => {
+        ws.once('message', (data: Buffer) => resolve(JSON.parse(data.toString()) as Record<string, unknown>));
+        ws.once('error', reject);
+      });
+      expect(first.type).toBe('session.created');
+      const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
+      s.child.kill('SIGINT');
+      expect(await closed).toBe(1001);
+      expect(await s.exited).toBe(0);
+    } finally {
+      await mock.close();
+    }
   }, 120_000);
 
   it('explains how to install Java when it is missing', async () => {
