@@ -30,7 +30,7 @@ export function buildCaller(f: Flight, input: Input, resolved: Resolved): Target
     // Header options fill non-managed targets only, so they sit inside the managed wrapper.
     (inner) => withRequestOptions(inner, parseOptionHeaders(headers)),
     // The model each target is sent (after override_params, a managed `@slug/model`) is the one priced.
-    (inner) => withSentModel(inner, record, params),
+    (inner) => withSentModel(inner, f),
     // Hooks admit each target as it will be called (a managed provider's budget).
     (inner) => withTargetAdmission(inner, deps.gatewayHooks, record, params),
     (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params }),
@@ -46,9 +46,10 @@ function requestParams({ spec, record }: Flight): Readonly<Record<string, unknow
   return spec.modelOf ? { ...request, model: spec.modelOf(request) } : request;
 }
 
-function withSentModel(inner: TargetCaller, record: Flight['record'], params: Readonly<Record<string, unknown>>): TargetCaller {
+/** Read at call time: a step before the call (a guardrail mutator) may have changed the request. */
+function withSentModel(inner: TargetCaller, f: Flight): TargetCaller {
   return (target, signal) => {
-    noteSentModel(record, target.override_params.model ?? params.model);
+    noteSentModel(f.record, target.override_params.model ?? requestParams(f).model);
     return inner(target, signal);
   };
 }
