@@ -71,6 +71,12 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
     });
   });
 
+  it('takes render hyperparameters at the root as the reference sends them, those under hyperparameters winning', async () => {
+    const res = await gw.admin('POST', '/v1/prompts/support@production/render', { variables: { company: 'Acme', question: 'Hours?' }, temperature: 0.5, max_tokens: 10, hyperparameters: { max_tokens: 12 } });
+    expect(res.status).toBe(200);
+    expect(res.json.data).toMatchObject({ model: 'gpt-4o-mini', temperature: 0.5, max_tokens: 12, messages: ACME_HOURS });
+  });
+
   it('refuses a render with missing variables as a 422 listing each, and a body without variables as a 400', async () => {
     const missing = await gw.admin('POST', '/v1/prompts/support@1/render', { variables: { question: 'Hours?' } });
     expect(missing.status).toBe(422);

@@ -8,8 +8,9 @@ import { ValidationError } from '../../../../layers/core/src/http/errors.ts';
 
 // Routes that act on a resource without a body (`POST .../archive`).
 const ACTIONS = new Set(['archive', 'resend', 'start', 'cancel', 'reset']);
-// Custom logs are records imported from elsewhere: one or a batch, passed on as they come.
-const OPEN_BODIES = new Set(['POST /v1/logs']);
+// Custom logs are records imported from elsewhere: one or a batch, passed on as they come. A render
+// takes the rendered request's hyperparameters at the root, as the reference's clients send them.
+const OPEN_BODIES = new Set(['POST /v1/logs', 'POST /v1/prompts/:promptId/render']);
 
 const writes = ADMIN_ROUTES.filter((r) => r.method === 'POST' || r.method === 'PUT' || r.method === 'PATCH');
 

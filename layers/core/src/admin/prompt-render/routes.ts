@@ -15,12 +15,12 @@ export const promptRenderRoutes: readonly AdminRoute[] = [
     path: '/v1/prompts/:promptId/render',
     scope: 'prompts.read',
     audit: { action: 'render' },
-    example: { variables: { question: 'What is Gantry?' }, hyperparameters: { temperature: 0.2 } },
+    example: { variables: { question: 'What is Gantry?' }, temperature: 0.2 },
     ...withBody(renderPromptSchema, async (ctx, body) => {
-      const { variables, hyperparameters, lenient } = body;
+      const { variables, hyperparameters, lenient, ...root } = body;
       const rendered = await rendererOf(ctx.deps.prompts).render(ctx.principal, ctx.params.promptId ?? '', {
         variables,
-        hyperparameters: hyperparameters ?? {},
+        hyperparameters: { ...root, ...hyperparameters },
         ...(lenient === undefined ? {} : { lenient }),
       });
       return { success: true, data: rendered.request };
