@@ -4,52 +4,9 @@
  * without a Content-Length is cut once it passes the limit. The answer comes while the client is
  * still sending: nothing large is held. Through Lambda, API Gateway's 10 MB payload limit applies first.
  */
-import http from 'node:http';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
-
-interface Sent {
-  /** 0: the server closed the connection (after refusing) before the client could read an answer. */
-  status: number;
-  body: string;
-  /** Bytes the client had written when the answer came. */
-  written: number;
-}
-
-/**
- * Sends `total` bytes (declared in Content-Length unless `chunked`) in 256 KiB pieces, stopping as
- * soon as an answer arrives.
- */
-function send(url: string, headers: Record<string, string>, total: number, chunked = false): Promise<Sent> {
-  return new Promise((resolve, reject) => {
-    const piece = Buffer.alloc(256 << 10, 0x61);
-    let written = 0;
-    let answered = false;
-    const req = http.request(url, { method: 'POST', headers: chunked ? headers : { ...headers, 'content-length': String(total) } }, (res) => {
-      answered = true;
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), written });
-        req.destroy();
-      });
-    });
-    req.on('error', (err: NodeJS.ErrnoException) => {
-      if (answered) return;
-      // The server refused and closed the connection while the client was still writing.
-      if (err.code === 'EPIPE' || err.code === 'ECONNRESET') resolve({ status: 0, body: '', written });
-      else reject(err);
-    });
-    const pump = () => {
-      while (!answered && written < total) {
-        written += piece.length;
-        if (!req.write(piece)) return void req.once('drain', pump);
-      }
-      if (!answered) req.end();
-    };
-    pump();
-  });
-}
+import { send } from '../support/send-body.ts';
 
 const MiB = 1 << 20;
 

@@ -8,6 +8,7 @@ import type { RuntimeBindings } from '../http/bodies.ts';
 import { lazyDialect, type DialectLoader } from './dialect.ts';
 import type { EndpointSpec, HttpMethod } from './endpoint.ts';
 import { listModels, retrieveModel } from './models.ts';
+import { handleFiles, type FileOperation } from './files/held.ts';
 import { passthrough } from './passthrough.ts';
 import { upgradeRequired } from './realtime/upgrade-required.ts';
 import { handleGatewayRequest } from './pipeline.ts';
@@ -30,6 +31,8 @@ export interface GatewayRoute {
   spec: EndpointSpec;
   /** A wire format other than OpenAI's that wraps the pipeline (dialect.ts), imported on first use. */
   dialect?: DialectLoader;
+  /** `/v1/files`: held by the gateway unless the request names a provider (files/held.ts). */
+  held?: FileOperation;
 }
 
 /** Anthropic's Messages format, routed as the chat request it stands for (gateway/messages.ts). */
@@ -81,11 +84,11 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { ...route('POST', '/messages', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true }), dialect: anthropic('messages') },
   { ...route('POST', '/messages/count_tokens', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest }), dialect: anthropic('count_tokens') },
 
-  route('POST', '/files', { endpoint: 'uploadFile', body: 'multipart', validateForm: checkFileUploadForm }),
-  route('GET', '/files', { endpoint: 'listFiles', ...none }),
-  route('GET', '/files/{file_id}', { endpoint: 'retrieveFile', ...none }),
-  route('DELETE', '/files/{file_id}', { endpoint: 'deleteFile', ...none }),
-  route('GET', '/files/{file_id}/content', { endpoint: 'retrieveFileContent', ...none }),
+  { ...route('POST', '/files', { endpoint: 'uploadFile', body: 'multipart', validateForm: checkFileUploadForm }), held: 'upload' },
+  { ...route('GET', '/files', { endpoint: 'listFiles', ...none }), held: 'list' },
+  { ...route('GET', '/files/{file_id}', { endpoint: 'retrieveFile', ...none }), held: 'retrieve' },
+  { ...route('DELETE', '/files/{file_id}', { endpoint: 'deleteFile', ...none }), held: 'delete' },
+  { ...route('GET', '/files/{file_id}/content', { endpoint: 'retrieveFileContent', ...none }), held: 'content' },
 
   route('POST', '/batches', { endpoint: 'createBatch', body: 'json', validate: parseBatchRequest }),
   route('GET', '/batches', { endpoint: 'listBatches', ...none }),
@@ -148,17 +151,19 @@ export const gatewayModule: RouteModule = (app, deps) => {
   app.get('/v1/models', (c) => listModels(c.req.raw, deps));
   app.get('/v1/models/:model{.+}', (c) => retrieveModel(c.req.raw, deps, c.req.param('model')));
   app.get('/v1/realtime', () => upgradeRequired());
-  for (const { path, spec, dialect } of GATEWAY_ROUTES) {
-    app.on(spec.method, honoPath(path), async (c) =>
-      handleGatewayRequest(
-        spec,
-        c.req.raw,
-        deps,
-        c.env as RuntimeBindings | undefined,
-        spec.params ? { params: c.req.param() as Record<string, string> } : undefined,
-        dialect ? await dialect() : undefined,
-      ),
-    );
+  for (const { path, spec, dialect, held } of GATEWAY_ROUTES) {
+    app.on(spec.method, honoPath(path), async (c) => {
+      const pipeline = async () =>
+        handleGatewayRequest(
+          spec,
+          c.req.raw,
+          deps,
+          c.env as RuntimeBindings | undefined,
+          spec.params ? { params: c.req.param() as Record<string, string> } : undefined,
+          dialect ? await dialect() : undefined,
+        );
+      return held ? handleFiles(held, c.req.raw, deps, c.req.param('file_id'), pipeline) : pipeline();
+    });
   }
   // Every other /v1 path, after every route of every module.
   return passthrough(deps);

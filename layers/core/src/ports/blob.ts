@@ -2,12 +2,21 @@
  * Blob storage for bodies too large for a table item (cached responses, files, batch data):
  * S3 in AWS, a directory on disk locally.
  */
+import type { Readable } from 'node:stream';
+
 export interface BlobStore {
   put(key: string, body: Uint8Array, contentType?: string): Promise<void>;
   /** The stored bytes, or undefined when nothing is stored under the key. */
   get(key: string): Promise<Uint8Array | undefined>;
   /** Deleting a key that holds nothing is not an error. */
   delete(key: string): Promise<void>;
+  /**
+   * Stores a body of unknown length as it arrives, never holding it whole (uploaded files). When
+   * the source throws, nothing is stored under the key and the error passes on.
+   */
+  putStream(key: string, body: AsyncIterable<Uint8Array>, contentType?: string): Promise<void>;
+  /** The stored bytes as a stream, or undefined when nothing is stored under the key. */
+  getStream(key: string): Promise<Readable | undefined>;
 }
 
 /** Segments: letters, digits and `._@=+-`, not starting with a dot (so no `.`, `..` or hidden files). */

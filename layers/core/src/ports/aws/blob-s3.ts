@@ -3,7 +3,8 @@
  * bundled SDK) loads on the first blob access: most gateway requests never touch a blob, so it
  * stays out of the gateway's cold start.
  */
-import type { S3Client } from '@aws-sdk/client-s3';
+import type { CompletedPart, S3Client } from '@aws-sdk/client-s3';
+import { Readable } from 'node:stream';
 import { blobKeySegments, type BlobStore } from '../blob.ts';
 
 export interface S3BlobStoreOptions {
@@ -90,4 +91,65 @@ export class S3BlobStore implements BlobStore {
     const [client, { DeleteObjectCommand }] = await Promise.all([this.client(), loadSdk()]);
     await client.send(new DeleteObjectCommand({ Bucket: this.bucket, Key: this.#key(key) }));
   }
+
+  /**
+   * Bodies up to one part are a single PutObject; larger ones a multipart upload of 8 MiB parts
+   * sent one at a time, so at most a part is held. A failed upload is aborted (S3 keeps nothing).
+   */
+  async putStream(key: string, body: AsyncIterable<Uint8Array>, contentType?: string): Promise<void> {
+    const parts = chunksOf(body, PART_BYTES);
+    const first = await parts.next();
+    const second = first.done ? first : await parts.next();
+    if (second.done) return this.put(key, first.done ? new Uint8Array(0) : first.value, contentType);
+    const [client, sdk] = await Promise.all([this.client(), loadSdk()]);
+    const target = { Bucket: this.bucket, Key: this.#key(key) };
+    const { UploadId } = await client.send(new sdk.CreateMultipartUploadCommand({ ...target, ...(contentType ? { ContentType: contentType } : {}) }));
+    const done: CompletedPart[] = [];
+    try {
+      const upload = async (bytes: Uint8Array) => {
+        const PartNumber = done.length + 1;
+        const out = await client.send(new sdk.UploadPartCommand({ ...target, UploadId, PartNumber, Body: bytes, ContentLength: bytes.byteLength }));
+        done.push({ PartNumber, ETag: out.ETag });
+      };
+      await upload(first.value as Uint8Array);
+      await upload(second.value);
+      for await (const part of { [Symbol.asyncIterator]: () => parts }) await upload(part);
+      await client.send(new sdk.CompleteMultipartUploadCommand({ ...target, UploadId, MultipartUpload: { Parts: done } }));
+    } catch (err) {
+      await client.send(new sdk.AbortMultipartUploadCommand({ ...target, UploadId })).catch(() => undefined);
+      throw err;
+    }
+  }
+
+  async getStream(key: string): Promise<Readable | undefined> {
+    const [client, { GetObjectCommand }] = await Promise.all([this.client(), loadSdk()]);
+    try {
+      const out = await client.send(new GetObjectCommand({ Bucket: this.bucket, Key: this.#key(key) }));
+      // In Node the SDK's body is the HTTP response stream itself.
+      return out.Body ? (out.Body as Readable) : Readable.from([]);
+    } catch (err) {
+      if (isNotFound(err)) return undefined;
+      throw err;
+    }
+  }
+}
+
+/** S3's smallest part but the last is 5 MiB; 8 MiB keeps a 200 MB file under 30 parts. */
+const PART_BYTES = 8 << 20;
+
+/** The source regrouped into pieces of exactly `size` bytes (the last one shorter). */
+async function* chunksOf(source: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
+  let held: Uint8Array[] = [];
+  let length = 0;
+  for await (const chunk of source) {
+    held.push(chunk);
+    length += chunk.byteLength;
+    while (length >= size) {
+      const all = Buffer.concat(held, length);
+      yield all.subarray(0, size);
+      held = length > size ? [all.subarray(size)] : [];
+      length -= size;
+    }
+  }
+  if (length > 0) yield Buffer.concat(held, length);
 }

@@ -1,6 +1,9 @@
 /** BlobStore over a local directory (local runtime): one file per key. */
 import { randomUUID } from 'node:crypto';
-import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
+import { mkdir, open, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import type { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { dirname, join, resolve, sep } from 'node:path';
 import { blobKeySegments, type BlobStore } from '../blob.ts';
 
@@ -26,17 +29,39 @@ export class FsBlobStore implements BlobStore {
 
   /** The content type is not kept: `get` returns bytes only, and callers know what they stored. */
   async put(key: string, body: Uint8Array, _contentType?: string): Promise<void> {
+    await this.#write(key, (tmp) => writeFile(tmp, body));
+  }
+
+  async putStream(key: string, body: AsyncIterable<Uint8Array>, _contentType?: string): Promise<void> {
+    await this.#write(key, (tmp) => pipeline(body, createWriteStream(tmp)));
+  }
+
+  /**
+   * Writes a temp file and renames it onto the key's path, so a reader never sees half a body.
+   * Temp files live under `.tmp` in the root (same file system, so rename is atomic), a name no
+   * key can take since segments may not start with a dot.
+   */
+  async #write(key: string, write: (tmp: string) => Promise<void>): Promise<void> {
     const path = this.#path(key);
-    // Temp files live under `.tmp` in the root (same file system, so rename is atomic), a name no
-    // key can take since segments may not start with a dot.
     const tmpDir = join(this.root, '.tmp');
     const tmp = join(tmpDir, randomUUID());
     await Promise.all([mkdir(dirname(path), { recursive: true }), mkdir(tmpDir, { recursive: true })]);
     try {
-      await writeFile(tmp, body);
+      await write(tmp);
       await rename(tmp, path);
     } catch (err) {
       await rm(tmp, { force: true });
+      throw err;
+    }
+  }
+
+  async getStream(key: string): Promise<Readable | undefined> {
+    const path = this.#path(key);
+    try {
+      // Opened first, so a missing key is known before an answer starts.
+      return (await open(path, 'r')).createReadStream();
+    } catch (err) {
+      if (isMissing(err)) return undefined;
       throw err;
     }
   }
