@@ -1,4 +1,5 @@
 /** FsBlobStore on a real temp directory: round trips, misses, and keys that try to leave the root. */
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -77,5 +78,31 @@ describe('FsBlobStore', () => {
   it('never writes outside its root', async () => {
     await expect(store.put('../outside', bytes(1))).rejects.toThrow(TypeError);
     await expect(stat(join(parent, 'outside'))).rejects.toMatchObject({ code: 'ENOENT' });
+  });
+});
+
+describe('FsBlobStore streams', () => {
+  async function* pieces(...parts: Uint8Array[]): AsyncGenerator<Uint8Array> {
+    yield* parts;
+  }
+
+  it('stores a streamed body and reads it back as a stream', async () => {
+    const body = randomBytes(3 << 20);
+    await store.putStream('files/w/f1', pieces(body.subarray(0, 1000), body.subarray(1000)));
+    expect((await readFile(join(root, 'files', 'w', 'f1'))).equals(body)).toBe(true);
+    const out: Buffer[] = [];
+    for await (const chunk of (await store.getStream('files/w/f1'))!) out.push(chunk as Buffer);
+    expect(Buffer.concat(out).equals(body)).toBe(true);
+    expect(await store.getStream('files/w/none')).toBeUndefined();
+  });
+
+  it('keeps nothing, not even a temp file, when the source fails', async () => {
+    async function* failing(): AsyncGenerator<Uint8Array> {
+      yield bytes(1, 2, 3);
+      throw new Error('client went away');
+    }
+    await expect(store.putStream('files/w/broken', failing())).rejects.toThrow('client went away');
+    expect(await store.get('files/w/broken')).toBeUndefined();
+    expect(await readdir(join(root, '.tmp'))).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@
  * PUT/GET/DELETE, XML errors). The server checks what the adapter sends, down to the SigV4
  * signature over the request.
  */
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, randomBytes } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { crc32 } from 'node:zlib';
@@ -71,6 +71,39 @@ function s3Error(status: number, code: string, message: string, key: string): [n
   ];
 }
 
+/** Multipart uploads in progress: their parts by number. */
+const uploads = new Map<string, Map<number, Buffer>>();
+
+/** S3's multipart upload calls (create, part, complete, abort); false for any other request. */
+function multipart(method: string, url: URL, key: string, body: Buffer, res: import('node:http').ServerResponse): boolean {
+  const uploadId = url.searchParams.get('uploadId');
+  if (method === 'POST' && url.searchParams.has('uploads')) {
+    const id = `up-${uploads.size + 1}`;
+    uploads.set(id, new Map());
+    res.writeHead(200, { 'content-type': 'application/xml' }).end(
+      `<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>${BUCKET}</Bucket><Key>${key}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
+    );
+    return true;
+  }
+  const parts = uploadId ? uploads.get(uploadId) : undefined;
+  if (!parts) return false;
+  if (method === 'PUT') {
+    parts.set(Number(url.searchParams.get('partNumber')), body);
+    res.writeHead(200, { etag: `"${createHash('md5').update(body).digest('hex')}"` }).end();
+  } else if (method === 'POST') {
+    const numbers = [...body.toString('utf8').matchAll(/<PartNumber>(\d+)<\/PartNumber>/g)].map((m) => Number(m[1]));
+    objects.set(key, { body: Buffer.concat(numbers.map((n) => parts.get(n) as Buffer)), contentType: 'binary/octet-stream' });
+    uploads.delete(uploadId as string);
+    res.writeHead(200, { 'content-type': 'application/xml' }).end(
+      `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>${BUCKET}</Bucket><Key>${key}</Key><ETag>"done"</ETag></CompleteMultipartUploadResult>`,
+    );
+  } else {
+    uploads.delete(uploadId as string);
+    res.writeHead(204).end();
+  }
+  return true;
+}
+
 beforeAll(async () => {
   server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -93,6 +126,7 @@ beforeAll(async () => {
         return;
       }
       const key = decodeURIComponent(url.pathname.slice(prefix.length));
+      if (multipart(req.method ?? '', url, key, body, res)) return;
       if (req.method === 'PUT') {
         objects.set(key, { body, contentType: req.headers['content-type'] ?? 'binary/octet-stream' });
         res.writeHead(200, { etag: `"${createHash('md5').update(body).digest('hex')}"` }).end();
@@ -121,6 +155,7 @@ afterAll(async () => {
 
 beforeEach(() => {
   seen.length = 0;
+  uploads.clear();
   objects.clear();
   forbidden.clear();
 });
@@ -193,4 +228,49 @@ describe('S3BlobStore', () => {
     await expect(store.delete('a//b')).rejects.toThrow(TypeError);
     expect(seen).toEqual([]);
   });
+
+  it('streams a small body as one PUT and reads it back as a stream', async () => {
+    const store = storeWith('gw');
+    await store.putStream('files/s', chunks(Buffer.from('ab'), Buffer.from('cd')), 'application/octet-stream');
+    expect(seen.map((s) => [s.method, s.path, s.query.get('x-id'), s.signatureValid])).toEqual([['PUT', `/${BUCKET}/gw/files/s`, 'PutObject', true]]);
+    expect(await readAll(await store.getStream('files/s'))).toEqual(Buffer.from('abcd'));
+    expect(await store.getStream('files/none')).toBeUndefined();
+  });
+
+  it('streams a body over one part as a multipart upload of 8 MiB parts', async () => {
+    const body = randomBytes(17 << 20);
+    const pieces = Array.from({ length: 17 }, (_, i) => body.subarray(i << 20, (i + 1) << 20));
+    await storeWith().putStream('big', chunks(...pieces));
+    expect(seen.map((s) => [s.method, s.query.get('x-id') ?? [...s.query.keys()].join('&'), s.body.length, s.signatureValid])).toEqual([
+      ['POST', 'uploads', 0, true],
+      ['PUT', 'UploadPart', 8 << 20, true],
+      ['PUT', 'UploadPart', 8 << 20, true],
+      ['PUT', 'UploadPart', 1 << 20, true],
+      ['POST', 'uploadId', expect.any(Number), true],
+    ]);
+    expect(objects.get('big')?.body.equals(body)).toBe(true);
+  });
+
+  it('aborts the multipart upload when the source fails, keeping nothing', async () => {
+    async function* failing(): AsyncGenerator<Uint8Array> {
+      yield randomBytes(9 << 20);
+      yield randomBytes(9 << 20);
+      throw new Error('client went away');
+    }
+    await expect(storeWith().putStream('broken', failing())).rejects.toThrow('client went away');
+    expect(seen.at(-1)).toMatchObject({ method: 'DELETE', signatureValid: true });
+    expect(seen.at(-1)?.query.get('x-id')).toBe('AbortMultipartUpload');
+    expect(objects.has('broken')).toBe(false);
+    expect(uploads.size).toBe(0);
+  });
 });
+
+async function* chunks(...pieces: Buffer[]): AsyncGenerator<Uint8Array> {
+  yield* pieces;
+}
+
+async function readAll(stream: AsyncIterable<Buffer> | undefined): Promise<Buffer> {
+  const out: Buffer[] = [];
+  for await (const c of stream ?? []) out.push(c);
+  return Buffer.concat(out);
+}
