@@ -34,7 +34,7 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
   };
   const upload = (body: FormData, headers: Record<string, string> = {}) =>
     fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body });
-  const form = (content: string | Buffer, purpose?: string, filename = 'in.jsonl') => {
+  const form = (content: string, purpose?: string, filename = 'in.jsonl') => {
     const f = new FormData();
     f.append('file', new Blob([content]), filename);
     if (purpose !== undefined) f.append('purpose', purpose);

@@ -237,14 +237,14 @@ describe('S3BlobStore', () => {
     expect(await store.getStream('files/none')).toBeUndefined();
   });
 
-  it('streams a body over one part as a multipart upload of 8 MiB parts', async () => {
-    const body = randomBytes(17 << 20);
-    const pieces = Array.from({ length: 17 }, (_, i) => body.subarray(i << 20, (i + 1) << 20));
+  it('streams a body over one part as a multipart upload of 16 MiB parts', async () => {
+    const body = randomBytes(33 << 20);
+    const pieces = Array.from({ length: 33 }, (_, i) => body.subarray(i << 20, (i + 1) << 20));
     await storeWith().putStream('big', chunks(...pieces));
     expect(seen.map((s) => [s.method, s.query.get('x-id') ?? [...s.query.keys()].join('&'), s.body.length, s.signatureValid])).toEqual([
       ['POST', 'uploads', 0, true],
-      ['PUT', 'UploadPart', 8 << 20, true],
-      ['PUT', 'UploadPart', 8 << 20, true],
+      ['PUT', 'UploadPart', 16 << 20, true],
+      ['PUT', 'UploadPart', 16 << 20, true],
       ['PUT', 'UploadPart', 1 << 20, true],
       ['POST', 'uploadId', expect.any(Number), true],
     ]);
@@ -253,8 +253,8 @@ describe('S3BlobStore', () => {
 
   it('aborts the multipart upload when the source fails, keeping nothing', async () => {
     async function* failing(): AsyncGenerator<Uint8Array> {
-      yield randomBytes(9 << 20);
-      yield randomBytes(9 << 20);
+      yield randomBytes(17 << 20);
+      yield randomBytes(17 << 20);
       throw new Error('client went away');
     }
     await expect(storeWith().putStream('broken', failing())).rejects.toThrow('client went away');

@@ -93,7 +93,7 @@ export class S3BlobStore implements BlobStore {
   }
 
   /**
-   * Bodies up to one part are a single PutObject; larger ones a multipart upload of 8 MiB parts
+   * Bodies up to one part are a single PutObject; larger ones a multipart upload of 16 MiB parts
    * sent one at a time, so at most a part is held. A failed upload is aborted (S3 keeps nothing).
    */
   async putStream(key: string, body: AsyncIterable<Uint8Array>, contentType?: string): Promise<void> {
@@ -134,8 +134,11 @@ export class S3BlobStore implements BlobStore {
   }
 }
 
-/** S3's smallest part but the last is 5 MiB; 8 MiB keeps a 200 MB file under 30 parts. */
-const PART_BYTES = 8 << 20;
+/**
+ * Larger than API Gateway's 10 MB payload limit, so an upload through it is one PutObject (no
+ * multipart upload left half done by a failing Lambda); a 200 MB file is 13 parts.
+ */
+const PART_BYTES = 16 << 20;
 
 /** The source regrouped into pieces of exactly `size` bytes (the last one shorter). */
 async function* chunksOf(source: AsyncIterable<Uint8Array>, size: number): AsyncGenerator<Uint8Array> {
