@@ -74,6 +74,12 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
     const second = await client.files.list({ limit: 1, after: image.id });
     expect(second.data.map((f) => f.id)).toEqual([file.id]);
     expect(second.has_more).toBe(false);
+    expect((await client.files.list({ order: 'asc' })).data.map((f) => f.id)).toEqual([file.id, image.id]);
+    const badOrder = await fetch(`${gw.url}/v1/files?order=up`, { headers: { authorization: `Bearer ${key}` } });
+    expect(badOrder.status).toBe(400);
+    expect((await badOrder.json()).error.param).toBe('order');
+    const badLimit = await fetch(`${gw.url}/v1/files?limit=0`, { headers: { authorization: `Bearer ${key}` } });
+    expect((await badLimit.json()).error).toMatchObject({ param: 'limit', message: 'limit: must be an integer between 1 and 10000' });
 
     const download = await client.files.content(image.id);
     expect(download.headers.get('content-type')).toBe('application/octet-stream');

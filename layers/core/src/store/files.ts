@@ -60,8 +60,8 @@ export class HeldFileRepository {
     return out.Attributes ? HeldFile.fromItem(out.Attributes) : undefined;
   }
 
-  /** Newest first, `limit` at most, after the file `after` (a cursor that need not exist any more). */
-  async list(workspaceId: string, opts: { limit: number; after?: string; purpose?: string }): Promise<FilePage> {
+  /** Newest first (or oldest with `asc`), `limit` at most, after the file `after` (a cursor that need not exist any more). */
+  async list(workspaceId: string, opts: { limit: number; after?: string; purpose?: string; asc?: boolean }): Promise<FilePage> {
     const pk = `WS#${workspaceId}`;
     const data: HeldFileRecord[] = [];
     let start: Record<string, unknown> | undefined = opts.after ? { pk, sk: `FILE#${opts.after}` } : undefined;
@@ -73,7 +73,7 @@ export class HeldFileRepository {
           KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
           ExpressionAttributeValues: { ':p': pk, ':s': 'FILE#', ...(opts.purpose ? { ':purpose': opts.purpose } : {}) },
           ...(opts.purpose ? { FilterExpression: 'purpose = :purpose' } : {}),
-          ScanIndexForward: false,
+          ScanIndexForward: opts.asc === true,
           ConsistentRead: true,
           Limit: opts.limit + 1,
           ExclusiveStartKey: start,

@@ -82,7 +82,9 @@ async function list(c: Call): Promise<Response> {
   const limit = listLimit(q.get('limit'));
   const after = q.get('after') ?? undefined;
   const purpose = q.get('purpose') ?? undefined;
-  const page = await c.repo.list(c.principal.workspaceId, { limit, ...(after ? { after } : {}), ...(purpose ? { purpose } : {}) });
+  const order = q.get('order') ?? 'desc';
+  if (order !== 'asc' && order !== 'desc') throw ValidationError.field('order', 'must be asc or desc');
+  const page = await c.repo.list(c.principal.workspaceId, { limit, asc: order === 'asc', ...(after ? { after } : {}), ...(purpose ? { purpose } : {}) });
   const data = page.data.map(fileObject);
   return jsonResponse({ object: 'list', data, first_id: data[0]?.id ?? null, last_id: data.at(-1)?.id ?? null, has_more: page.has_more });
 }
