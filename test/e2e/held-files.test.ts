@@ -171,6 +171,18 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
     await expect(client.files.retrieve(file.id)).rejects.toMatchObject({ status: 404 });
   });
 
+  it('sends files to the provider of a key\'s pinned config', async () => {
+    const config = { provider: 'openai', custom_host: `${mock.url}/v1`, api_key: 'sk-cfg' };
+    const made = await gw.admin('POST', '/v1/configs', { name: `Files ${mode}`, workspace_id: 'default', config });
+    expect(made.status).toBe(200);
+    const created = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'pinned', workspace_id: 'default', scopes: ['completions.write'], defaults: { config_id: made.json.slug } });
+    const pinned = sdk(created.json.key as string);
+    const before = mock.received.length;
+    const listed = await pinned.files.list();
+    expect(mock.received.slice(before).map((r) => `${r.method} ${r.path}`)).toEqual(['GET /v1/files']);
+    expect(listed.data.map((f) => f.filename)).not.toContain('mine.jsonl');
+  });
+
   it('needs a workspace key with completions.write', async () => {
     const readOnly = await gw.workspaceKey(['configs.read']);
     const res = await fetch(`${gw.url}/v1/files`, { headers: { authorization: `Bearer ${readOnly}` } });
