@@ -6,7 +6,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { isChildMessage, type ReadyMessage, type RssMessage } from './protocol.ts';
+import { isChildMessage, type ChildMessage, type ReadyMessage, type RssMessage } from './protocol.ts';
 
 export interface Child {
   name: string;
@@ -81,21 +81,24 @@ export async function startNodeChild(
   return { child, ready };
 }
 
-/** Asks a bench child for its resident memory. */
-export function askRss(child: Child): Promise<RssMessage> {
+/** Sends a bench child a question over IPC and waits for its answer of the same type. */
+export function ask<T extends ChildMessage['type']>(child: Child, question: { type: T } & Record<string, unknown>, timeoutMs = 5_000): Promise<Extract<ChildMessage, { type: T }>> {
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${child.name} did not report its memory`)), 5_000);
+    const timer = setTimeout(() => reject(new Error(`${child.name} did not answer ${question.type}`)), timeoutMs);
     const onMessage = (m: unknown) => {
-      if (isChildMessage(m) && m.type === 'rss') {
+      if (isChildMessage(m) && m.type === question.type) {
         clearTimeout(timer);
         child.proc.off('message', onMessage);
-        resolve(m);
+        resolve(m as Extract<ChildMessage, { type: T }>);
       }
     };
     child.proc.on('message', onMessage);
-    child.proc.send({ type: 'rss' });
+    child.proc.send(question);
   });
 }
+
+/** Asks a bench child for its resident memory. */
+export const askRss = (child: Child): Promise<RssMessage> => ask(child, { type: 'rss' });
 
 /** The Portkey gateway's Node server, headless (no log UI), on the given port. */
 export function startPortkey(port: number): Child {

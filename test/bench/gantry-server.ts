@@ -11,7 +11,8 @@ import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
 import { startLocalServer } from '../../lambdas/local/server.ts';
-import { toMb, type IngestMessage, type LimitsMessage, type ReadyMessage, type RssMessage } from './protocol.ts';
+import { countDynamoCalls, asWorker } from './ddb-counter.ts';
+import { rssReport, type DynamoCallsMessage, type IngestMessage, type LimitsMessage, type ReadyMessage } from './protocol.ts';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import type { IngestStats } from '../../layers/core/src/observability/ingest.ts';
 import type { LocalQueueFactory } from '../../layers/core/src/ports/queue-factory.ts';
@@ -54,12 +55,13 @@ try {
   client.destroy();
 
   const deps = createDeps(config, localAdapters(config));
+  const dynamoCounts = countDynamoCalls(deps.repos.table.doc);
   // Request logs and log exports are processed in this process (SQS and worker functions in AWS).
   attachLocalWorkers(deps);
   // The bench has the log-ingest worker drop events while it measures the request path alone.
   const ingest = ingestConsumer(deps);
   let discard = false;
-  (deps.queues as LocalQueueFactory).get<LogQueueMessage>(LOGS_QUEUE).setConsumer(async (batch) => (discard ? [] : ingest(batch)));
+  (deps.queues as LocalQueueFactory).get<LogQueueMessage>(LOGS_QUEUE).setConsumer(async (batch) => (discard ? [] : asWorker(() => ingest(batch))));
   const boot = await ensureBootstrap(deps);
   if (!boot.createdAdminKey) throw new Error('bootstrap did not create an owner key on a fresh table');
   const server = await startLocalServer({ deps, mode: 'direct' });
@@ -86,16 +88,7 @@ try {
 
   process.on('message', (m: unknown) => {
     if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'rss') {
-      const mem = process.memoryUsage();
-      const reply: RssMessage = {
-        type: 'rss',
-        rssMb: toMb(mem.rss),
-        heapUsedMb: toMb(mem.heapUsed),
-        heapTotalMb: toMb(mem.heapTotal),
-        externalMb: toMb(mem.external),
-        maxRssMb: toMb(process.resourceUsage().maxRSS * 1024),
-      };
-      process.send?.(reply);
+      process.send?.(rssReport());
     }
     if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'ingest') {
       discard = 'action' in m && m.action === 'discard';
@@ -103,6 +96,10 @@ try {
         const reply: IngestMessage = { type: 'ingest', written: 0, ms: 0, total: ingest.stats.logsWritten, busyMs: Math.round(ingest.stats.busyMs), drained: true };
         process.send?.(reply);
       } else void drainLogs(deps, ingest.stats).then((reply) => process.send?.(reply));
+    }
+    if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'dynamodb') {
+      const reply: DynamoCallsMessage = { type: 'dynamodb', ...dynamoCounts() };
+      process.send?.(reply);
     }
     if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'limits') {
       const reply: LimitsMessage = { type: 'limits', ...counts };

@@ -46,10 +46,37 @@ export interface IngestMessage {
   drained: boolean;
 }
 
-export type ChildMessage = ReadyMessage | RssMessage | LimitsMessage | IngestMessage;
+/** Gantry only: DynamoDB HTTP requests so far, by who made them (asked with `{type: 'dynamodb'}`). */
+export interface DynamoCallsMessage {
+  type: 'dynamodb';
+  /** HTTP requests Gantry's server took. */
+  requests: number;
+  /** Made for a request before its answer ended, after it, by the log-ingest worker, by nothing of those. */
+  sync: number;
+  after_answer: number;
+  log_ingest: number;
+  other: number;
+  /** The synchronous ones by command. */
+  sync_by_operation: Record<string, number>;
+}
+
+export type ChildMessage = ReadyMessage | RssMessage | LimitsMessage | IngestMessage | DynamoCallsMessage;
 
 export const toMb = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
 
+/** A child's answer to `{type: 'rss'}`: its own memory now. */
+export function rssReport(): RssMessage {
+  const mem = process.memoryUsage();
+  return {
+    type: 'rss',
+    rssMb: toMb(mem.rss),
+    heapUsedMb: toMb(mem.heapUsed),
+    heapTotalMb: toMb(mem.heapTotal),
+    externalMb: toMb(mem.external),
+    maxRssMb: toMb(process.resourceUsage().maxRSS * 1024),
+  };
+}
+
 export function isChildMessage(m: unknown): m is ChildMessage {
-  return typeof m === 'object' && m !== null && 'type' in m && (m.type === 'ready' || m.type === 'rss' || m.type === 'limits' || m.type === 'ingest');
+  return typeof m === 'object' && m !== null && 'type' in m && (m.type === 'ready' || m.type === 'rss' || m.type === 'limits' || m.type === 'ingest' || m.type === 'dynamodb');
 }

@@ -12,9 +12,10 @@ import { benchPromptRender } from './prompt-render.ts';
  */
 import os from 'node:os';
 import { freePort } from '../../lambdas/local/dynamodb-local.ts';
-import { askRss, startNodeChild, startPortkey, stopAll, type Child } from './children.ts';
+import { ask, askRss, startNodeChild, startPortkey, stopAll, type Child } from './children.ts';
 import { CHAT_BODY, closedLoop, interleaved, round, STREAM_BODY, type Stats, type Target, type ThroughputResult } from './load.ts';
-import { CHAT_PATH, isChildMessage, type IngestMessage, type LimitsMessage } from './protocol.ts';
+import { dynamoWindow } from './dynamo-window.ts';
+import { CHAT_PATH, type IngestMessage, type LimitsMessage } from './protocol.ts';
 
 const envInt = (name: string, fallback: number): number => {
   const raw = process.env[name];
@@ -25,18 +26,21 @@ const envInt = (name: string, fallback: number): number => {
 
 const settings = {
   requests: envInt('BENCH_REQUESTS', 2000),
-  warmup_requests: envInt('BENCH_WARMUP', 1000),
+  warmup_requests: envInt('BENCH_WARMUP', 500),
   seconds: envInt('BENCH_SECONDS', 5),
   warmup_seconds: 1,
   connections: 32,
-  stream_requests: envInt('BENCH_STREAM_REQUESTS', 500),
+  stream_requests: envInt('BENCH_STREAM_REQUESTS', 250),
   stream_gap_ms: envInt('BENCH_STREAM_GAP_MS', 5),
+  dynamodb_window_requests: envInt('BENCH_DYNAMODB_REQUESTS', 500),
 };
 
 const BUDGETS = {
   added_p50_ms: 0.15,
   added_p99_ms: 0.5,
   throughput_vs_portkey: 10,
+  // Issue 22: the ceiling is a bare node:http pass-through proxy in front of the same mock.
+  throughput_vs_bare_proxy: 0.8,
   first_chunk_added_ms: 1,
   rss_mb: 80,
   // Issue 16: a before-request hook of local checks, and a local output check on a stream.
@@ -55,7 +59,9 @@ const BUDGETS = {
 // Bounded no matter what: a hung server must not hang the bench.
 const HARD_LIMIT_MS = 6 * 60_000;
 
-const log = (msg: string) => process.stderr.write(`[bench] ${msg}\n`);
+const benchStarted = Date.now();
+// Seconds since the start on every line, so a slow step shows (the whole run is held under 3 minutes).
+const log = (msg: string) => process.stderr.write(`[bench +${((Date.now() - benchStarted) / 1000).toFixed(1)}s] ${msg}\n`);
 
 const openaiHeaders = { authorization: 'Bearer sk-x', 'content-type': 'application/json' };
 
@@ -114,13 +120,15 @@ async function main(): Promise<void> {
   log(`machine: ${os.availableParallelism()} cores, node ${process.version}, ${Math.round(busyBefore * 100)}% busy before the bench`);
   if (busyBefore > 0.1) log('warning: the machine is not idle; results will be noisy');
 
-  log('starting the mock provider, Gantry (with DynamoDB Local) and the Portkey gateway');
+  log('starting the mock provider, a bare pass-through proxy, Gantry (with DynamoDB Local) and the Portkey gateway');
   const gwEnv = { LOG_LEVEL: 'INFO' };
   // For a profile of Gantry under the bench's load, e.g. BENCH_GANTRY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
   const gwNodeArgs = (process.env.BENCH_GANTRY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
   const bundle = buildBundle(LOCAL_BUNDLES.bench!);
-  const [mock, gantry, portkeyPort, gantryNoLogs] = await Promise.all([
-    startNodeChild('mock', 'mock-provider.ts', { BENCH_STREAM_GAP_MS: String(settings.stream_gap_ms) }, 15_000),
+  const mockStarted = startNodeChild('mock', 'mock-provider.ts', { BENCH_STREAM_GAP_MS: String(settings.stream_gap_ms) }, 15_000);
+  const [mock, bareProxy, gantry, portkeyPort, gantryNoLogs] = await Promise.all([
+    mockStarted,
+    mockStarted.then((m) => startNodeChild('bare_proxy', 'bare-proxy.ts', { BENCH_UPSTREAM: m.ready.url }, 15_000)),
     // Gantry runs as the same esbuild bundle `npm start` runs (and Lambda runs), not as stripped TypeScript.
     bundle.then((file) => startNodeChild('gantry', file, gwEnv, 90_000, gwNodeArgs)),
     freePort(),
@@ -134,6 +142,7 @@ async function main(): Promise<void> {
 
   const targets = {
     mock_direct: { name: 'mock_direct', url: new URL(CHAT_PATH, mockUrl), headers: openaiHeaders },
+    bare_proxy: { name: 'bare_proxy', url: new URL(CHAT_PATH, bareProxy.ready.url), headers: openaiHeaders },
     gantry: {
       name: 'gantry',
       url: new URL(CHAT_PATH, gantry.ready.url),
@@ -145,7 +154,7 @@ async function main(): Promise<void> {
       headers: { ...openaiHeaders, 'x-portkey-provider': 'openai', 'x-portkey-custom-host': `${mockUrl}/v1` },
     },
   } satisfies Record<string, Target>;
-  const order = [targets.mock_direct, targets.gantry, targets.portkey];
+  const order = [targets.mock_direct, targets.bare_proxy, targets.gantry, targets.portkey];
 
   await waitForPortkey(targets.portkey, portkey);
   for (const t of order) {
@@ -204,6 +213,12 @@ async function main(): Promise<void> {
 
   const counterCalls = (countsAfter.reserves - countsBefore.reserves + countsAfter.adjusts - countsBefore.adjusts) / (limitsWarmup + settings.requests);
 
+  log(`DynamoDB calls per warm request, counted: ${settings.dynamodb_window_requests} requests without a policy, then as many with one`);
+  const dynamodb = {
+    no_policy: await dynamoWindow(gantry.child, targets.gantry, settings.dynamodb_window_requests),
+    one_rate_limit_policy: await dynamoWindow(gantry.child, rateLimited, settings.dynamodb_window_requests),
+  };
+
   const throughput: Record<string, ThroughputResult> = {};
   let rssPeakUnderLoad = 0;
   for (const t of order) {
@@ -228,6 +243,7 @@ async function main(): Promise<void> {
     }
   }
   const afterLoad = await askRss(gantry.child);
+  const bareProxyAfterLoad = await askRss(bareProxy.child);
   rssPeakUnderLoad = Math.max(rssPeakUnderLoad, afterLoad.rssMb);
 
   log(`stream first chunk, interleaved: ${settings.stream_requests} requests per target`);
@@ -235,10 +251,13 @@ async function main(): Promise<void> {
   const firstChunk = await interleaved(order, STREAM_BODY, streamWarmup, settings.stream_requests, (x) => x.firstChunkNs);
 
   log('guardrail hooks: a before-request hook of local checks, and a local output check on a stream');
-  const guardrails = await benchGuardrails(gantry.ready.url, apiKey, settings.requests, Math.min(100, settings.stream_requests));
+  // 50 streams of 60 chunks each: 3,000 chunk samples per side, and the whole bench stays under 3 minutes.
+  const guardrails = await benchGuardrails(gantry.ready.url, apiKey, settings.requests, Math.min(50, settings.stream_requests));
 
   log('prompts: warm lookups, and label and default pointers moved under another instance (about 30 s)');
   const prompts = await benchPromptPointers();
+  // Gantry has served nothing while the prompts were measured (about 40 s): does its memory come back?
+  const afterIdle = await askRss(gantry.child);
 
   log('log-ingest worker: draining the logs of the run (at most 60 s)');
   const ingest = await askIngest(gantry.child, 'drain');
@@ -269,6 +288,7 @@ async function main(): Promise<void> {
   const gwAdded = diff(gwLat, mockLat);
   const rps = (name: string) => throughput[name]?.rps ?? NaN;
   const ratio = round(rps('gantry') / rps('portkey'), 2);
+  const vsBareProxy = round(rps('gantry') / rps('bare_proxy'), 2);
   const firstChunkAdded = round((firstChunk.gantry?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN));
 
   const report = {
@@ -293,12 +313,16 @@ async function main(): Promise<void> {
         'node build/start-server.js --headless, NODE_ENV=production; streams only work with test/bench/portkey-stream-shim.ts ' +
         'preloaded (an @hono/node-server 1.19 incompatibility), and Portkey itself waits 25 ms before its first streamed chunk',
       mock_direct: 'the 32-connection figure for the mock is bounded by the load generator sharing the cores',
+      bare_proxy:
+        'test/bench/bare-proxy.ts: a node:http server piping each request and answer to and from the mock through one keep-alive ' +
+        'agent, with no auth, parsing or logs: the ceiling for a Node gateway on this machine',
     },
     latency_1conn: {
       mock_direct: latency.mock_direct,
+      bare_proxy: latency.bare_proxy,
       gantry: latency.gantry,
       portkey: latency.portkey,
-      added_ms: { gantry: gwAdded, portkey: diff(pkLat, mockLat) },
+      added_ms: { bare_proxy: diff(latency.bare_proxy as Stats, mockLat), gantry: gwAdded, portkey: diff(pkLat, mockLat) },
     },
     routing: {
       engine_in_process: engine,
@@ -321,6 +345,14 @@ async function main(): Promise<void> {
         with_policy_vs_mock: diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats),
       },
       counter_calls_per_request: round(counterCalls, 3),
+    },
+    dynamodb_calls_per_warm_request: {
+      ...dynamodb,
+      note:
+        'Counted, not estimated: every DynamoDB HTTP request of the Gantry process (a middleware on its document client, retries ' +
+        'included) in a window of sequential warm requests of one key, by origin: sync = made for a request before its answer ended ' +
+        '(the caller waited for it), after_answer = for a request after its answer ended, log_ingest = the log-ingest worker ' +
+        '(a separate function in AWS), other = timers and the rest.',
     },
     request_logs: {
       latency_1conn: {
@@ -347,15 +379,20 @@ async function main(): Promise<void> {
     },
     throughput_32conn: {
       mock_direct: throughput.mock_direct,
+      bare_proxy: throughput.bare_proxy,
       gantry: throughput.gantry,
       portkey: throughput.portkey,
       gantry_vs_portkey: ratio,
+      gantry_vs_bare_proxy: vsBareProxy,
     },
     stream_first_chunk: {
       mock_direct: firstChunk.mock_direct,
+      bare_proxy: firstChunk.bare_proxy,
       gantry: firstChunk.gantry,
       portkey: firstChunk.portkey,
-      added_p50_ms: { gantry: firstChunkAdded, portkey: round((firstChunk.portkey?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN)) },
+      added_p50_ms: {
+        bare_proxy: round((firstChunk.bare_proxy?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN)),
+        gantry: firstChunkAdded, portkey: round((firstChunk.portkey?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN)) },
     },
     guardrails,
     prompts,
@@ -363,14 +400,20 @@ async function main(): Promise<void> {
     memory: {
       gantry_rss_idle_mb: idle.rssMb,
       gantry_rss_after_load_mb: afterLoad.rssMb,
+      gantry_rss_after_load_then_idle_mb: afterIdle.rssMb,
       gantry_rss_peak_under_load_mb: rssPeakUnderLoad,
       gantry_max_rss_lifetime_mb: afterLoad.maxRssMb,
       gantry_heap_after_load_mb: { used: afterLoad.heapUsedMb, total: afterLoad.heapTotalMb, external: afterLoad.externalMb },
+      bare_proxy_rss_after_load_mb: bareProxyAfterLoad.rssMb,
+      note:
+        'idle: all servers up, before any load; peak_under_load: sampled every 250 ms during the 32-connection run; after_load: as ' +
+        'it ends; after_load_then_idle: after the stream and guardrail steps, once Gantry has served nothing for about 40 s (the prompts step)',
     },
     budgets: {
       added_p50_ms: budget(gwAdded.p50, BUDGETS.added_p50_ms),
       added_p99_ms: budget(gwAdded.p99, BUDGETS.added_p99_ms),
       throughput_vs_portkey: budget(ratio, BUDGETS.throughput_vs_portkey, true),
+      throughput_vs_bare_proxy: budget(vsBareProxy, BUDGETS.throughput_vs_bare_proxy, true),
       first_chunk_added_ms: budget(firstChunkAdded, BUDGETS.first_chunk_added_ms),
       rss_mb: budget(rssPeakUnderLoad, BUDGETS.rss_mb),
       before_hook_added_p50_ms: budget(guardrails.before_request_hook.added_p50_ms, BUDGETS.before_hook_added_p50_ms),
@@ -394,36 +437,10 @@ async function main(): Promise<void> {
 }
 
 /** Lets the bench Gantry's log-ingest worker drain its backlog (and says how fast), or makes it drop events. */
-function askIngest(child: Child, action: 'discard' | 'drain'): Promise<IngestMessage> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${child.name} did not report its log ingest`)), 90_000);
-    const onMessage = (m: unknown) => {
-      if (isChildMessage(m) && m.type === 'ingest') {
-        clearTimeout(timer);
-        child.proc.off('message', onMessage);
-        resolve(m);
-      }
-    };
-    child.proc.on('message', onMessage);
-    child.proc.send({ type: 'ingest', action });
-  });
-}
+const askIngest = (child: Child, action: 'discard' | 'drain'): Promise<IngestMessage> => ask(child, { type: 'ingest', action }, 90_000);
 
 /** Asks the bench Gantry how many limit counter calls it has made. */
-function askLimits(child: Child): Promise<LimitsMessage> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${child.name} did not report its limit counters`)), 5_000);
-    const onMessage = (m: unknown) => {
-      if (isChildMessage(m) && m.type === 'limits') {
-        clearTimeout(timer);
-        child.proc.off('message', onMessage);
-        resolve(m);
-      }
-    };
-    child.proc.on('message', onMessage);
-    child.proc.send({ type: 'limits' });
-  });
-}
+const askLimits = (child: Child): Promise<LimitsMessage> => ask(child, { type: 'limits' });
 
 const hardLimit = setTimeout(() => {
   log(`gave up after ${HARD_LIMIT_MS / 1000} s`);
