@@ -11,6 +11,7 @@
  * virtual key header, no key-pinned config); the log carries the prompt's id and version and
  * `_prompt` (its slug) in the metadata.
  */
+import { requestWithBody } from '../http/bodies.ts';
 import { ValidationError } from '../http/errors.ts';
 import { isRecord } from '../http/json.ts';
 import type { Principal } from '../policy/principal.ts';
@@ -32,10 +33,13 @@ export async function withPrompt(f: Flight, req: Request, route: RouteMatch, pri
   const read = await readRequestBody('json', req, false, f.spec.maxBodyBytes);
   const body = read.body.kind === 'json' ? read.body.value : {};
   const rendered = call === 'completions' ? await completions(f, principal, route, body) : await responses(f, principal, body);
-  if (!rendered) return new Request(req.url, { method: req.method, headers: req.headers, body: read.body.kind === 'json' ? read.body.text : '{}' });
+  if (!rendered) return withText(req, read.body.kind === 'json' ? read.body.text : '{}');
   notePrompt(f, principal, rendered.version);
-  return new Request(req.url, { method: req.method, headers: req.headers, body: JSON.stringify(rendered.request) });
+  return withText(req, JSON.stringify(rendered.request));
 }
+
+/** The request again with a body held in memory, so readInput takes it without a trip through a stream. */
+const withText = (req: Request, text: string): Request => requestWithBody(req.url, { method: req.method, headers: req.headers }, Buffer.from(text));
 
 interface Rendered {
   version: PromptVersion;
