@@ -12,6 +12,7 @@ import { QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } fr
 import { ConflictError, NotFoundError } from '../http/errors.ts';
 import type { KeyUsageLimits } from './entities.ts';
 import type { SecretMapping } from '../secrets/contract.ts';
+import { mappingTouches } from './secret-references.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 
@@ -116,6 +117,11 @@ function cancellationCodes(err: unknown): string[] | undefined {
 
 const conditionFailed = (codes: string[], i: number): boolean => codes[i] === 'ConditionalCheckFailed';
 
+/** A secret reference named in `secret_mappings` was deleted while the integration was being saved. */
+function mappedReferenceGone(): ConflictError {
+  return new ConflictError('A secret reference named in secret_mappings was deleted meanwhile; check the mappings and retry', { param: 'secret_mappings' });
+}
+
 function concurrentChange(): ConflictError {
   return new ConflictError('Another request changed the same items at the same time; retry');
 }
@@ -140,6 +146,7 @@ export class IntegrationRepository {
       this.#t.putIfAbsent(IntegrationSlug.toItem({ organisation_id: rec.organisation_id, slug: rec.slug, integration_id: rec.id })),
       this.#t.putIfAbsent(IntegrationUse.toItem(use)),
       ...providers.map((p) => this.#t.putIfAbsent(Provider.toItem(p))),
+      ...this.#touches(rec),
     ];
     try {
       await this.#t.doc.send(new TransactWriteCommand({ TransactItems: items }));
@@ -147,6 +154,7 @@ export class IntegrationRepository {
       const codes = cancellationCodes(err);
       if (!codes) throw err;
       if (conditionFailed(codes, 1)) throw new ConflictError(`An integration with slug "${rec.slug}" already exists`, { param: 'slug' });
+      if (codes.slice(3 + providers.length).some((c) => c === 'ConditionalCheckFailed')) throw mappedReferenceGone();
       const taken = providers.find((_, i) => conditionFailed(codes, i + 3));
       if (taken) {
         throw new ConflictError(`Workspace ${taken.workspace_id} already has a provider with slug "${taken.slug}"`, { param: 'default_provider_slug' });
@@ -160,15 +168,24 @@ export class IntegrationRepository {
     try {
       await this.#t.doc.send(
         new TransactWriteCommand({
-          TransactItems: [{ Put: { TableName: this.#t.tableName, Item: Integration.toItem(rec), ConditionExpression: 'attribute_exists(pk)' } }],
+          TransactItems: [
+            { Put: { TableName: this.#t.tableName, Item: Integration.toItem(rec), ConditionExpression: 'attribute_exists(pk)' } },
+            ...this.#touches(rec),
+          ],
         }),
       );
     } catch (err) {
       const codes = cancellationCodes(err);
       if (codes && conditionFailed(codes, 0)) throw new NotFoundError(`Integration ${rec.slug} not found`);
+      if (codes?.slice(1).some((c) => c === 'ConditionalCheckFailed')) throw mappedReferenceGone();
       if (codes) throw concurrentChange();
       throw err;
     }
+  }
+
+  /** The mapped secret references, checked and stamped in the same transaction (see `mappingTouches`). */
+  #touches(rec: IntegrationRecord): TransactItem[] {
+    return mappingTouches(this.#t, rec.organisation_id, (rec.secret_mappings ?? []).map((m) => m.secret_reference_id));
   }
 
   /** Deletes the integration unless a provider uses it (then a conflict). */

@@ -32,6 +32,11 @@ export interface SecretReferenceRecord {
   status: 'ACTIVE';
   /** Bumped by every change: cached values of an older version are not used. */
   version: number;
+  /**
+   * Bumped by every integration write that maps the reference, in that write's transaction, so a
+   * delete conditioned on the value it read cannot race a new mapping (see `mappingTouches`).
+   */
+  mapping_epoch?: number;
   created_by: string | null;
   created_at: string;
   last_updated_at: string;
@@ -48,6 +53,25 @@ export const SecretReferenceSlug = new Entity<{ organisation_id: string; slug: s
 });
 
 export const secretReferenceContext = (organisationId: string, id: string) => ({ organisation_id: organisationId, secret_reference_id: id });
+
+type TransactItem = Parameters<TableClient['transact']>[0][number];
+
+/**
+ * Transaction items for an integration write that maps these references: each must still exist
+ * (a concurrent delete makes the write fail) and has its mapping epoch bumped (a concurrent delete
+ * that read the older epoch fails instead). Either way no mapping points at a deleted reference.
+ */
+export function mappingTouches(t: TableClient, organisationId: string, referenceIds: Iterable<string>): TransactItem[] {
+  return [...new Set(referenceIds)].map((id) => ({
+    Update: {
+      TableName: t.tableName,
+      Key: SecretReference.key({ organisation_id: organisationId, id } as SecretReferenceRecord),
+      UpdateExpression: 'SET mapping_epoch = if_not_exists(mapping_epoch, :zero) + :one',
+      ConditionExpression: 'attribute_exists(pk)',
+      ExpressionAttributeValues: { ':zero': 0, ':one': 1 },
+    },
+  }));
+}
 
 const isCancelled = (err: unknown): boolean =>
   err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
@@ -109,8 +133,30 @@ export class SecretReferenceRepository {
     return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   }
 
+  /**
+   * Deletes the reference as it was read: a change or a new mapping since then (the version or the
+   * mapping epoch moved) cancels the delete with a conflict, so the caller's check that no
+   * integration maps it still holds when the delete applies.
+   */
   async delete(rec: SecretReferenceRecord): Promise<void> {
     const slug = SecretReferenceSlug.key({ organisation_id: rec.organisation_id, slug: rec.slug, secret_reference_id: rec.id });
-    await this.#t.transact([SecretReference.key(rec), slug].map((Key) => ({ Delete: { TableName: this.#t.tableName, Key } })));
+    const epoch = rec.mapping_epoch === undefined ? 'attribute_not_exists(mapping_epoch)' : 'mapping_epoch = :e';
+    try {
+      await this.#t.transact([
+        {
+          Delete: {
+            TableName: this.#t.tableName,
+            Key: SecretReference.key(rec),
+            ConditionExpression: `#v = :v AND ${epoch}`,
+            ExpressionAttributeNames: { '#v': 'version' },
+            ExpressionAttributeValues: { ':v': rec.version, ...(rec.mapping_epoch === undefined ? {} : { ':e': rec.mapping_epoch }) },
+          },
+        },
+        { Delete: { TableName: this.#t.tableName, Key: slug } },
+      ]);
+    } catch (err) {
+      if (isCancelled(err)) throw new ConflictError('The secret reference was changed or mapped by another request; read it again and retry');
+      throw err;
+    }
   }
 }
