@@ -4,7 +4,7 @@
  * resource is added, and the stack routes it. `openapi.json` and `docs` (the API's description and
  * reference page) are here too: they are no gateway route and must not reach the passthrough.
  */
-export const ADMIN_PREFIXES: readonly string[] = ['api-keys', 'admin', 'workspaces', 'organisation', 'configs', 'guardrails', 'prompts', 'collections', 'labels', 'model-configs', 'integrations', 'secret-references', 'providers', 'virtual-keys', 'policies', 'audit-logs', 'feedback', 'logs', 'analytics', 'scim', 'openapi.json', 'docs'];
+export const ADMIN_PREFIXES: readonly string[] = ['api-keys', 'admin', 'workspaces', 'organisation', 'configs', 'guardrails', 'prompts', 'collections', 'labels', 'model-configs', 'integrations', 'secret-references', 'providers', 'virtual-keys', 'policies', 'audit-logs', 'feedback', 'logs', 'analytics', 'scim', 'console', 'openapi.json', 'docs'];
 
 /**
  * Paths below an admin prefix that the gateway function serves instead (a prompt's completions
