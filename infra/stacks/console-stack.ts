@@ -100,20 +100,19 @@ export class ConsoleStack extends Stack {
   /** Uploads the build under console/: hashed assets cached a year, everything else revalidated. */
   #deploy(dir: string): void {
     const common = { destinationBucket: this.bucket, distribution: this.distribution, memoryLimit: 512 };
-    new BucketDeployment(this, 'Assets', {
-      ...common,
-      sources: [Source.asset(dir, { exclude: ['*', '!assets', '!assets/**'] })],
-      destinationKeyPrefix: 'console/',
-      prune: false,
-      cacheControl: [CacheControl.fromString('public, max-age=31536000, immutable')],
-    });
-    new BucketDeployment(this, 'Pages', {
-      ...common,
-      sources: [Source.asset(dir, { exclude: ['assets', 'assets/**', '.source-hash'] })],
-      destinationKeyPrefix: 'console/',
-      prune: false,
-      cacheControl: [CacheControl.fromString('no-cache')],
-    });
+    const parts = [
+      { id: 'Assets', exclude: ['*', '!assets', '!assets/**'], cache: 'public, max-age=31536000, immutable' },
+      { id: 'Pages', exclude: ['assets', 'assets/**', '.source-hash'], cache: 'no-cache' },
+    ];
+    for (const part of parts) {
+      new BucketDeployment(this, part.id, {
+        ...common,
+        sources: [Source.asset(dir, { exclude: part.exclude })],
+        destinationKeyPrefix: 'console/',
+        prune: false,
+        cacheControl: [CacheControl.fromString(part.cache)],
+      });
+    }
   }
 
   #acknowledge(): void {
