@@ -68,6 +68,7 @@ describe('api keys with a cursor', () => {
   });
 
   it("keeps a workspace key to its own workspace's keys", async () => {
+    clock.advance(1000); // a later creation time: keys created in the same millisecond order by their random id
     const own = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'lister', workspace_id: 'cursor-ws', scopes: ['api_keys.list'] });
     const seen = await walk('x=1', own.json.key as string);
     expect(seen).toEqual([...made, own.json.id]);
