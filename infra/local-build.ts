@@ -4,6 +4,8 @@
  * load time (which costs about 60 MB of resident memory).
  */
 import { build } from 'esbuild';
+import { createHash } from 'node:crypto';
+import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -49,10 +51,50 @@ async function buildOne(entry: string, outfile: string): Promise<void> {
   });
 }
 
-// `node infra/local-build.ts [server|bench]`
+export const CONSOLE_SOURCE = path.join(ROOT, 'console');
+export const CONSOLE_OUT = path.join(ROOT, 'dist/console');
+const CONSOLE_STAMP = path.join(CONSOLE_OUT, '.source-hash');
+
+/** A hash of every console source file, so a build is skipped when nothing changed. */
+export async function consoleSourceHash(): Promise<string> {
+  const hash = createHash('sha256');
+  const files = (await readdir(CONSOLE_SOURCE, { recursive: true, withFileTypes: true }))
+    .filter((d) => d.isFile())
+    .map((d) => path.join(d.parentPath, d.name))
+    .sort();
+  for (const file of files) hash.update(path.relative(CONSOLE_SOURCE, file)).update(await readFile(file));
+  return hash.digest('hex');
+}
+
+/**
+ * The admin console (Preact, built by Vite) into dist/console/, served at /console/. Hashed asset
+ * names and no inline script, so a strict CSP (`script-src 'self'`) holds. `ifChanged` skips the
+ * build when the sources hash to the stamp the last build left.
+ */
+export async function buildConsole(opts: { ifChanged?: boolean } = {}): Promise<string> {
+  const sourceHash = await consoleSourceHash();
+  if (opts.ifChanged && (await readFile(CONSOLE_STAMP, 'utf8').catch(() => '')) === sourceHash) return CONSOLE_OUT;
+  const { build: viteBuild } = await import('vite');
+  await viteBuild({
+    configFile: false,
+    root: CONSOLE_SOURCE,
+    base: '/console/',
+    logLevel: 'warn',
+    oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+    build: { outDir: CONSOLE_OUT, emptyOutDir: true, target: 'es2022', assetsInlineLimit: 0, modulePreload: { polyfill: false } },
+  });
+  await writeFile(CONSOLE_STAMP, sourceHash);
+  return CONSOLE_OUT;
+}
+
+// `node infra/local-build.ts [server|bench|console]`
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const names = process.argv.slice(2);
   for (const name of names.length ? names : ['server']) {
+    if (name === 'console') {
+      await buildConsole();
+      continue;
+    }
     const bundle = LOCAL_BUNDLES[name];
     if (!bundle) throw new Error(`unknown bundle "${name}"; known: ${Object.keys(LOCAL_BUNDLES).join(', ')}`);
     await buildBundle(bundle);

@@ -1,0 +1,88 @@
+/**
+ * The console's only way to the server: the public admin API with the session cookie. The CSRF
+ * token lives in this module's memory only (never in browser storage); after a reload it is read
+ * again from GET /v1/console/session.
+ */
+
+export interface Problem {
+  path: string;
+  message: string;
+}
+
+export class ApiError extends Error {
+  readonly status: number;
+  readonly problems: Problem[];
+  constructor(status: number, message: string, problems: Problem[]) {
+    super(message);
+    this.status = status;
+    this.problems = problems;
+  }
+}
+
+export type Json = Record<string, unknown>;
+
+export interface ListBody<T = Json> {
+  object: 'list';
+  total: number | null;
+  data: T[];
+  has_more?: boolean;
+  next_cursor?: string | null;
+}
+
+let csrfToken: string | null = null;
+
+export function setCsrf(token: string | null): void {
+  csrfToken = token;
+}
+
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+function problemsOf(body: unknown): Problem[] {
+  if (!body || typeof body !== 'object') return [];
+  const errors = (body as { errors?: unknown }).errors;
+  if (!Array.isArray(errors)) return [];
+  return errors.filter((e): e is Problem => !!e && typeof e === 'object' && typeof (e as Problem).path === 'string');
+}
+
+function messageOf(body: unknown, status: number): string {
+  if (body && typeof body === 'object') {
+    const b = body as { message?: unknown; error?: { message?: unknown } };
+    if (typeof b.message === 'string') return b.message;
+    if (typeof b.error?.message === 'string') return b.error.message;
+  }
+  return `The server answered ${status}`;
+}
+
+export async function api<T = Json>(method: string, path: string, body?: unknown): Promise<T> {
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  if (UNSAFE.has(method) && csrfToken) headers['x-gw-csrf'] = csrfToken;
+  const res = await fetch(path, {
+    method,
+    headers,
+    credentials: 'same-origin',
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    parsed = text;
+  }
+  if (!res.ok) throw new ApiError(res.status, messageOf(parsed, res.status), problemsOf(parsed));
+  return parsed as T;
+}
+
+/** A query string from the set values only. */
+export function query(params: Record<string, string | number | undefined | null>): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v !== undefined && v !== null && v !== '') q.set(k, String(v));
+  const s = q.toString();
+  return s ? `?${s}` : '';
+}
+
+/** Problems that name this field or one inside it (`scopes` covers `scopes[1]` and `scopes.x`). */
+export function problemsFor(problems: readonly Problem[], field: string): Problem[] {
+  return problems.filter((p) => p.path === field || p.path.startsWith(`${field}.`) || p.path.startsWith(`${field}[`));
+}

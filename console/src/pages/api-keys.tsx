@@ -1,0 +1,192 @@
+/** API keys: list (paged on the server), create with scopes and expiry, the show-once dialog, rotate, revoke. */
+import { useState } from 'preact/hooks';
+import { api, query, type Json, type ListBody } from '../api.ts';
+import { can, homeWorkspace, type Session } from '../session.ts';
+import { cell, Confirm, Dialog, ErrorNote, Field, Pager, Table, useLoad } from '../ui.tsx';
+
+const PAGE_SIZE = 20;
+
+const TYPES: Record<string, string> = {
+  'workspace/service': 'Workspace service key',
+  'workspace/user': 'Workspace user key',
+  'organisation/service': 'Organisation service key',
+};
+
+interface Shown {
+  title: string;
+  key: string;
+}
+
+export function ApiKeys({ session }: { session: Session }) {
+  const [page, setPage] = useState(0);
+  const [creating, setCreating] = useState(false);
+  const [shown, setShown] = useState<Shown | null>(null);
+  const [confirm, setConfirm] = useState<{ question: string; action: () => Promise<unknown> } | null>(null);
+  const keys = useLoad(() => api<ListBody>('GET', `/v1/api-keys${query({ current_page: page, page_size: PAGE_SIZE })}`), [page, session]);
+  const rotate = (k: Json) =>
+    setConfirm({
+      question: `Rotate the key "${String(k.name)}"? The old key keeps working only for its transition period.`,
+      action: async () => {
+        const r = await api<Json>('POST', `/v1/api-keys/${encodeURIComponent(String(k.id))}/rotate`, {});
+        setShown({ title: 'Rotated key', key: String(r.key) });
+      },
+    });
+  const revoke = (k: Json) =>
+    setConfirm({ question: `Revoke the key "${String(k.name)}"? Requests with it will be refused at once.`, action: () => api('DELETE', `/v1/api-keys/${encodeURIComponent(String(k.id))}`) });
+  return (
+    <section>
+      <h1>API keys</h1>
+      {can(session, 'api_keys.create') && (
+        <div class="toolbar">
+          <button type="button" onClick={() => setCreating(true)}>
+            Create key
+          </button>
+        </div>
+      )}
+      <ErrorNote error={keys.error} />
+      <Table<Json>
+        caption="API keys"
+        rows={keys.data?.data ?? []}
+        rowKey={(r) => String(r.id)}
+        columns={[
+          { label: 'Name', render: (r) => cell(r.name) },
+          { label: 'Type', render: (r) => cell(r.type) },
+          { label: 'Key', render: (r) => <code>{cell(r.key)}</code> },
+          { label: 'Status', render: (r) => cell(r.status) },
+          { label: 'Expires', render: (r) => cell(r.expires_at) },
+          { label: 'Scopes', render: (r) => (Array.isArray(r.scopes) ? r.scopes.length : 0) },
+          {
+            label: 'Actions',
+            render: (r) => (
+              <span class="row-actions">
+                {can(session, 'api_keys.rotate') && (
+                  <button type="button" onClick={() => rotate(r)} aria-label={`Rotate ${String(r.name)}`}>
+                    Rotate
+                  </button>
+                )}
+                {can(session, 'api_keys.delete') && (
+                  <button type="button" class="danger" onClick={() => revoke(r)} aria-label={`Revoke ${String(r.name)}`}>
+                    Revoke
+                  </button>
+                )}
+              </span>
+            ),
+          },
+        ]}
+      />
+      <Pager page={page} size={PAGE_SIZE} total={keys.data?.total ?? null} count={keys.data?.data.length ?? 0} onPage={setPage} />
+      {creating && (
+        <CreateKey
+          session={session}
+          onClose={() => setCreating(false)}
+          onCreated={(key) => {
+            setCreating(false);
+            setShown({ title: 'Your new key', key });
+            keys.reload();
+          }}
+        />
+      )}
+      {shown && <ShowOnce shown={shown} onClose={() => setShown(null)} />}
+      {confirm && (
+        <Confirm
+          question={confirm.question}
+          action={confirm.action}
+          onCancel={() => setConfirm(null)}
+          onDone={() => {
+            setConfirm(null);
+            keys.reload();
+          }}
+        />
+      )}
+    </section>
+  );
+}
+
+/** The key, once: it lives only in this dialog's state and is gone when the dialog closes. */
+function ShowOnce({ shown, onClose }: { shown: Shown; onClose: () => void }) {
+  const [copied, setCopied] = useState(false);
+  return (
+    <Dialog title={shown.title} onClose={onClose}>
+      <p>Copy the key now. It is shown only this once; Gantry keeps only its hash.</p>
+      <p>
+        <code class="secret" data-testid="new-key">
+          {shown.key}
+        </code>
+      </p>
+      <div class="actions">
+        <button type="button" onClick={() => navigator.clipboard?.writeText(shown.key).then(() => setCopied(true), () => undefined)}>
+          {copied ? 'Copied' : 'Copy'}
+        </button>
+        <button type="button" onClick={onClose}>
+          I have saved it
+        </button>
+      </div>
+    </Dialog>
+  );
+}
+
+function CreateKey({ session, onClose, onCreated }: { session: Session; onClose: () => void; onCreated: (key: string) => void }) {
+  const [type, setType] = useState('workspace/service');
+  const [name, setName] = useState('');
+  const [workspace, setWorkspace] = useState(homeWorkspace(session) ?? 'default');
+  const [scopes, setScopes] = useState<string[]>(['completions.write'].filter((s) => can(session, s)));
+  const [expires, setExpires] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    const body: Json = { name, scopes };
+    if (type !== 'organisation/service') body.workspace_id = workspace;
+    if (expires) body.expires_at = expires;
+    try {
+      const r = await api<Json>('POST', `/v1/api-keys/${type}`, body);
+      onCreated(String(r.key));
+    } catch (err) {
+      setError(err);
+    }
+  };
+  const toggle = (s: string) => setScopes(scopes.includes(s) ? scopes.filter((x) => x !== s) : [...scopes, s]);
+  return (
+    <Dialog title="Create an API key" onClose={onClose}>
+      <form onSubmit={submit}>
+        <Field label="Type" name="type" error={error}>
+          {(id) => (
+            <select id={id} value={type} onChange={(e) => setType((e.target as HTMLSelectElement).value)}>
+              {Object.entries(TYPES).map(([v, l]) => (
+                <option key={v} value={v}>
+                  {l}
+                </option>
+              ))}
+            </select>
+          )}
+        </Field>
+        <Field label="Name" name="name" error={error}>
+          {(id, d) => <input id={id} name="name" value={name} aria-describedby={d} onInput={(e) => setName((e.target as HTMLInputElement).value)} />}
+        </Field>
+        {type !== 'organisation/service' && (
+          <Field label="Workspace (id or slug)" name="workspace_id" error={error}>
+            {(id, d) => <input id={id} name="workspace_id" value={workspace} aria-describedby={d} onInput={(e) => setWorkspace((e.target as HTMLInputElement).value)} />}
+          </Field>
+        )}
+        <Field label="Expires at (ISO 8601, optional)" name="expires_at" error={error}>
+          {(id, d) => <input id={id} name="expires_at" placeholder="2030-01-01T00:00:00Z" value={expires} aria-describedby={d} onInput={(e) => setExpires((e.target as HTMLInputElement).value)} />}
+        </Field>
+        <fieldset class="scopes">
+          <legend>Scopes (only those your own key holds)</legend>
+          {session.scopes.map((s) => (
+            <label key={s}>
+              <input type="checkbox" name="scope" value={s} checked={scopes.includes(s)} onChange={() => toggle(s)} /> {s}
+            </label>
+          ))}
+        </fieldset>
+        <ErrorNote error={error} shown={['name', 'workspace_id', 'expires_at', 'type']} />
+        <div class="actions">
+          <button type="submit">Create</button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}

@@ -1,0 +1,189 @@
+/**
+ * Configs: list (paged on the server), create, and a config's page: the JSON editor (checked by the
+ * server, whose problems appear beside it by path), versions, and the diff between two versions.
+ */
+import { useState } from 'preact/hooks';
+import { api, query, type Json, type ListBody } from '../api.ts';
+import { diffLines } from '../diff.ts';
+import { Link, navigate } from '../router.tsx';
+import { can, homeWorkspace, type Session } from '../session.ts';
+import { cell, Confirm, Dialog, ErrorNote, Field, JsonEditor, Pager, parseJson, pretty, Table, useLoad } from '../ui.tsx';
+
+const PAGE_SIZE = 20;
+const enc = encodeURIComponent;
+
+export function Configs({ session, slug }: { session: Session; slug: string | undefined }) {
+  return slug ? <ConfigPage session={session} slug={slug} /> : <ConfigList session={session} />;
+}
+
+function ConfigList({ session }: { session: Session }) {
+  const [page, setPage] = useState(0);
+  const [creating, setCreating] = useState(false);
+  const list = useLoad(() => api<ListBody>('GET', `/v1/configs${query({ current_page: page, page_size: PAGE_SIZE })}`), [page, session]);
+  return (
+    <section>
+      <h1>Configs</h1>
+      {can(session, 'configs.create') && (
+        <div class="toolbar">
+          <button type="button" onClick={() => setCreating(true)}>
+            Create config
+          </button>
+        </div>
+      )}
+      <ErrorNote error={list.error} />
+      <Table<Json>
+        caption="Configs"
+        rows={list.data?.data ?? []}
+        rowKey={(r) => String(r.id)}
+        columns={[
+          { label: 'Name', render: (r) => <Link to={`configs/${enc(String(r.slug))}`}>{cell(r.name)}</Link> },
+          { label: 'Slug', render: (r) => <code>{cell(r.slug)}</code> },
+          { label: 'Status', render: (r) => cell(r.status) },
+          { label: 'Default', render: (r) => (r.is_default ? 'yes' : 'no') },
+          { label: 'Updated', render: (r) => cell(r.last_updated_at ?? r.updated_at) },
+        ]}
+      />
+      <Pager page={page} size={PAGE_SIZE} total={list.data?.total ?? null} count={list.data?.data.length ?? 0} onPage={setPage} />
+      {creating && <CreateConfig session={session} onClose={() => setCreating(false)} />}
+    </section>
+  );
+}
+
+function CreateConfig({ session, onClose }: { session: Session; onClose: () => void }) {
+  const [name, setName] = useState('');
+  const [slug, setSlug] = useState('');
+  const [workspace, setWorkspace] = useState(homeWorkspace(session) ?? 'default');
+  const [text, setText] = useState(pretty({ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai' }] }));
+  const [error, setError] = useState<unknown>(null);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    const config = parseJson(text);
+    if (config === null) return;
+    try {
+      const r = await api<Json>('POST', '/v1/configs', { name, ...(slug ? { slug } : {}), workspace_id: workspace, config });
+      onClose();
+      navigate(`configs/${enc(String(r.slug ?? slug))}`);
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <Dialog title="Create a config" onClose={onClose}>
+      <form onSubmit={submit}>
+        <Field label="Name" name="name" error={error}>
+          {(id, d) => <input id={id} value={name} aria-describedby={d} onInput={(e) => setName((e.target as HTMLInputElement).value)} />}
+        </Field>
+        <Field label="Slug (optional)" name="slug" error={error}>
+          {(id, d) => <input id={id} value={slug} aria-describedby={d} onInput={(e) => setSlug((e.target as HTMLInputElement).value)} />}
+        </Field>
+        <Field label="Workspace" name="workspace_id" error={error}>
+          {(id, d) => <input id={id} value={workspace} aria-describedby={d} onInput={(e) => setWorkspace((e.target as HTMLInputElement).value)} />}
+        </Field>
+        <JsonEditor label="Config" name="config" value={text} onInput={setText} error={error} />
+        <ErrorNote error={error} shown={['name', 'slug', 'workspace_id', 'config']} />
+        <div class="actions">
+          <button type="submit">Create</button>
+          <button type="button" onClick={onClose}>
+            Cancel
+          </button>
+        </div>
+      </form>
+    </Dialog>
+  );
+}
+
+function ConfigPage({ session, slug }: { session: Session; slug: string }) {
+  const config = useLoad(() => api<Json>('GET', `/v1/configs/${enc(slug)}`), [slug]);
+  const versions = useLoad(() => api<ListBody>('GET', `/v1/configs/${enc(slug)}/versions${query({ page_size: 100 })}`), [slug]);
+  const [text, setText] = useState<string | null>(null);
+  const [error, setError] = useState<unknown>(null);
+  const [saved, setSaved] = useState(false);
+  const [deleting, setDeleting] = useState(false);
+  const current = text ?? (config.data ? pretty(config.data.config) : '');
+  const save = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setSaved(false);
+    const body = parseJson(current);
+    if (body === null) return;
+    try {
+      await api('PUT', `/v1/configs/${enc(slug)}`, { config: body });
+      setSaved(true);
+      setText(null);
+      config.reload();
+      versions.reload();
+    } catch (err) {
+      setError(err);
+    }
+  };
+  return (
+    <section>
+      <p>
+        <Link to="configs">← All configs</Link>
+      </p>
+      <h1>Config {slug}</h1>
+      <ErrorNote error={config.error} />
+      {config.data && (
+        <form onSubmit={save}>
+          <JsonEditor label="Config (JSON)" name="config" value={current} onInput={(v) => setText(v)} error={error} rows={18} />
+          <ErrorNote error={error} shown={['config']} />
+          {saved && <p role="status">Saved as a new version.</p>}
+          <div class="actions">
+            {can(session, 'configs.update') && <button type="submit">Save new version</button>}
+            {can(session, 'configs.delete') && (
+              <button type="button" class="danger" onClick={() => setDeleting(true)}>
+                Delete config
+              </button>
+            )}
+          </div>
+        </form>
+      )}
+      {deleting && <Confirm question={`Delete the config "${slug}"?`} action={() => api('DELETE', `/v1/configs/${enc(slug)}`)} onCancel={() => setDeleting(false)} onDone={() => navigate('configs')} />}
+      <Versions versions={versions.data?.data ?? []} />
+    </section>
+  );
+}
+
+function Versions({ versions }: { versions: Json[] }) {
+  const [pick, setPick] = useState<string[]>([]);
+  const byId = (id: string | undefined) => versions.find((v) => String(v.id) === id);
+  const toggle = (id: string) => setPick(pick.includes(id) ? pick.filter((p) => p !== id) : [...pick.slice(-1), id]);
+  const [a, b] = [...pick].map(byId).sort((x, y) => Number(x?.version) - Number(y?.version));
+  return (
+    <>
+      <h2>Versions</h2>
+      <p>Pick two versions to compare.</p>
+      <Table<Json>
+        caption="Versions"
+        rows={versions}
+        rowKey={(r) => String(r.id)}
+        columns={[
+          {
+            label: 'Compare',
+            render: (r) => <input type="checkbox" aria-label={`Compare version ${String(r.version)}`} checked={pick.includes(String(r.id))} onChange={() => toggle(String(r.id))} />,
+          },
+          { label: 'Version', render: (r) => cell(r.version) },
+          { label: 'Created', render: (r) => cell(r.created_at) },
+          { label: 'By', render: (r) => cell(r.created_by) },
+        ]}
+      />
+      {a && b && (
+        <figure class="diff" aria-label={`Changes from version ${String(a.version)} to ${String(b.version)}`}>
+          <figcaption>
+            Version {String(a.version)} → {String(b.version)}
+          </figcaption>
+          <pre tabIndex={0}>
+            {diffLines(pretty(a.config), pretty(b.config)).map((l, i) => (
+              <span key={i} class={`d-${l.kind}`}>
+                {l.kind === 'added' ? '+ ' : l.kind === 'removed' ? '- ' : '  '}
+                {l.text}
+                {'\n'}
+              </span>
+            ))}
+          </pre>
+        </figure>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,44 @@
+/**
+ * Sign-in: the key is sent once to POST /v1/console/session and forgotten; the browser keeps only
+ * the HttpOnly session cookie the server sets. The field is cleared whatever the answer.
+ */
+import { useState } from 'preact/hooks';
+import { signIn, type Session } from '../session.ts';
+import { ErrorNote, Field } from '../ui.tsx';
+
+export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
+  const [key, setKey] = useState('');
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setBusy(true);
+    setError(null);
+    const entered = key;
+    setKey('');
+    try {
+      onSession(await signIn(entered));
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <section class="card">
+      <h1>Sign in to Gantry</h1>
+      <p>Enter an admin or workspace API key. It is exchanged for a session once and is not kept in the browser.</p>
+      <form onSubmit={submit}>
+        <Field label="API key" name="api_key" error={error}>
+          {(id, describedBy) => (
+            <input id={id} name="api_key" type="password" autoComplete="off" required value={key} aria-describedby={describedBy} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />
+          )}
+        </Field>
+        <ErrorNote error={error} shown={['api_key']} />
+        <button type="submit" disabled={busy}>
+          Sign in
+        </button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,47 @@
+/** The console session: exchanged once for the key, then carried by the HttpOnly cookie only. */
+import { api, ApiError, setCsrf, type Json } from './api.ts';
+
+export interface Session {
+  principal: Json;
+  scopes: string[];
+  csrf_token: string;
+  expires_at: string;
+}
+
+const PATH = '/v1/console/session';
+
+function accept(s: Session): Session {
+  setCsrf(s.csrf_token);
+  return s;
+}
+
+/** The session the cookie carries, or null when there is none (401). */
+export async function currentSession(): Promise<Session | null> {
+  try {
+    return accept(await api<Session>('GET', PATH));
+  } catch (e) {
+    if (e instanceof ApiError && (e.status === 401 || e.status === 403)) return null;
+    throw e;
+  }
+}
+
+export async function signIn(apiKey: string): Promise<Session> {
+  return accept(await api<Session>('POST', PATH, { api_key: apiKey }));
+}
+
+export async function signOut(): Promise<void> {
+  try {
+    await api('DELETE', PATH);
+  } finally {
+    setCsrf(null);
+  }
+}
+
+export const can = (s: Session, scope: string): boolean => s.scopes.includes(scope);
+
+/** The workspace an organisation key works in unless it picks another; a workspace key's own. */
+export function homeWorkspace(s: Session): string | undefined {
+  const p = s.principal;
+  const ws = p.workspace_id ?? p.workspaceId;
+  return typeof ws === 'string' && ws ? ws : undefined;
+}
