@@ -1,6 +1,10 @@
-/** Starts DynamoDB Local once for the run, in memory on a free port, and stops it afterwards. */
+/**
+ * Starts DynamoDB Local once for the run, in memory on a free port, and stops it afterwards; builds
+ * the console (dist/console/) for the browser tests when its sources changed since the last build.
+ */
 import type { TestProject } from 'vitest/node';
 import { startDynamoDBLocal, type DynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
+import { buildConsole } from '../../infra/local-build.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -11,7 +15,7 @@ declare module 'vitest' {
 let ddb: DynamoDBLocal | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
-  ddb = await startDynamoDBLocal({ dataDir: ':memory:' });
+  [ddb] = await Promise.all([startDynamoDBLocal({ dataDir: ':memory:' }), buildConsole({ ifChanged: true })]);
   project.provide('dynamodbEndpoint', ddb.endpoint);
 }
 
