@@ -27,6 +27,10 @@ export interface ResourceDef {
   /** Extra query on reads (usage of a budget). */
   readQuery?: string;
   group: string;
+  /** The item's versions (`${item}/versions`); `label`: versions take labels; `makeDefault`: one is published. */
+  versions?: { label?: boolean; makeDefault?: boolean };
+  /** `POST ${item}/render` previews the item with variables. */
+  render?: boolean;
   /** A list below each item (a workspace's members). */
   sub?: { title: string; suffix: string; scope: string; columns: string[]; create?: string; template?: Json };
 }
@@ -41,8 +45,8 @@ export const RESOURCES: readonly ResourceDef[] = [
   { id: 'providers', title: 'Providers', group: 'Providers', path: '/v1/providers', idKey: 'slug', columns: ['name', 'slug', 'integration_id', 'status'], list: 'providers.list', read: 'providers.read', create: 'providers.create', update: 'providers.update', remove: 'providers.delete', workspaced: true },
   { id: 'secret-references', title: 'Secret references', group: 'Providers', path: '/v1/secret-references', idKey: 'id', columns: ['name', 'slug', 'manager', 'id'], list: 'secret_references.list', read: 'secret_references.read', create: 'secret_references.create', update: 'secret_references.update', remove: 'secret_references.delete' },
   { id: 'pricing', title: 'Model pricing', group: 'Providers', path: '/v1/model-configs/pricing', idKey: 'model', columns: ['provider', 'model', 'source', 'pay_as_you_go'], list: 'pricing.read' },
-  { id: 'prompts', title: 'Prompts', group: 'Prompts', path: '/v1/prompts', idKey: 'id', columns: ['name', 'slug', 'status', 'updated_at'], list: 'prompts.list', read: 'prompts.read', create: 'prompts.create', update: 'prompts.update', remove: 'prompts.delete', workspaced: true },
-  { id: 'partials', title: 'Prompt partials', group: 'Prompts', path: '/v1/prompts/partials', idKey: 'id', columns: ['name', 'slug', 'status', 'updated_at'], list: 'prompt_partials.list', read: 'prompt_partials.read', create: 'prompt_partials.create', update: 'prompt_partials.update', remove: 'prompt_partials.delete', workspaced: true },
+  { id: 'prompts', title: 'Prompts', group: 'Prompts', path: '/v1/prompts', idKey: 'id', columns: ['name', 'slug', 'status', 'updated_at'], list: 'prompts.list', read: 'prompts.read', create: 'prompts.create', update: 'prompts.update', remove: 'prompts.delete', workspaced: true, versions: { label: true, makeDefault: true }, render: true },
+  { id: 'partials', title: 'Prompt partials', group: 'Prompts', path: '/v1/prompts/partials', idKey: 'id', columns: ['name', 'slug', 'status', 'updated_at'], list: 'prompt_partials.list', read: 'prompt_partials.read', create: 'prompt_partials.create', update: 'prompt_partials.update', remove: 'prompt_partials.delete', workspaced: true, versions: { makeDefault: true } },
   { id: 'collections', title: 'Collections', group: 'Prompts', path: '/v1/collections', idKey: 'id', columns: ['name', 'slug', 'id'], list: 'collections.list', read: 'collections.read', create: 'collections.create', update: 'collections.update', remove: 'collections.delete', workspaced: true },
   { id: 'labels', title: 'Labels', group: 'Prompts', path: '/v1/labels', idKey: 'id', columns: ['name', 'description', 'id'], list: 'labels.list', read: 'labels.read', create: 'labels.create', update: 'labels.update', remove: 'labels.delete', workspaced: true },
   { id: 'guardrails', title: 'Guardrails', group: 'Routing', path: '/v1/guardrails', idKey: 'id', columns: ['name', 'slug', 'status', 'version_id'], list: 'guardrails.list', read: 'guardrails.read', create: 'guardrails.create', update: 'guardrails.update', remove: 'guardrails.delete', workspaced: true },

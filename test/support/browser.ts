@@ -19,7 +19,8 @@ export const NO_BROWSER =
 async function packaged(): Promise<{ path: string; args: string[] } | undefined> {
   try {
     const { default: pkg } = await import('@sparticuz/chromium');
-    return { path: await pkg.executablePath(), args: pkg.args };
+    // Its Lambda-minded --single-process cannot hold a second browser context (the role test opens one).
+    return { path: await pkg.executablePath(), args: pkg.args.filter((a) => a !== '--single-process') };
   } catch {
     return undefined;
   }

@@ -13,15 +13,29 @@ import { cell, Confirm, Dialog, ErrorNote, JsonEditor, JsonView, Pager, parseJso
 const PAGE_SIZE = 20;
 const enc = encodeURIComponent;
 
-let examples: Promise<Record<string, unknown>> | undefined;
+type OpenApiDoc = { paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { example?: unknown }> } }>> };
+let openapi: Promise<OpenApiDoc> | undefined;
 
-/** Each admin POST route's example body, from the API's own description (fetched once). */
-function exampleFor(path: string): Promise<unknown> {
-  examples ??= api<{ paths?: Record<string, Record<string, { requestBody?: { content?: Record<string, { example?: unknown }> } }>> }>('GET', '/v1/openapi.json').then(
-    (doc) => Object.fromEntries(Object.entries(doc.paths ?? {}).map(([p, ops]) => [p, ops.post?.requestBody?.content?.['application/json']?.example])),
-    () => ({}),
-  );
-  return examples.then((e) => e[path]);
+/** A route's example body from the API's own description (fetched once): `path` with `{param}` segments. */
+async function exampleFor(method: 'post' | 'put', path: RegExp | string): Promise<unknown> {
+  openapi ??= api<OpenApiDoc>('GET', '/v1/openapi.json').catch(() => ({}));
+  const paths = (await openapi).paths ?? {};
+  const key = typeof path === 'string' ? path : Object.keys(paths).find((p) => path.test(p));
+  return key ? paths[key]?.[method]?.requestBody?.content?.['application/json']?.example : undefined;
+}
+
+const itemPattern = (base: string) => new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/\\{[^}/]+\\}$`);
+
+// Fields the server sets itself; an edit starts without them.
+const READ_ONLY = new Set(['id', 'object', 'created_at', 'updated_at', 'last_updated_at', 'created_by', 'last_updated_by', 'organisation_id', 'version_id', 'prompt_version', 'versions']);
+
+/** The edit body: the item's fields the update route's example names, else the item minus server-set fields. */
+function editable(item: Json, example: unknown): Json {
+  if (example && typeof example === 'object' && !Array.isArray(example)) {
+    const ex = example as Json;
+    return Object.fromEntries(Object.keys(ex).map((k) => [k, k in item ? item[k] : ex[k]]));
+  }
+  return Object.fromEntries(Object.entries(item).filter(([k]) => !READ_ONLY.has(k)));
 }
 
 export function ResourcePage({ def, session, id }: { def: ResourceDef; session: Session; id: string | undefined }) {
@@ -102,7 +116,7 @@ function List({ def, session, path, title, columns, create, template, link, leve
 function CreateDialog({ path, template, title, onClose, onCreated }: { path: string; template: Json | undefined; title: string; onClose: () => void; onCreated: (r: Json) => void }) {
   const [text, setText] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
-  const example = useLoad(async () => (await exampleFor(path)) ?? template ?? {}, [path]);
+  const example = useLoad(async () => (await exampleFor('post', path)) ?? template ?? {}, [path]);
   const value = text ?? (example.data !== undefined ? pretty(example.data) : '');
   const submit = async (e: Event) => {
     e.preventDefault();
@@ -133,12 +147,15 @@ function CreateDialog({ path, template, title, onClose, onCreated }: { path: str
 
 function Item({ def, session, id }: { def: ResourceDef; session: Session; id: string }) {
   const url = `${def.path}/${enc(id)}`;
-  const item = useLoad(() => api<Json>('GET', url + (def.readQuery ?? '')), [url]);
+  const item = useLoad(async () => {
+    const [got, example] = await Promise.all([api<Json>('GET', url + (def.readQuery ?? '')), exampleFor('put', itemPattern(def.path))]);
+    return { got, body: editable(got, example) };
+  }, [url]);
   const [text, setText] = useState<string | null>(null);
   const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
   const [deleting, setDeleting] = useState(false);
-  const value = text ?? (item.data ? pretty(item.data) : '');
+  const value = text ?? (item.data ? pretty(item.data.body) : '');
   const save = async (e: Event) => {
     e.preventDefault();
     const body = parseJson(value);
@@ -154,7 +171,7 @@ function Item({ def, session, id }: { def: ResourceDef; session: Session; id: st
       setError(err);
     }
   };
-  const editable = def.update !== undefined && can(session, def.update);
+  const canEdit = def.update !== undefined && can(session, def.update);
   return (
     <section>
       <p>
@@ -164,10 +181,11 @@ function Item({ def, session, id }: { def: ResourceDef; session: Session; id: st
         {def.title}: {id}
       </h1>
       <ErrorNote error={item.error} />
+      {item.data && <JsonView label={`${def.title} as stored`} value={item.data.got} />}
       {item.data &&
-        (editable ? (
+        (canEdit ? (
           <form onSubmit={save}>
-            <JsonEditor label="Edit (JSON; fields the server does not take on update are named in its answer)" name="*" value={value} onInput={setText} error={error} rows={18} />
+            <JsonEditor label="Edit (JSON)" name="*" value={value} onInput={setText} error={error} rows={18} />
             <ErrorNote error={error} shown={['*']} />
             {saved && <p role="status">Saved.</p>}
             <div class="actions">
@@ -180,12 +198,101 @@ function Item({ def, session, id }: { def: ResourceDef; session: Session; id: st
             </div>
           </form>
         ) : (
-          <JsonView label={def.title} value={item.data} />
+          null
         ))}
+      {def.versions && <Versions def={def} session={session} url={url} onChange={item.reload} />}
+      {def.render && <RenderPreview url={url} />}
       {deleting && <Confirm question={`Delete ${def.title.toLowerCase()} "${id}"? This cannot be undone.`} action={() => api('DELETE', url)} onCancel={() => setDeleting(false)} onDone={() => navigate(def.id)} />}
       {def.sub && can(session, def.sub.scope) && (
         <List def={def} session={session} path={`${url}/${def.sub.suffix}`} title={def.sub.title} columns={def.sub.columns} create={def.sub.create} template={def.sub.template} level={2} />
       )}
     </section>
+  );
+}
+
+function Versions({ def, session, url, onChange }: { def: ResourceDef; session: Session; url: string; onChange: () => void }) {
+  const [page, setPage] = useState(0);
+  const [error, setError] = useState<unknown>(null);
+  const list = useLoad(() => api<ListBody>('GET', `${url}/versions${query({ current_page: page, page_size: PAGE_SIZE })}`), [url, page]);
+  const labels = useLoad(() => (def.versions?.label ? api<ListBody>('GET', `/v1/labels${query({ page_size: 100 })}`) : Promise.resolve(undefined)), [def.id]);
+  const editable = def.update !== undefined && can(session, def.update);
+  const act = async (method: string, path: string, body: Json) => {
+    setError(null);
+    try {
+      await api(method, path, body);
+      list.reload();
+      onChange();
+    } catch (e) {
+      setError(e);
+    }
+  };
+  return (
+    <>
+      <h2>Versions</h2>
+      <ErrorNote error={list.error ?? error} />
+      <Table<Json>
+        caption="Versions"
+        rows={list.data?.data ?? []}
+        rowKey={(r) => String(r.id ?? r.prompt_version_id ?? r.version)}
+        columns={[
+          { label: 'Version', render: (r) => cell(r.prompt_version ?? r.version) },
+          { label: 'Description', render: (r) => cell(r.prompt_version_description ?? r.version_description ?? r.description) },
+          { label: 'Labels', render: (r) => cell(r.label_id ?? r.labels) },
+          { label: 'Created', render: (r) => cell(r.created_at) },
+          {
+            label: 'Actions',
+            render: (r) =>
+              editable && (
+                <span class="row-actions">
+                  {def.versions?.makeDefault && (
+                    <button type="button" onClick={() => act('PUT', `${url}/makeDefault`, { version: Number(r.prompt_version ?? r.version) })}>
+                      Make default
+                    </button>
+                  )}
+                  {def.versions?.label && (
+                    <select aria-label={`Label version ${String(r.prompt_version ?? r.version)}`} value="" onChange={(e) => act('PUT', `${url}/versions/${enc(String(r.id))}`, { label_id: (e.target as HTMLSelectElement).value })}>
+                      <option value="">Set label…</option>
+                      {(labels.data?.data ?? []).map((l) => (
+                        <option key={String(l.id)} value={String(l.id)}>
+                          {String(l.name)}
+                        </option>
+                      ))}
+                    </select>
+                  )}
+                </span>
+              ),
+          },
+        ]}
+      />
+      <Pager page={page} size={PAGE_SIZE} total={list.data?.total ?? null} count={list.data?.data.length ?? 0} onPage={setPage} />
+    </>
+  );
+}
+
+/** Renders the item with variables on the server (nothing is sent to a provider). */
+function RenderPreview({ url }: { url: string }) {
+  const [text, setText] = useState(pretty({ variables: {} }));
+  const [error, setError] = useState<unknown>(null);
+  const [result, setResult] = useState<unknown>(undefined);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    const body = parseJson(text);
+    if (body === null) return;
+    setError(null);
+    try {
+      setResult(await api('POST', `${url}/render`, body));
+    } catch (err) {
+      setError(err);
+      setResult(undefined);
+    }
+  };
+  return (
+    <form onSubmit={submit}>
+      <h2>Render preview</h2>
+      <JsonEditor label="Variables and parameters (JSON)" name="*" value={text} onInput={setText} error={error} rows={6} />
+      <ErrorNote error={error} shown={['*']} />
+      <button type="submit">Render</button>
+      {result !== undefined && <JsonView label="Rendered" value={result} />}
+    </form>
   );
 }

@@ -85,7 +85,7 @@ describe('admin console in Chromium', () => {
     expect(createdKey).toMatch(/^gw_/);
     await shot(page, 'api-key-show-once');
     await shown.getByRole('button', { name: 'I have saved it' }).click();
-    await page.getByRole('cell', { name: 'console app' }).waitFor();
+    await page.getByRole('cell', { name: 'console app', exact: true }).waitFor();
     expect(await page.content()).not.toContain(createdKey);
     const res = await chat(createdKey, 'console-trace-1');
     expect(res.status).toBe(200);
@@ -142,8 +142,11 @@ describe('admin console in Chromium', () => {
     await page.getByLabel('Compare version 1').check();
     await page.getByLabel('Compare version 2').check();
     const diff = page.getByRole('figure', { name: 'Changes from version 1 to 2' });
-    expect(await diff.locator('.d-removed').allTextContents()).toContain('-       "mode": "fallback"');
-    expect(await diff.locator('.d-added').allTextContents()).toContain('+       "mode": "loadbalance"');
+    const lines = async (kind: string) => (await diff.locator(`.d-${kind}`).allTextContents()).map((l) => l.trimEnd());
+    expect(await lines('removed')).toContain('-     "mode": "fallback"');
+    expect(await lines('added')).toContain('+     "mode": "loadbalance"');
+    expect(await lines('added')).toContain('+       "provider": "groq",');
+    await diff.scrollIntoViewIfNeeded();
     await shot(page, 'config-diff');
   });
 
