@@ -29,6 +29,9 @@ export interface ListBody<T = Json> {
   next_cursor?: string | null;
 }
 
+export const SESSION_PATH = '/v1/console/session';
+export const SESSION_ENDED = 'gantry:session-ended';
+
 let csrfToken: string | null = null;
 
 export function setCsrf(token: string | null): void {
@@ -70,6 +73,8 @@ export async function api<T = Json>(method: string, path: string, body?: unknown
   } catch {
     parsed = text;
   }
+  // A session that ended (expired, signed out elsewhere, key revoked) sends the app back to sign-in.
+  if (res.status === 401 && path !== SESSION_PATH) dispatchEvent(new Event(SESSION_ENDED));
   if (!res.ok) throw new ApiError(res.status, messageOf(parsed, res.status), problemsOf(parsed));
   return parsed as T;
 }

@@ -10,6 +10,7 @@ import { ApiKeys } from './pages/api-keys.tsx';
 import { Configs } from './pages/configs.tsx';
 import { ResourcePage } from './pages/resource.tsx';
 import { ErrorNote } from './ui.tsx';
+import { SESSION_ENDED } from './api.ts';
 import { BASE, Link, onRoute, routeOf, type Route } from './router.tsx';
 
 interface NavItem {
@@ -116,8 +117,13 @@ function App() {
       setSession(null);
     });
     const onPop = () => setRoute(routeOf(location.pathname));
+    const onEnded = () => setSession(null);
     addEventListener('popstate', onPop);
-    return () => removeEventListener('popstate', onPop);
+    addEventListener(SESSION_ENDED, onEnded);
+    return () => {
+      removeEventListener('popstate', onPop);
+      removeEventListener(SESSION_ENDED, onEnded);
+    };
   }, []);
   if (session === undefined) return <main class="loading">Loading…</main>;
   if (!session)

@@ -1,5 +1,5 @@
 /** The console session: exchanged once for the key, then carried by the HttpOnly cookie only. */
-import { api, ApiError, setCsrf, type Json } from './api.ts';
+import { api, ApiError, SESSION_PATH, setCsrf, type Json } from './api.ts';
 
 export interface Session {
   principal: Json;
@@ -8,7 +8,7 @@ export interface Session {
   expires_at: string;
 }
 
-const PATH = '/v1/console/session';
+const PATH = SESSION_PATH;
 
 function accept(s: Session): Session {
   setCsrf(s.csrf_token);
@@ -25,8 +25,9 @@ export async function currentSession(): Promise<Session | null> {
   }
 }
 
-export async function signIn(apiKey: string): Promise<Session> {
-  return accept(await api<Session>('POST', PATH, { api_key: apiKey }));
+/** With an API key, or with an OIDC id_token where the organisation has JWT sign-in configured. */
+export async function signIn(credential: { api_key: string } | { id_token: string }): Promise<Session> {
+  return accept(await api<Session>('POST', PATH, credential));
 }
 
 export async function signOut(): Promise<void> {

@@ -1,8 +1,8 @@
 /** API keys: list (paged on the server), create with scopes and expiry, the show-once dialog, rotate, revoke. */
 import { useState } from 'preact/hooks';
-import { api, query, type Json, type ListBody } from '../api.ts';
 import { can, homeWorkspace, type Session } from '../session.ts';
-import { cell, Confirm, Dialog, ErrorNote, Field, Pager, Table, useLoad } from '../ui.tsx';
+import { api, problemsFor, query, type Json, type ListBody } from '../api.ts';
+import { cell, Confirm, Dialog, ErrorNote, Field, Pager, problemsOf, Table, useLoad } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 
@@ -179,7 +179,8 @@ function CreateKey({ session, onClose, onCreated }: { session: Session; onClose:
             </label>
           ))}
         </fieldset>
-        <ErrorNote error={error} shown={['name', 'workspace_id', 'expires_at', 'type']} />
+        <ScopeProblems error={error} />
+        <ErrorNote error={error} shown={['name', 'workspace_id', 'expires_at', 'type', 'scopes']} />
         <div class="actions">
           <button type="submit">Create</button>
           <button type="button" onClick={onClose}>
@@ -189,4 +190,13 @@ function CreateKey({ session, onClose, onCreated }: { session: Session; onClose:
       </form>
     </Dialog>
   );
+}
+
+function ScopeProblems({ error }: { error: unknown }) {
+  const problems = problemsFor(problemsOf(error), 'scopes');
+  return problems.length ? (
+    <p class="field-error" data-field="scopes">
+      {problems.map((p) => `${p.path}: ${p.message}`).join('; ')}
+    </p>
+  ) : null;
 }

@@ -8,6 +8,7 @@ import { ErrorNote, Field } from '../ui.tsx';
 
 export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
   const [key, setKey] = useState('');
+  const [kind, setKind] = useState<'api_key' | 'id_token'>('api_key');
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const submit = async (e: Event) => {
@@ -17,7 +18,7 @@ export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
     const entered = key;
     setKey('');
     try {
-      onSession(await signIn(entered));
+      onSession(await signIn(kind === 'api_key' ? { api_key: entered } : { id_token: entered }));
     } catch (err) {
       setError(err);
     } finally {
@@ -29,12 +30,21 @@ export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
       <h1>Sign in to Gantry</h1>
       <p>Enter an admin or workspace API key. It is exchanged for a session once and is not kept in the browser.</p>
       <form onSubmit={submit}>
-        <Field label="API key" name="api_key" error={error}>
+        <fieldset class="choice">
+          <legend>Sign in with</legend>
+          <label>
+            <input type="radio" name="kind" checked={kind === 'api_key'} onChange={() => setKind('api_key')} /> an API key
+          </label>
+          <label>
+            <input type="radio" name="kind" checked={kind === 'id_token'} onChange={() => setKind('id_token')} /> an OIDC ID token (where JWT sign-in is configured)
+          </label>
+        </fieldset>
+        <Field label={kind === 'api_key' ? 'API key' : 'ID token'} name={kind} error={error}>
           {(id, describedBy) => (
-            <input id={id} name="api_key" type="password" autoComplete="off" required value={key} aria-describedby={describedBy} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />
+            <input id={id} name={kind} type="password" autoComplete="off" required value={key} aria-describedby={describedBy} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />
           )}
         </Field>
-        <ErrorNote error={error} shown={['api_key']} />
+        <ErrorNote error={error} shown={[kind]} />
         <button type="submit" disabled={busy}>
           Sign in
         </button>

@@ -34,7 +34,7 @@ describe('admin console in Chromium', () => {
   const shot = (p: Page, name: string) => p.screenshot({ path: path.join(SHOTS, `${name}.png`) });
   const signIn = async (p: Page, key: string) => {
     await p.goto(`${gw.url}/console/`);
-    await p.getByLabel('API key').fill(key);
+    await p.getByLabel('API key', { exact: true }).fill(key);
     await p.getByRole('button', { name: 'Sign in' }).click();
     await p.getByRole('button', { name: 'Sign out' }).waitFor();
   };
@@ -59,7 +59,7 @@ describe('admin console in Chromium', () => {
   it('signs in with the admin key: an HttpOnly, SameSite=Strict session cookie and the full navigation', async () => {
     await page.goto(`${gw.url}/console/`);
     await shot(page, 'sign-in');
-    await page.getByLabel('API key').fill('gw_not-a-real-key-000000000000000000');
+    await page.getByLabel('API key', { exact: true }).fill('gw_not-a-real-key-000000000000000000');
     await page.getByRole('button', { name: 'Sign in' }).click();
     await expect.poll(() => page.getByRole('alert').textContent()).toMatch(/./);
     await signIn(page, ADMIN_KEY);
@@ -90,11 +90,25 @@ describe('admin console in Chromium', () => {
     const res = await chat(createdKey, 'console-trace-1');
     expect(res.status).toBe(200);
     await res.text();
+
+    // Rotate: confirmed first, then the new key once; the old one still works in its transition period.
+    await page.getByRole('button', { name: 'Rotate console app' }).click();
+    await page.getByRole('dialog', { name: 'Please confirm' }).getByRole('button', { name: 'Confirm' }).click();
+    const rotated = page.getByRole('dialog', { name: 'Rotated key' });
+    const newKey = (await rotated.getByTestId('new-key').textContent()) ?? '';
+    expect(newKey).toMatch(/^gw_/);
+    expect(newKey).not.toBe(createdKey);
+    await rotated.getByRole('button', { name: 'I have saved it' }).click();
+    const again = await chat(newKey, 'console-trace-rotated');
+    expect(again.status).toBe(200);
+    await again.text();
+    createdKey = newKey;
   });
 
   it('shows the request in logs (filtered by trace, with its detail) and on the overview chart', async () => {
     await waitFor(gw.deps, async () => {
-      const r = await gw.admin('GET', '/v1/logs?trace_id=console-trace-1');
+      const r = await gw.admin('GET', '/v1/logs?trace_id=console-trace-1,console-trace-rotated');
+      if ((r.json.data as unknown[] | undefined)?.length !== 2) return undefined;
       return (r.json.data as unknown[] | undefined)?.[0];
     });
     await open(page, 'Logs');
@@ -116,9 +130,9 @@ describe('admin console in Chromium', () => {
 
     await open(page, 'Overview');
     const requests = page.locator('[data-chart="requests"]');
-    await expect.poll(() => requests.locator('[data-total]').textContent()).toBe('1');
+    await expect.poll(() => requests.locator('[data-total]').textContent()).toBe('2');
     const points = (await requests.locator('path[data-series="total"]').getAttribute('data-points')) ?? '';
-    expect(points.split(',').map(Number).reduce((a, b) => a + b, 0)).toBe(1);
+    expect(points.split(',').map(Number).reduce((a, b) => a + b, 0)).toBe(2);
     expect(await page.locator('[data-chart="latency"] path').count()).toBe(3);
     await shot(page, 'overview');
   });
