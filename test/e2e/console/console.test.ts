@@ -26,6 +26,8 @@ describe('admin console in Chromium', () => {
   let context: BrowserContext;
   let page: Page;
   let createdKey = '';
+  // Script errors and CSP refusals on the page, over the whole file.
+  const pageErrors: string[] = [];
 
   const open = async (p: Page, to: string) => {
     await p.getByRole('navigation', { name: 'Console' }).getByRole('link', { name: to, exact: true }).click();
@@ -50,6 +52,10 @@ describe('admin console in Chromium', () => {
     [gw, mock, browser] = await Promise.all([startGantry('direct'), startMockOpenAI(), launchBrowser()]);
     context = await browser.newContext({ viewport: { width: 1100, height: 760 } });
     page = await context.newPage();
+    page.on('pageerror', (e) => pageErrors.push(e.message));
+    page.on('console', (m) => {
+      if (m.type() === 'error' && /Content Security Policy|Refused to/i.test(m.text())) pageErrors.push(m.text());
+    });
   });
   afterAll(async () => {
     await browser?.close();
@@ -186,6 +192,8 @@ describe('admin console in Chromium', () => {
     expect(readable).not.toContain(ADMIN_KEY);
     expect(readable).not.toContain(createdKey);
     expect(await page.content()).not.toContain(ADMIN_KEY);
+    // The app runs under the server's strict CSP without a refusal or a script error.
+    expect(pageErrors).toEqual([]);
   });
 
   it('shows a workspace key only the views its scopes allow', async () => {
