@@ -1,6 +1,6 @@
 /** Small shared pieces: loading, errors next to fields, tables, paging, dialogs, a JSON editor. */
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useEffect, useId, useRef, useState } from 'preact/hooks';
 import { ApiError, problemsFor, type Json, type Problem } from './api.ts';
 
 export interface Loaded<T> {
@@ -198,7 +198,8 @@ export function JsonEditor(props: { label: string; name: string; value: string; 
   }
   const all = problemsOf(props.error);
   const problems = props.name === '*' ? all : problemsFor(all, props.name);
-  const id = `json-${props.name === '*' ? 'body' : props.name}`;
+  // Unique per editor: a page may hold two (an item's editor and a render preview).
+  const id = `json-${useId()}`;
   return (
     <div class={problems.length || syntax ? 'field invalid' : 'field'}>
       <label for={id}>{props.label}</label>

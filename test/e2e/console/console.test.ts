@@ -170,6 +170,31 @@ describe('admin console in Chromium', () => {
     await shot(page, 'config-diff');
   });
 
+  it('shows a prompt with its versions and renders a preview; a missing variable is named', async () => {
+    const collection = await gw.admin('POST', '/v1/collections', { name: 'Console prompts', workspace_id: 'default' });
+    const created = await gw.admin('POST', '/v1/prompts', {
+      name: 'Console greeting',
+      collection_id: collection.json.id,
+      string: 'Hello {{name}}, welcome',
+      parameters: { temperature: 0.2 },
+      model: 'gpt-4o-mini',
+    });
+    expect(created.status).toBe(200);
+    await open(page, 'Prompts');
+    await page.getByRole('link', { name: 'Console greeting' }).click();
+    await page.getByRole('heading', { level: 2, name: 'Versions' }).waitFor();
+    await page.getByRole('button', { name: 'Make default' }).first().waitFor();
+    const variables = page.getByLabel('Variables and parameters (JSON)');
+    await variables.fill(JSON.stringify({ variables: {} }));
+    await page.getByRole('button', { name: 'Render' }).click();
+    const preview = page.locator('form').filter({ has: page.getByRole('heading', { name: 'Render preview' }) });
+    await expect.poll(() => preview.locator('.field-error').allTextContents()).toEqual([expect.stringContaining('name')]);
+    await variables.fill(JSON.stringify({ variables: { name: 'Ada' } }));
+    await page.getByRole('button', { name: 'Render' }).click();
+    await expect.poll(() => page.getByLabel('Rendered').textContent()).toContain('Hello Ada, welcome');
+    expect(await seriousViolations(page)).toEqual([]);
+  });
+
   it('passes axe-core (no serious or critical violation) on every page', async () => {
     const names = await page.getByRole('navigation', { name: 'Console' }).getByRole('link').allTextContents();
     expect(names.length).toBeGreaterThan(10);
