@@ -227,3 +227,59 @@ export function parseJson(text: string): Json | unknown[] | null {
 }
 
 export const cell = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
+
+/** A form's submit: no reload, the last error cleared, the action's error kept for the fields. */
+export function useSubmit(action: () => Promise<void>): { error: unknown; busy: boolean; submit: (e: Event) => Promise<void> } {
+  const [error, setError] = useState<unknown>(null);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: Event) => {
+    e.preventDefault();
+    setError(null);
+    setBusy(true);
+    try {
+      await action();
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { error, busy, submit };
+}
+
+/** A dialog form's buttons. */
+export function FormActions({ label, onCancel }: { label: string; onCancel: () => void }) {
+  return (
+    <div class="actions">
+      <button type="submit">{label}</button>
+      <button type="button" onClick={onCancel}>
+        Cancel
+      </button>
+    </div>
+  );
+}
+
+/** A page's create button, shown only to a key with the scope. */
+export function CreateButton({ shown, label, onClick }: { shown: boolean; label: string; onClick: () => void }) {
+  return shown ? (
+    <div class="toolbar">
+      <button type="button" onClick={onClick}>
+        {label}
+      </button>
+    </div>
+  ) : null;
+}
+
+/** Cursor paging: the cursors of the pages before this one, so Previous needs no server state. */
+export function CursorPager({ cursors, next, onChange }: { cursors: string[]; next: string | null | undefined; onChange: (cursors: string[]) => void }) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={!cursors.length} onClick={() => onChange(cursors.slice(0, -1))}>
+        Previous
+      </button>
+      <button type="button" disabled={!next} onClick={() => next && onChange([...cursors, next])}>
+        Next
+      </button>
+    </nav>
+  );
+}

@@ -2,7 +2,7 @@
 import { useState } from 'preact/hooks';
 import { can, homeWorkspace, type Session } from '../session.ts';
 import { api, problemsFor, query, type Json, type ListBody } from '../api.ts';
-import { cell, Confirm, Dialog, ErrorNote, Field, Pager, problemsOf, Table, useLoad } from '../ui.tsx';
+import { cell, Confirm, CreateButton, Dialog, ErrorNote, Field, FormActions, Pager, problemsOf, Table, useLoad, useSubmit } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 
@@ -36,13 +36,7 @@ export function ApiKeys({ session }: { session: Session }) {
   return (
     <section>
       <h1>API keys</h1>
-      {can(session, 'api_keys.create') && (
-        <div class="toolbar">
-          <button type="button" onClick={() => setCreating(true)}>
-            Create key
-          </button>
-        </div>
-      )}
+      <CreateButton shown={can(session, 'api_keys.create')} label="Create key" onClick={() => setCreating(true)} />
       <ErrorNote error={keys.error} />
       <Table<Json>
         caption="API keys"
@@ -131,20 +125,13 @@ function CreateKey({ session, onClose, onCreated }: { session: Session; onClose:
   const [workspace, setWorkspace] = useState(homeWorkspace(session) ?? 'default');
   const [scopes, setScopes] = useState<string[]>(['completions.write'].filter((s) => can(session, s)));
   const [expires, setExpires] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
+  const { error, submit } = useSubmit(async () => {
     const body: Json = { name, scopes };
     if (type !== 'organisation/service') body.workspace_id = workspace;
     if (expires) body.expires_at = expires;
-    try {
-      const r = await api<Json>('POST', `/v1/api-keys/${type}`, body);
-      onCreated(String(r.key));
-    } catch (err) {
-      setError(err);
-    }
-  };
+    const r = await api<Json>('POST', `/v1/api-keys/${type}`, body);
+    onCreated(String(r.key));
+  });
   const toggle = (s: string) => setScopes(scopes.includes(s) ? scopes.filter((x) => x !== s) : [...scopes, s]);
   return (
     <Dialog title="Create an API key" onClose={onClose}>
@@ -181,12 +168,7 @@ function CreateKey({ session, onClose, onCreated }: { session: Session; onClose:
         </fieldset>
         <ScopeProblems error={error} />
         <ErrorNote error={error} shown={['name', 'workspace_id', 'expires_at', 'type', 'scopes']} />
-        <div class="actions">
-          <button type="submit">Create</button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions label="Create" onCancel={onClose} />
       </form>
     </Dialog>
   );

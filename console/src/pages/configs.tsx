@@ -7,7 +7,7 @@ import { api, query, type Json, type ListBody } from '../api.ts';
 import { diffLines } from '../diff.ts';
 import { Link, navigate } from '../router.tsx';
 import { can, homeWorkspace, type Session } from '../session.ts';
-import { cell, Confirm, Dialog, ErrorNote, Field, JsonEditor, Pager, parseJson, pretty, Table, useLoad } from '../ui.tsx';
+import { cell, Confirm, CreateButton, Dialog, ErrorNote, Field, FormActions, JsonEditor, Pager, parseJson, pretty, Table, useLoad, useSubmit } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 const enc = encodeURIComponent;
@@ -23,13 +23,7 @@ function ConfigList({ session }: { session: Session }) {
   return (
     <section>
       <h1>Configs</h1>
-      {can(session, 'configs.create') && (
-        <div class="toolbar">
-          <button type="button" onClick={() => setCreating(true)}>
-            Create config
-          </button>
-        </div>
-      )}
+      <CreateButton shown={can(session, 'configs.create')} label="Create config" onClick={() => setCreating(true)} />
       <ErrorNote error={list.error} />
       <Table<Json>
         caption="Configs"
@@ -54,20 +48,13 @@ function CreateConfig({ session, onClose }: { session: Session; onClose: () => v
   const [slug, setSlug] = useState('');
   const [workspace, setWorkspace] = useState(homeWorkspace(session) ?? 'default');
   const [text, setText] = useState(pretty({ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai' }] }));
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
+  const { error, submit } = useSubmit(async () => {
     const config = parseJson(text);
     if (config === null) return;
-    try {
-      const r = await api<Json>('POST', '/v1/configs', { name, ...(slug ? { slug } : {}), workspace_id: workspace, config });
-      onClose();
-      navigate(`configs/${enc(String(r.slug ?? slug))}`);
-    } catch (err) {
-      setError(err);
-    }
-  };
+    const r = await api<Json>('POST', '/v1/configs', { name, ...(slug ? { slug } : {}), workspace_id: workspace, config });
+    onClose();
+    navigate(`configs/${enc(String(r.slug ?? slug))}`);
+  });
   return (
     <Dialog title="Create a config" onClose={onClose}>
       <form onSubmit={submit}>
@@ -82,12 +69,7 @@ function CreateConfig({ session, onClose }: { session: Session; onClose: () => v
         </Field>
         <JsonEditor label="Config" name="config" value={text} onInput={setText} error={error} />
         <ErrorNote error={error} shown={['name', 'slug', 'workspace_id', 'config']} />
-        <div class="actions">
-          <button type="submit">Create</button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions label="Create" onCancel={onClose} />
       </form>
     </Dialog>
   );
@@ -97,26 +79,19 @@ function ConfigPage({ session, slug }: { session: Session; slug: string }) {
   const config = useLoad(() => api<Json>('GET', `/v1/configs/${enc(slug)}`), [slug]);
   const versions = useLoad(() => api<ListBody>('GET', `/v1/configs/${enc(slug)}/versions${query({ page_size: 100 })}`), [slug]);
   const [text, setText] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const current = text ?? (config.data ? pretty(config.data.config) : '');
-  const save = async (e: Event) => {
-    e.preventDefault();
-    setError(null);
+  const { error, submit: save } = useSubmit(async () => {
     setSaved(false);
     const body = parseJson(current);
     if (body === null) return;
-    try {
-      await api('PUT', `/v1/configs/${enc(slug)}`, { config: body });
-      setSaved(true);
-      setText(null);
-      config.reload();
-      versions.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    await api('PUT', `/v1/configs/${enc(slug)}`, { config: body });
+    setSaved(true);
+    setText(null);
+    config.reload();
+    versions.reload();
+  });
   return (
     <section>
       <p>

@@ -3,7 +3,7 @@ import { useState } from 'preact/hooks';
 import { api, query, type Json, type ListBody } from '../api.ts';
 import { Link } from '../router.tsx';
 import type { Session } from '../session.ts';
-import { cell, ErrorNote, Field, JsonView, Table, useLoad } from '../ui.tsx';
+import { cell, CursorPager, ErrorNote, Field, JsonView, Table, useLoad } from '../ui.tsx';
 
 const FILTERS: { name: string; label: string; hint?: string }[] = [
   { name: 'trace_id', label: 'Trace id' },
@@ -61,14 +61,7 @@ function LogList({ session }: { session: Session }) {
           { label: 'Trace', render: (r) => <code>{cell(r.trace_id)}</code> },
         ]}
       />
-      <nav class="pager" aria-label="Pages">
-        <button type="button" disabled={!cursors.length} onClick={() => setCursors(cursors.slice(0, -1))}>
-          Previous
-        </button>
-        <button type="button" disabled={!logs.data?.next_cursor} onClick={() => logs.data?.next_cursor && setCursors([...cursors, logs.data.next_cursor])}>
-          Next
-        </button>
-      </nav>
+      <CursorPager cursors={cursors} next={logs.data?.next_cursor} onChange={setCursors} />
     </section>
   );
 }

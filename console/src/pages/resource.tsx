@@ -8,7 +8,7 @@ import { api, query, type Json, type ListBody } from '../api.ts';
 import type { ResourceDef } from '../resources.ts';
 import { Link, navigate } from '../router.tsx';
 import { can, type Session } from '../session.ts';
-import { cell, Confirm, Dialog, ErrorNote, JsonEditor, JsonView, Pager, parseJson, pretty, Table, useLoad } from '../ui.tsx';
+import { cell, Confirm, CreateButton, CursorPager, Dialog, ErrorNote, FormActions, JsonEditor, JsonView, Pager, parseJson, pretty, Table, useLoad, useSubmit } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 const enc = encodeURIComponent;
@@ -66,13 +66,7 @@ function List({ def, session, path, title, columns, create, template, link, leve
   return (
     <section>
       <H>{title}</H>
-      {create && can(session, create) && (
-        <div class="toolbar">
-          <button type="button" onClick={() => setCreating(true)}>
-            Create
-          </button>
-        </div>
-      )}
+      <CreateButton shown={!!create && can(session, create)} label="Create" onClick={() => setCreating(true)} />
       <ErrorNote error={list.error} />
       <Table<Json>
         caption={title}
@@ -84,14 +78,7 @@ function List({ def, session, path, title, columns, create, template, link, leve
         }))}
       />
       {cursorMode ? (
-        <nav class="pager" aria-label="Pages">
-          <button type="button" disabled={!cursors.length} onClick={() => setCursors(cursors.slice(0, -1))}>
-            Previous
-          </button>
-          <button type="button" disabled={!list.data?.next_cursor} onClick={() => list.data?.next_cursor && setCursors([...cursors, list.data.next_cursor])}>
-            Next
-          </button>
-        </nav>
+        <CursorPager cursors={cursors} next={list.data?.next_cursor} onChange={setCursors} />
       ) : (
         <Pager page={page} size={PAGE_SIZE} total={list.data?.total ?? null} count={rows.length} onPage={setPage} />
       )}
@@ -115,31 +102,18 @@ function List({ def, session, path, title, columns, create, template, link, leve
 
 function CreateDialog({ path, template, title, onClose, onCreated }: { path: string; template: Json | undefined; title: string; onClose: () => void; onCreated: (r: Json) => void }) {
   const [text, setText] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const example = useLoad(async () => (await exampleFor('post', path)) ?? template ?? {}, [path]);
   const value = text ?? (example.data !== undefined ? pretty(example.data) : '');
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const { error, submit } = useSubmit(async () => {
     const body = parseJson(value);
-    if (body === null) return;
-    setError(null);
-    try {
-      onCreated((await api<Json>('POST', path, body)) ?? {});
-    } catch (err) {
-      setError(err);
-    }
-  };
+    if (body !== null) onCreated((await api<Json>('POST', path, body)) ?? {});
+  });
   return (
     <Dialog title={title} onClose={onClose}>
       <form onSubmit={submit}>
         <JsonEditor label="Body (JSON)" name="*" value={value} onInput={setText} error={error} />
         <ErrorNote error={error} shown={['*']} />
-        <div class="actions">
-          <button type="submit">Create</button>
-          <button type="button" onClick={onClose}>
-            Cancel
-          </button>
-        </div>
+        <FormActions label="Create" onCancel={onClose} />
       </form>
     </Dialog>
   );
@@ -152,25 +126,18 @@ function Item({ def, session, id }: { def: ResourceDef; session: Session; id: st
     return { got, body: editable(got, example) };
   }, [url]);
   const [text, setText] = useState<string | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [saved, setSaved] = useState(false);
   const [deleting, setDeleting] = useState(false);
   const value = text ?? (item.data ? pretty(item.data.body) : '');
-  const save = async (e: Event) => {
-    e.preventDefault();
+  const { error, submit: save } = useSubmit(async () => {
     const body = parseJson(value);
-    if (body === null) return;
-    setError(null);
     setSaved(false);
-    try {
-      await api('PUT', url, body);
-      setSaved(true);
-      setText(null);
-      item.reload();
-    } catch (err) {
-      setError(err);
-    }
-  };
+    if (body === null) return;
+    await api('PUT', url, body);
+    setSaved(true);
+    setText(null);
+    item.reload();
+  });
   const canEdit = def.update !== undefined && can(session, def.update);
   return (
     <section>
@@ -272,20 +239,12 @@ function Versions({ def, session, url, onChange }: { def: ResourceDef; session: 
 /** Renders the item with variables on the server (nothing is sent to a provider). */
 function RenderPreview({ url }: { url: string }) {
   const [text, setText] = useState(pretty({ variables: {} }));
-  const [error, setError] = useState<unknown>(null);
   const [result, setResult] = useState<unknown>(undefined);
-  const submit = async (e: Event) => {
-    e.preventDefault();
+  const { error, submit } = useSubmit(async () => {
     const body = parseJson(text);
-    if (body === null) return;
-    setError(null);
-    try {
-      setResult(await api('POST', `${url}/render`, body));
-    } catch (err) {
-      setError(err);
-      setResult(undefined);
-    }
-  };
+    setResult(undefined);
+    if (body !== null) setResult(await api('POST', `${url}/render`, body));
+  });
   return (
     <form onSubmit={submit}>
       <h2>Render preview</h2>

@@ -4,27 +4,16 @@
  */
 import { useState } from 'preact/hooks';
 import { signIn, type Session } from '../session.ts';
-import { ErrorNote, Field } from '../ui.tsx';
+import { ErrorNote, Field, useSubmit } from '../ui.tsx';
 
 export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
   const [key, setKey] = useState('');
   const [kind, setKind] = useState<'api_key' | 'id_token'>('api_key');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
-    e.preventDefault();
-    setBusy(true);
-    setError(null);
+  const { error, busy, submit } = useSubmit(async () => {
     const entered = key;
     setKey('');
-    try {
-      onSession(await signIn(kind === 'api_key' ? { api_key: entered } : { id_token: entered }));
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
-  };
+    onSession(await signIn(kind === 'api_key' ? { api_key: entered } : { id_token: entered }));
+  });
   return (
     <section class="card">
       <h1>Sign in to Gantry</h1>
