@@ -5,6 +5,7 @@
  */
 import { build } from 'esbuild';
 import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -55,9 +56,9 @@ export const CONSOLE_SOURCE = path.join(ROOT, 'console');
 export const CONSOLE_OUT = path.join(ROOT, 'dist/console');
 const CONSOLE_STAMP = path.join(CONSOLE_OUT, '.source-hash');
 
-/** A hash of every console source file, so a build is skipped when nothing changed. */
+/** A hash of every console source file and the lockfile (Preact, Vite), so a build is skipped when nothing changed. */
 export async function consoleSourceHash(): Promise<string> {
-  const hash = createHash('sha256');
+  const hash = createHash('sha256').update(await readFile(path.join(ROOT, 'package-lock.json')));
   const files = (await readdir(CONSOLE_SOURCE, { recursive: true, withFileTypes: true }))
     .filter((d) => d.isFile())
     .map((d) => path.join(d.parentPath, d.name))
@@ -73,7 +74,7 @@ export async function consoleSourceHash(): Promise<string> {
  */
 export async function buildConsole(opts: { ifChanged?: boolean } = {}): Promise<string> {
   const sourceHash = await consoleSourceHash();
-  if (opts.ifChanged && (await readFile(CONSOLE_STAMP, 'utf8').catch(() => '')) === sourceHash) return CONSOLE_OUT;
+  if (opts.ifChanged && (await readFile(CONSOLE_STAMP, 'utf8').catch(() => '')) === sourceHash && existsSync(path.join(CONSOLE_OUT, 'index.html'))) return CONSOLE_OUT;
   const { build: viteBuild } = await import('vite');
   await viteBuild({
     configFile: false,
@@ -92,7 +93,8 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.a
   const names = process.argv.slice(2);
   for (const name of names.length ? names : ['server']) {
     if (name === 'console') {
-      await buildConsole();
+      // Unchanged sources keep the last build: `npm start` stays quick, and a running server's files stay put.
+      await buildConsole({ ifChanged: true });
       continue;
     }
     const bundle = LOCAL_BUNDLES[name];
