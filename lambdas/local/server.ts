@@ -12,6 +12,7 @@ import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
+import { mcpModule } from '../../layers/core/src/mcp/gateway/routes.ts';
 import { attachRealtime, isRealtimeUpgrade } from './realtime.ts';
 import { installAwsLambdaGlobals, PreludeDecoder, ResponseStream, type StreamingHandler } from './awslambda.ts';
 
@@ -42,7 +43,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const serverOptions = { shouldUpgradeCallback: isRealtimeUpgrade };
   const server =
     mode === 'direct'
-      ? http.createServer(serverOptions, createNodeListener(createApp(opts.deps, [gatewayModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err })))
+      ? http.createServer(serverOptions, createNodeListener(createApp(opts.deps, [gatewayModule, mcpModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err })))
       : http.createServer(serverOptions, await lambdaListener(opts.deps));
   // Both modes relay locally: on AWS the WebSocket API is its own front door (docs/realtime.md).
   const realtime = attachRealtime(server, opts.deps);
