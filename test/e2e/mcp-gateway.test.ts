@@ -193,6 +193,44 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
     await client.close();
   });
 
+  it('relays GET (the server stream) and DELETE (the session end) with the upstream session id', async () => {
+    // By hand: the SDK client would hold the one GET stream a session may have.
+    const init = await rpc(gw.url, sessions.slug, key, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    expect(init.status).toBe(200);
+    await init.text();
+    const sealed = init.headers.get('mcp-session-id')!;
+    expect((await rpc(gw.url, sessions.slug, key, { jsonrpc: '2.0', method: 'notifications/initialized' }, { 'mcp-session-id': sealed })).status).toBe(202);
+    const headers = { 'x-gw-api-key': key, 'mcp-session-id': sealed, 'mcp-protocol-version': '2025-11-25' };
+    const stream = new AbortController();
+    const get = await fetch(`${gw.url}/mcp/${sessions.slug}`, { headers: { ...headers, accept: 'text/event-stream' }, signal: stream.signal });
+    expect(get.status).toBe(200);
+    expect(get.headers.get('content-type')).toMatch(/text\/event-stream/);
+    stream.abort();
+    const open = stateful.sessionCount();
+    const del = await fetch(`${gw.url}/mcp/${sessions.slug}`, { method: 'DELETE', headers });
+    expect(del.status).toBe(200);
+    expect(stateful.sessionCount()).toBe(open - 1);
+    const upstreamIds = stateful.requests.filter((r) => r.method === 'DELETE').map((r) => r.headers['mcp-session-id']);
+    expect(upstreamIds.at(-1)).toMatch(/^[0-9a-f-]{36}$/);
+    // The upstream forgot the session: the client is told to start a new one.
+    expect((await rpc(gw.url, sessions.slug, key, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sealed })).status).toBe(404);
+  });
+
+  it('admits each call through rate-limit policies that match endpoint_type mcp', async () => {
+    const made = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'limited', workspace_id: 'default', scopes: ['completions.write'] });
+    const [limited, limitedId] = [made.json.key as string, made.json.id as string];
+    const policy = await gw.admin('POST', '/v1/policies/rate-limits', {
+      conditions: [{ key: 'api_key', value: limitedId }, { key: 'endpoint_type', value: 'mcp' }], group_by: [{ key: 'api_key' }], workspace_id: 'default', type: 'requests', unit: 'rph', value: 2,
+    });
+    expect(policy.status).toBe(200);
+    const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
+    for (let i = 0; i < 2; i++) expect((await rpc(gw.url, plain.slug, limited, list)).status).toBe(200);
+    const before = stateless.requests.length;
+    const refused = await rpc(gw.url, plain.slug, limited, list);
+    expect(refused.status).toBe(429);
+    expect(stateless.requests.length).toBe(before);
+  });
+
   it('logs each call with the server, method, tool, status and caller', async () => {
     const trace = `mcp-${mode}-${randomUUID()}`;
     const res = await rpc(gw.url, plain.slug, key, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'logged' } } }, { 'x-gw-trace-id': trace });
