@@ -45,12 +45,13 @@ const listings = (): Json[] => [
 const pending = new Map<string | number, string>([['tools', 'tools/list'], ['prompts', 'prompts/list'], ['resources', 'resources/list'], ['templates', 'resources/templates/list']]);
 
 function expectFiltered(messages: Json[], a: AllowList): void {
-  const result = (id: string) => messages.find((m) => m.id === id)?.result as Record<string, Array<Json>>;
-  expect(result('tools').tools.map((t) => t.name)).toEqual(TOOLS.filter((t) => a.tools.has(t)));
+  const result = (id: string) => (messages.find((m) => m.id === id)?.result ?? {}) as Record<string, Json[] | undefined>;
+  const names = (id: string, list: string, field: string) => (result(id)[list] ?? []).map((e) => e[field]);
+  expect(names('tools', 'tools', 'name')).toEqual(TOOLS.filter((t) => a.tools.has(t)));
   expect(result('tools').nextCursor).toBe('c2');
-  expect(result('prompts').prompts.map((p) => p.name)).toEqual(PROMPTS.filter((p) => a.prompts.has(p)));
-  expect(result('resources').resources.map((r) => r.uri)).toEqual(RESOURCES.filter((r) => a.resources.has(r)));
-  expect(result('templates').resourceTemplates.map((r) => r.uriTemplate)).toEqual(TEMPLATES.filter((t) => a.resources.has(t)));
+  expect(names('prompts', 'prompts', 'name')).toEqual(PROMPTS.filter((p) => a.prompts.has(p)));
+  expect(names('resources', 'resources', 'uri')).toEqual(RESOURCES.filter((r) => a.resources.has(r)));
+  expect(names('templates', 'resourceTemplates', 'uriTemplate')).toEqual(TEMPLATES.filter((t) => a.resources.has(t)));
 }
 
 describe('MCP allow-list', () => {
