@@ -2,8 +2,10 @@
  * `npm run bench:mcp`: the latency the MCP gateway adds to a warm `tools/call` (issue 19: at most
  * 1 ms at the median). Sequential calls on one session each, straight to the SDK MCP server and
  * through Gantry (direct mode, request logs on, a workspace key, a sealed session opened on every
- * call), interleaved in rounds so both see the same machine. The server and Gantry are child
- * processes; this process is only the client. Prints one JSON document.
+ * call), interleaved in rounds so all see the same machine. A bare node:http pass-through proxy
+ * (bare-proxy.ts) runs beside them as the ceiling: what any extra hop costs on this machine, so the
+ * gap between it and Gantry is the cost of Gantry's own work. The server, the proxy and Gantry are
+ * child processes; this process is only the client. Prints one JSON document.
  */
 import http from 'node:http';
 import { startNodeChild, stopAll } from './children.ts';
@@ -68,15 +70,20 @@ const round3 = (v: number) => Math.round(v * 1000) / 1000;
 
 try {
   const mock = await startNodeChild('mcp-mock', 'mcp-mock.ts', {}, 15_000);
-  const gantry = await startNodeChild('gantry', 'gantry-server.ts', { BENCH_MCP_URL: mock.ready.url }, 90_000);
+  const [gantry, bare] = await Promise.all([
+    startNodeChild('gantry', 'gantry-server.ts', { BENCH_MCP_URL: mock.ready.url }, 90_000),
+    startNodeChild('bare_proxy', 'bare-proxy.ts', { BENCH_UPSTREAM: new URL(mock.ready.url).origin }, 15_000),
+  ]);
   const direct = await open(mock.ready.url, {});
+  const viaProxy = await open(`${bare.ready.url}/mcp`, {});
   const viaGantry = await open(`${gantry.ready.url}/mcp/${gantry.ready.mcpSlug}`, { 'x-gw-api-key': gantry.ready.apiKey ?? '' });
-  await calls(direct, WARMUP);
-  await calls(viaGantry, WARMUP);
+  for (const s of [direct, viaProxy, viaGantry]) await calls(s, WARMUP);
   const d: number[] = [];
+  const b: number[] = [];
   const g: number[] = [];
   for (let r = 0; r < ROUNDS; r++) {
     d.push(...(await calls(direct, PER_ROUND)));
+    b.push(...(await calls(viaProxy, PER_ROUND)));
     g.push(...(await calls(viaGantry, PER_ROUND)));
     log(`round ${r + 1}/${ROUNDS}`);
   }
@@ -84,9 +91,13 @@ try {
   const result = {
     calls: d.length,
     direct_ms: { p50: round3(quantile(d, 0.5)), p99: round3(quantile(d, 0.99)) },
+    bare_proxy_ms: { p50: round3(quantile(b, 0.5)), p99: round3(quantile(b, 0.99)) },
     gantry_ms: { p50: round3(quantile(g, 0.5)), p99: round3(quantile(g, 0.99)) },
     added_p50_ms: round3(added),
     added_p99_ms: round3(quantile(g, 0.99) - quantile(d, 0.99)),
+    /** The hop alone (the bare proxy over direct), and Gantry's own work (Gantry over the bare proxy). */
+    hop_p50_ms: round3(quantile(b, 0.5) - quantile(d, 0.5)),
+    gantry_over_bare_proxy_p50_ms: round3(quantile(g, 0.5) - quantile(b, 0.5)),
     budget_added_p50_ms: BUDGET_MS,
     within_budget: added <= BUDGET_MS,
   };

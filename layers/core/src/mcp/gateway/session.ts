@@ -42,15 +42,34 @@ export async function sealSession(cipher: Cipher, owner: SessionOwner, upstreamI
   return cipher.encrypt(JSON.stringify(sealed), contextOf(owner.serverId));
 }
 
-/** The upstream's session id inside a token, once the token is authentic, current and the caller's own. */
-export async function openSession(cipher: Cipher, token: string, owner: SessionOwner, now: number): Promise<string> {
-  if (!WELL_FORMED.test(token)) throw new SessionRefusal(400, 'Bad Request: Mcp-Session-Id must be visible ASCII of at most 4096 characters');
+/**
+ * Tokens this instance has already decrypted, per cipher (one key): the same token always opens
+ * to the same content, so a warm session skips the decryption. The checks below still run on
+ * every call. Bounded; cleared when full.
+ */
+const opened = new WeakMap<Cipher, Map<string, Sealed>>();
+const MAX_OPENED = 10_000;
+
+async function decrypted(cipher: Cipher, token: string, serverId: string): Promise<Sealed> {
+  let cache = opened.get(cipher);
+  if (!cache) opened.set(cipher, (cache = new Map()));
+  const hit = cache.get(token);
+  if (hit) return hit;
   let sealed: Sealed;
   try {
-    sealed = JSON.parse(await cipher.decrypt(token, contextOf(owner.serverId))) as Sealed;
+    sealed = JSON.parse(await cipher.decrypt(token, contextOf(serverId))) as Sealed;
   } catch {
     throw new SessionRefusal(404, 'Session not found');
   }
+  if (cache.size >= MAX_OPENED) cache.clear();
+  cache.set(token, sealed);
+  return sealed;
+}
+
+/** The upstream's session id inside a token, once the token is authentic, current and the caller's own. */
+export async function openSession(cipher: Cipher, token: string, owner: SessionOwner, now: number): Promise<string> {
+  if (!WELL_FORMED.test(token)) throw new SessionRefusal(400, 'Bad Request: Mcp-Session-Id must be visible ASCII of at most 4096 characters');
+  const sealed = await decrypted(cipher, token, owner.serverId);
   // The same answer for each reason: a caller learns nothing about a session that is not theirs.
   if (sealed.p !== owner.principal || sealed.s !== owner.serverId || typeof sealed.u !== 'string' || !(sealed.e > now)) {
     throw new SessionRefusal(404, 'Session not found');

@@ -22,10 +22,17 @@ export interface Outbound {
   signal?: AbortSignal | undefined;
 }
 
+/** Checked URLs per cached route: a route object lives for the cache TTL, and its URL with it. */
+const checked = new WeakMap<McpRoute, URL>();
+
 /** The server's URL, refused before any connection when it names a private, internal or metadata host. */
 export function upstreamUrl(route: McpRoute, deps: CoreDeps): URL {
+  const hit = checked.get(route);
+  if (hit) return hit;
   try {
-    return parseOutboundUrl(route.upstream.url, 'url', deps.trustedHosts);
+    const url = parseOutboundUrl(route.upstream.url, 'url', deps.trustedHosts);
+    checked.set(route, url);
+    return url;
   } catch (err) {
     throw new UpstreamError(502, `The MCP server's URL is not allowed: ${err instanceof Error ? err.message : 'refused'}`);
   }
