@@ -156,14 +156,17 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
     expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/not allowed.*private or reserved/);
   });
 
-  it('also serves the Portkey shape /{slug}/mcp', async () => {
-    const res = await fetch(`${gw.url}/${plain.slug}/mcp`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
-    });
-    expect(res.status).toBe(200);
-    expect(((await res.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name).sort()).toEqual(['add', 'echo']);
+  it('also serves /v1/mcp/{slug} (the AWS form) and the Portkey shape /{slug}/mcp, with a Bearer gateway key', async () => {
+    for (const url of [`${gw.url}/v1/mcp/${plain.slug}`, `${gw.url}/${plain.slug}/mcp`]) {
+      const res = await fetch(url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+      });
+      expect(res.status, url).toBe(200);
+      expect(((await res.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name).sort()).toEqual(['add', 'echo']);
+    }
+    expect((await fetch(`${gw.url}/v1/mcp`, { method: 'POST', headers: { authorization: `Bearer ${key}` } })).status).not.toBe(200);
   });
 
   it('hands out a sealed session that a second, separate instance serves; a forged or foreign one is 404', async () => {
