@@ -5,6 +5,7 @@
  * the upstream OAuth refresh, the SSRF guard, and the call's log.
  */
 import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
@@ -19,7 +20,7 @@ import { createTestDepsOn } from '../support/deps.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { addUser } from '../support/identity.ts';
 import { storedLog } from '../support/observability.ts';
-import { startMcpUpstream, type McpUpstream } from '../support/mcp-upstream.ts';
+import { MCP_DEFAULT_TOOLS, startMcpUpstream, type McpUpstream } from '../support/mcp-upstream.ts';
 
 const NOW = '2026-11-24T10:00:00.000Z';
 type Json = Record<string, unknown>;
@@ -27,6 +28,8 @@ const cap = (type: 'tool' | 'prompt' | 'resource', name: string, enabled: boolea
 
 interface ServerOptions {
   url: string;
+  /** Enabled tools (default echo and add); the other default tools are disabled. */
+  tools?: readonly string[];
   authType?: McpIntegrationRecord['auth_type'];
   headers?: Record<string, string>;
   configurations?: Record<string, unknown>;
@@ -46,8 +49,9 @@ async function register(gw: TestGantry, o: ServerOptions): Promise<{ slug: strin
     secret, global_workspace_access: true, workspace_ids: [], new_capabilities_enabled: true, status: 'active',
     created_at: NOW, last_updated_at: NOW, created_by: null, last_updated_by: null,
   });
+  const enabled = new Set(o.tools ?? ['echo', 'add']);
   await repo.putCapabilities(org, id, [
-    cap('tool', 'echo', true), cap('tool', 'add', true), cap('tool', 'delete_everything', false),
+    ...MCP_DEFAULT_TOOLS.map((t) => cap('tool', t, enabled.has(t))),
     cap('prompt', 'greeting', true), cap('prompt', 'review', false),
     cap('resource', 'file:///readme.md', true), cap('resource', 'file:///secrets.txt', false),
   ], NOW);
@@ -108,6 +112,32 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
       expect(await client.readResource({ uri: 'file:///readme.md' })).toMatchObject({ contents: [{ text: '# Readme' }] });
       await client.close();
     }
+  });
+
+  it('for any enabled subset of tools, the SDK client sees and calls exactly that subset (property)', async () => {
+    await fc.assert(
+      fc.asyncProperty(fc.subarray([...MCP_DEFAULT_TOOLS]), async (tools) => {
+        const srv = await register(gw, { url: stateless.url, tools });
+        const { client } = await connect(gw.url, srv.slug, key);
+        try {
+          expect((await client.listTools()).tools.map((t) => t.name).sort()).toEqual([...tools].sort());
+          for (const name of MCP_DEFAULT_TOOLS) {
+            const before = stateless.calls.length;
+            const call = client.callTool({ name, arguments: { text: 'x' } });
+            if (tools.includes(name)) {
+              expect(await call).toMatchObject({ content: [{ type: 'text' }] });
+              expect(stateless.calls.slice(before)).toEqual([name]);
+            } else {
+              await expect(call).rejects.toThrow(`Tool ${name} not found`);
+              expect(stateless.calls.length).toBe(before);
+            }
+          }
+        } finally {
+          await client.close();
+        }
+      }),
+      { numRuns: 6 },
+    );
   });
 
   it('refuses a hidden tool, prompt or resource with a JSON-RPC error that never reaches the server', async () => {
