@@ -9,6 +9,7 @@
  */
 import http from 'node:http';
 import { startNodeChild, stopAll } from './children.ts';
+import { medianAndTail, quantile, round3 } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_MCP_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_MCP_CALLS ?? 500);
@@ -62,12 +63,6 @@ async function calls(s: Session, n: number): Promise<number[]> {
   return times;
 }
 
-const quantile = (xs: number[], q: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
-};
-const round3 = (v: number) => Math.round(v * 1000) / 1000;
-
 try {
   const mock = await startNodeChild('mcp-mock', 'mcp-mock.ts', {}, 15_000);
   const [gantry, bare] = await Promise.all([
@@ -90,9 +85,9 @@ try {
   const added = quantile(g, 0.5) - quantile(d, 0.5);
   const result = {
     calls: d.length,
-    direct_ms: { p50: round3(quantile(d, 0.5)), p99: round3(quantile(d, 0.99)) },
-    bare_proxy_ms: { p50: round3(quantile(b, 0.5)), p99: round3(quantile(b, 0.99)) },
-    gantry_ms: { p50: round3(quantile(g, 0.5)), p99: round3(quantile(g, 0.99)) },
+    direct_ms: medianAndTail(d),
+    bare_proxy_ms: medianAndTail(b),
+    gantry_ms: medianAndTail(g),
     added_p50_ms: round3(added),
     added_p99_ms: round3(quantile(g, 0.99) - quantile(d, 0.99)),
     /** The hop alone (the bare proxy over direct), and Gantry's own work (Gantry over the bare proxy). */
