@@ -12,6 +12,7 @@ import { createIngestConsumer, type IngestStats } from './ingest.ts';
 import { LogStore } from './log-store.ts';
 import { EXPORTS_QUEUE, LOGS_QUEUE, type ExportQueueMessage, type LogQueueMessage } from './messages.ts';
 import { RollupStore } from './rollups.ts';
+import { MCP_SYNC_QUEUE, type McpSyncMessage } from '../mcp/messages.ts';
 
 export interface Observability {
   logs: LogStore;
@@ -84,11 +85,13 @@ export function exportConsumer(deps: CoreDeps, opts: { sliceMs?: number; sink?: 
   };
 }
 
-/** Locally (in-process queues): runs the log-ingest and log-export workers in this process. */
+/** Locally (in-process queues): runs the log-ingest, log-export and MCP sync workers in this process. */
 export function attachLocalWorkers(deps: CoreDeps): { ingest: IngestStats } | undefined {
   if (!(deps.queues instanceof LocalQueueFactory)) return undefined;
   const ingest = ingestConsumer(deps);
   deps.queues.get<LogQueueMessage>(LOGS_QUEUE).setConsumer(ingest);
   deps.queues.get<ExportQueueMessage>(EXPORTS_QUEUE).setConsumer(exportConsumer(deps));
+  // Imported on the first sync: the MCP SDK stays out of processes that never sync.
+  deps.queues.get<McpSyncMessage>(MCP_SYNC_QUEUE).setConsumer(async (batch) => (await import('../mcp/sync-queue.ts')).mcpSyncConsumer(deps)(batch));
   return { ingest: ingest.stats };
 }
