@@ -68,6 +68,8 @@ export interface McpCapability {
   /** SHA-256 of the definition (description, schema) as last discovered: a changed tool shows. */
   schema_hash?: string | null;
   input_schema?: Record<string, unknown> | null;
+  /** False once a sync no longer finds it on the server: kept (with its choice) but never allowed. */
+  available?: boolean;
   created_at: string;
   last_updated_at: string;
 }
@@ -486,7 +488,7 @@ async function batchGetBySk(t: TableClient, keys: readonly ItemKey[]): Promise<M
 
 /** The effective allow-list: enabled on the integration and not disabled by the server. */
 export function effectiveCapabilities(capabilities: readonly McpCapability[], overrides: Readonly<Record<string, boolean>>): McpCapability[] {
-  return capabilities.map((c) => ({ ...c, enabled: c.enabled && overrides[capabilityKey(c)] !== false }));
+  return capabilities.map((c) => ({ ...c, enabled: c.enabled && c.available !== false && overrides[capabilityKey(c)] !== false }));
 }
 
 /**
