@@ -166,7 +166,7 @@ export interface SyncDeps {
 
 /** The upstream as the integration reaches it: its URL, transport and decrypted static headers. */
 export async function discoveryTarget(cipher: Cipher, rec: McpIntegrationRecord): Promise<DiscoveryTarget> {
-  const headers = rec.auth_type === 'headers' ? (await openMcpSecrets(cipher, rec)).headers : {};
+  const { headers } = await openMcpSecrets(cipher, rec);
   return { url: rec.url, transport: rec.transport, headers };
 }
 

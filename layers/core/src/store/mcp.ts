@@ -3,6 +3,7 @@
  * capabilities and metadata, the MCP servers (a workspace's instance of an integration, reached by
  * the gateway as `/mcp/{slug}`) and the users' OAuth connections. Layout, all under `ORG#<org>`:
  * - `MCPINT#<id>`: the integration; static headers and OAuth client secrets only as ciphertext;
+ * - `MCPINTSLUG#<slug>`: the integration's slug claim (unique per organisation);
  * - `MCPCAPS#<integration>`: every capability of the integration in one item (one read on the hot path);
  * - `MCPMETA#<integration>`: what the last `initialize` said, and how the last sync went;
  * - `MCPSRV#<id>`: the server, with its capability overrides and user access;
@@ -36,8 +37,8 @@ export interface McpIntegrationRecord {
   transport: McpTransport;
   /** The configuration without its secret fields (OAuth client id, scopes, ...). */
   configurations: Record<string, unknown>;
-  /** Masked forms of the secret fields (`headers.<name>`, `client_secret`) for display. */
-  masked_configurations: Record<string, string>;
+  /** What is shown of the secret fields: `masked_custom_headers` (names, values masked), `masked_client_secret`. */
+  masked_configurations: Record<string, unknown>;
   /** `McpSecrets` as one ciphertext bound to `{organisation_id, mcp_integration_id}`; null when none. */
   secret: string | null;
   secret_mappings?: SecretMapping[];
@@ -157,6 +158,11 @@ export const McpIntegration = new Entity<McpIntegrationRecord>({
   key: (r) => ({ pk: orgPk(r.organisation_id), sk: `MCPINT#${r.id}` }),
 });
 
+export const McpIntegrationSlug = new Entity<{ organisation_id: string; slug: string; mcp_integration_id: string }>({
+  name: 'McpIntegrationSlug',
+  key: (r) => ({ pk: orgPk(r.organisation_id), sk: `MCPINTSLUG#${r.slug}` }),
+});
+
 export const McpCapabilities = new Entity<McpCapabilitiesRecord>({
   name: 'McpCapabilities',
   key: (r) => ({ pk: orgPk(r.organisation_id), sk: `MCPCAPS#${r.mcp_integration_id}` }),
@@ -259,16 +265,18 @@ export class McpRepository {
 
   // --- integrations --------------------------------------------------------------------------
 
-  /** The integration with empty capabilities and pending metadata, together. */
+  /** The integration, its slug claim, empty capabilities and pending metadata, together. A taken slug is a conflict. */
   async createIntegration(rec: McpIntegrationRecord): Promise<void> {
     const org = rec.organisation_id;
     try {
       await this.#t.transact([
+        this.#t.putIfAbsent(McpIntegrationSlug.toItem({ organisation_id: org, slug: rec.slug, mcp_integration_id: rec.id })),
         this.#t.putIfAbsent(McpIntegration.toItem(rec)),
         this.#t.putIfAbsent(McpCapabilities.toItem({ organisation_id: org, mcp_integration_id: rec.id, capabilities: [], last_updated_at: rec.created_at })),
         this.#t.putIfAbsent(McpMetadata.toItem(emptyMetadata(org, rec.id))),
       ]);
     } catch (err) {
+      if (failedAt(err, 0)) throw new ConflictError(`An MCP integration with slug "${rec.slug}" already exists`, { param: 'slug' });
       if (cancelled(err)) throw new ConflictError(`An MCP integration with id ${rec.id} already exists`);
       throw err;
     }
@@ -292,6 +300,7 @@ export class McpRepository {
     const del = (key: ItemKey): TransactItem => ({ Delete: { TableName: this.#t.tableName, Key: key } });
     await this.#t.transact([
       { Delete: { TableName: this.#t.tableName, Key: McpIntegration.key(rec), ConditionExpression: 'attribute_exists(pk)' } },
+      del({ pk: orgPk(rec.organisation_id), sk: `MCPINTSLUG#${rec.slug}` }),
       del(capabilitiesKey(rec.organisation_id, rec.id)),
       del(metadataKey(rec.organisation_id, rec.id)),
     ]);
@@ -299,6 +308,14 @@ export class McpRepository {
 
   getIntegration(org: string, id: string): Promise<McpIntegrationRecord | undefined> {
     return this.#t.get(McpIntegration, integrationKey(org, id), true);
+  }
+
+  /** By id or slug. */
+  async resolveIntegration(org: string, idOrSlug: string): Promise<McpIntegrationRecord | undefined> {
+    const byId = await this.getIntegration(org, idOrSlug);
+    if (byId) return byId;
+    const claim = await this.#t.get(McpIntegrationSlug, { pk: orgPk(org), sk: `MCPINTSLUG#${idOrSlug}` }, true);
+    return claim ? this.getIntegration(org, claim.mcp_integration_id) : undefined;
   }
 
   async listIntegrations(org: string): Promise<McpIntegrationRecord[]> {
@@ -511,7 +528,7 @@ export async function loadMcpRoute(deps: McpStoreDeps, organisationId: string, s
   const capabilities = caps ? McpCapabilities.fromItem(caps).capabilities : [];
   const enabled = effectiveCapabilities(capabilities, server.capability_overrides).filter((c) => c.enabled);
   const names = (type: McpCapabilityType) => new Set(enabled.filter((c) => c.type === type).map((c) => c.name));
-  const secrets = integration.auth_type === 'headers' ? await openMcpSecrets(deps.cipher, integration) : { headers: {} };
+  const secrets = await openMcpSecrets(deps.cipher, integration);
   return {
     server: { id: server.id, slug: server.slug, name: server.name, workspaceId: server.workspace_id, organisationId },
     upstream: { url: integration.url, transport: integration.transport, authType: integration.auth_type, headers: secrets.headers },
