@@ -13,7 +13,7 @@ import { capabilityList, toCapabilityView } from '../mcp-integrations/capabiliti
 import { integrationMetadata } from '../mcp-integrations/routes.ts';
 import { capabilitiesUpdateSchema } from '../mcp-integrations/schema.ts';
 import { mcpConnectionRoutes } from './connections.ts';
-import { createMcpServerSchema, updateMcpServerSchema, userAccessUpdateSchema } from './schema.ts';
+import { createMcpServerSchema, testServerSchema, updateMcpServerSchema, userAccessUpdateSchema } from './schema.ts';
 import { McpServerService, toServerView } from './service.ts';
 
 /** `/test` gives up after this long: it answers an admin who waits. */
@@ -22,14 +22,14 @@ export const TEST_TIMEOUT_MS = 10_000;
 const id = (ctx: AdminContext) => ctx.params.id ?? '';
 const service = (ctx: AdminContext) => new McpServerService(ctx.deps);
 
-async function testServer(ctx: AdminContext) {
+async function testServer(ctx: AdminContext, timeoutMs: number) {
   const svc = service(ctx);
   const server = await svc.get(ctx.principal, id(ctx));
   const integration = await svc.repo.getIntegration(server.organisation_id, server.mcp_integration_id);
   if (!integration) return { success: false, status_code: null, response_time_ms: 0, url: null, server_name: null, error: 'The MCP integration no longer exists' };
   const started = performance.now();
   try {
-    const found = await discover(await discoveryTarget(ctx.deps.cipher, integration), guardedMcpFetch(ctx.deps.upstream, ctx.deps.trustedHosts), TEST_TIMEOUT_MS);
+    const found = await discover(await discoveryTarget(ctx.deps.cipher, integration), guardedMcpFetch(ctx.deps.upstream, ctx.deps.trustedHosts), timeoutMs);
     const ms = Math.round(performance.now() - started);
     return { success: true, status_code: 200, response_time_ms: ms, url: integration.url, server_name: found.serverName, server_version: found.serverVersion, protocol_version: found.protocolVersion, error: null };
   } catch (err) {
@@ -87,7 +87,12 @@ export const mcpServerRoutes: readonly AdminRoute[] = [
       return {};
     },
   },
-  { method: 'POST', path: '/v1/mcp-servers/:id/test', scope: 'mcp_servers.read', handler: testServer },
+  {
+    method: 'POST',
+    path: '/v1/mcp-servers/:id/test',
+    scope: 'mcp_servers.read',
+    ...withBody(testServerSchema, async (ctx, body) => testServer(ctx, body.timeout_ms ?? TEST_TIMEOUT_MS)),
+  },
   {
     method: 'GET',
     path: '/v1/mcp-servers/:id/capabilities',

@@ -32,3 +32,8 @@ export const userAccessUpdateSchema = z
 export type CreateMcpServerBody = z.output<typeof createMcpServerSchema>;
 export type UpdateMcpServerBody = z.output<typeof updateMcpServerSchema>;
 export type UserAccessUpdateBody = z.output<typeof userAccessUpdateSchema>;
+
+/** `/test`: how long to wait for the server (default 10 s). */
+export const testServerSchema = z.object({
+  timeout_ms: z.number({ error: 'must be a number' }).int('must be an integer').min(100, 'must be >= 100').max(30_000, 'must be <= 30000').optional(),
+});
