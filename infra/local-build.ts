@@ -21,10 +21,21 @@ export const LOCAL_BUNDLES: Record<string, LocalBundle> = {
   bench: { entry: 'test/bench/gantry-server.ts', outfile: 'dist/bench/gantry-server.mjs' },
 };
 
+/** The local server's log-ingest process, bundled beside each bundle (log-ingest-process.ts starts it). */
+const INGEST_CHILD = 'lambdas/local/log-ingest-child.ts';
+
 export async function buildBundle(bundle: LocalBundle): Promise<string> {
   const outfile = path.join(ROOT, bundle.outfile);
+  await Promise.all([
+    buildOne(path.join(ROOT, bundle.entry), outfile),
+    buildOne(path.join(ROOT, INGEST_CHILD), path.join(path.dirname(outfile), 'log-ingest-child.mjs')),
+  ]);
+  return outfile;
+}
+
+async function buildOne(entry: string, outfile: string): Promise<void> {
   await build({
-    entryPoints: [path.join(ROOT, bundle.entry)],
+    entryPoints: [entry],
     outfile,
     bundle: true,
     platform: 'node',
@@ -36,7 +47,6 @@ export async function buildBundle(bundle: LocalBundle): Promise<string> {
     banner: { js: REQUIRE_SHIM },
     logLevel: 'warning',
   });
-  return outfile;
 }
 
 // `node infra/local-build.ts [server|bench]`

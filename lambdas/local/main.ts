@@ -20,6 +20,8 @@ import { DataDirInUseError, JavaMissingError, startDynamoDBLocal, type DynamoDBL
 import { startLocalServer, type LocalMode, type LocalServer } from './server.ts';
 import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
 import { flushHooks } from '../shared/observability.ts';
+import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
+import { startLogIngestProcess, type LogIngestProcess } from './log-ingest-process.ts';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -40,7 +42,7 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   try {
-    const config = loadConfig({
+    const configEnv = {
       ...env,
       TABLE_NAME: env.TABLE_NAME ?? 'gantry',
       DYNAMODB_ENDPOINT: ddb.endpoint,
@@ -49,7 +51,8 @@ async function main(): Promise<void> {
       GW_DATA_DIR: dataDir,
       GW_BLOB_DIR: env.GW_BLOB_DIR ?? (dataDir === ':memory:' ? mkdtempSync(path.join(os.tmpdir(), 'gantry-blobs-')) : path.join(dataDir, 'blobs')),
       GW_OUTBOX_DIR: env.GW_OUTBOX_DIR ?? (dataDir === ':memory:' ? mkdtempSync(path.join(os.tmpdir(), 'gantry-outbox-')) : path.join(dataDir, 'outbox')),
-    });
+    };
+    const config = loadConfig(configEnv);
     const client = new DynamoDBClient({
       endpoint: ddb.endpoint,
       region: config.region,
@@ -60,8 +63,11 @@ async function main(): Promise<void> {
 
     const deps = createDeps(config, localAdapters(config));
     running.deps = deps;
-    // Request logs and log exports are processed in this process (SQS and worker functions in AWS).
-    attachLocalWorkers(deps);
+    // Request logs are written by a process of its own, as by a function of its own in AWS (fed by
+    // SQS there, by the spooled in-process queue here); log exports are processed in this process.
+    const ingest = startLogIngestProcess({ env: configEnv, requeue: deps.queues.get<LogQueueMessage>(LOGS_QUEUE), logger: deps.logger });
+    running.ingest = ingest;
+    attachLocalWorkers(deps, { ingest: ingest.consumer });
     const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);
     const server = await startLocalServer({ deps, mode, port, host });
     running.server = server;
@@ -88,6 +94,7 @@ interface Running {
   ready?: boolean;
   ddb?: DynamoDBLocal;
   deps?: CoreDeps;
+  ingest?: LogIngestProcess;
   server?: LocalServer;
   stopSchedules: (() => void)[];
 }
@@ -121,6 +128,7 @@ async function shutdown(running: Running, graceMs: number): Promise<void> {
   const deps = running.deps;
   const flushed = deps && flushHooks(deps).then(() => deps.queues.close?.());
   if (flushed && !(await within(flushed, graceMs))) console.error(`Queued messages were not delivered within ${graceMs / 1000} s; they are dropped.`);
+  await running.ingest?.close();
   await running.ddb?.stop();
 }
 

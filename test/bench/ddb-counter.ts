@@ -18,7 +18,7 @@ export type DynamoCounts = Omit<DynamoCallsMessage, 'type'>;
 
 const counts: DynamoCounts = { requests: 0, sync: 0, after_answer: 0, log_ingest: 0, other: 0, sync_by_operation: {} };
 
-/** Work done under this (the log-ingest worker) is counted as the worker's, not a request's. */
+/** Work done under this (a log-ingest worker in the serving process) is counted as the worker's, not a request's. */
 export const asWorker = <T>(fn: () => T): T => origin.run({ kind: 'worker' }, fn);
 
 export function countDynamoCalls(doc: DynamoDBDocumentClient): () => DynamoCounts {

@@ -3,6 +3,9 @@
  * own: DynamoDB Local in memory, a fresh table, the first-start bootstrap, the local server in
  * direct mode, and a workspace key. Reports `ready` (url and key) and answers `rss` over IPC.
  */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps } from '../../layers/core/src/deps.ts';
@@ -11,14 +14,14 @@ import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
 import { startLocalServer } from '../../lambdas/local/server.ts';
-import { countDynamoCalls, asWorker } from './ddb-counter.ts';
+import { countDynamoCalls } from './ddb-counter.ts';
+import { startLogIngestProcess } from '../../lambdas/local/log-ingest-process.ts';
 import { rssReport, type DynamoCallsMessage, type IngestMessage, type LimitsMessage, type ReadyMessage } from './protocol.ts';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { McpRepository } from '../../layers/core/src/store/mcp.ts';
-import type { IngestStats } from '../../layers/core/src/observability/ingest.ts';
 import type { LocalQueueFactory } from '../../layers/core/src/ports/queue-factory.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
-import { attachLocalWorkers, ingestConsumer } from '../../layers/core/src/observability/install.ts';
+import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
 
 const ddb = await startDynamoDBLocal({ dataDir: ':memory:' });
 let stopping = false;
@@ -39,14 +42,17 @@ process.on('SIGTERM', () => void stop(0));
 process.on('SIGINT', () => void stop(0));
 
 try {
-  const config = loadConfig({
+  const env = {
     TABLE_NAME: 'gantry-bench',
     DYNAMODB_ENDPOINT: ddb.endpoint,
     AWS_REGION: 'local',
     GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
     // The bench runs one Gantry with request logs and one without (GW_REQUEST_LOGS=OFF).
     GW_REQUEST_LOGS: process.env.GW_REQUEST_LOGS,
-  });
+    // As `npm start` runs: the logs queue spools to the data directory past GW_QUEUE_MAX_IN_MEMORY.
+    GW_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'gantry-bench-data-')),
+  };
+  const config = loadConfig(env);
   const client = new DynamoDBClient({
     endpoint: ddb.endpoint,
     region: config.region,
@@ -57,12 +63,12 @@ try {
 
   const deps = createDeps(config, localAdapters(config));
   const dynamoCounts = countDynamoCalls(deps.repos.table.doc);
-  // Request logs and log exports are processed in this process (SQS and worker functions in AWS).
-  attachLocalWorkers(deps);
+  // As `npm start`: the log-ingest worker in a process of its own (a function of its own in AWS).
+  const logsQueue = (deps.queues as LocalQueueFactory).get<LogQueueMessage>(LOGS_QUEUE);
+  const ingest = startLogIngestProcess({ env, requeue: logsQueue, logger: deps.logger });
   // The bench has the log-ingest worker drop events while it measures the request path alone.
-  const ingest = ingestConsumer(deps);
   let discard = false;
-  (deps.queues as LocalQueueFactory).get<LogQueueMessage>(LOGS_QUEUE).setConsumer(async (batch) => (discard ? [] : asWorker(() => ingest(batch))));
+  attachLocalWorkers(deps, { ingest: async (batch) => (discard ? [] : ingest.consumer(batch)) });
   const boot = await ensureBootstrap(deps);
   if (!boot.createdAdminKey) throw new Error('bootstrap did not create an owner key on a fresh table');
   const server = await startLocalServer({ deps, mode: 'direct' });
@@ -94,7 +100,8 @@ try {
     if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'ingest') {
       discard = 'action' in m && m.action === 'discard';
       if (discard) {
-        const reply: IngestMessage = { type: 'ingest', written: 0, ms: 0, total: ingest.stats.logsWritten, busyMs: Math.round(ingest.stats.busyMs), drained: true };
+        const stats = ingest.stats();
+        const reply: IngestMessage = { type: 'ingest', written: 0, ms: 0, total: stats.logsWritten, busyMs: Math.round(stats.busyMs), drained: true };
         process.send?.(reply);
       } else void drainLogs(deps, ingest.stats).then((reply) => process.send?.(reply));
     }
@@ -154,11 +161,12 @@ async function limitedKey(url: string, adminKey: string): Promise<string> {
 }
 
 /** Lets the log-ingest worker write its backlog (for at most 60 s) and says how fast it went. */
-async function drainLogs(deps: CoreDeps, stats: IngestStats): Promise<IngestMessage> {
+async function drainLogs(deps: CoreDeps, stats: () => { logsWritten: number; busyMs: number }): Promise<IngestMessage> {
   await Promise.all(deps.gatewayHooks.map((h) => h.flush?.()));
-  const before = stats.logsWritten;
+  const before = stats().logsWritten;
   const started = performance.now();
   const logs = (deps.queues as LocalQueueFactory).get(LOGS_QUEUE);
   const drained = await Promise.race([logs.drain().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 60_000).unref())]);
-  return { type: 'ingest', written: stats.logsWritten - before, ms: Math.round(performance.now() - started), total: stats.logsWritten, busyMs: Math.round(stats.busyMs), drained };
+  const after = stats();
+  return { type: 'ingest', written: after.logsWritten - before, ms: Math.round(performance.now() - started), total: after.logsWritten, busyMs: Math.round(after.busyMs), drained };
 }

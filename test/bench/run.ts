@@ -305,7 +305,9 @@ async function main(): Promise<void> {
     },
     settings,
     conditions: {
-      gantry: 'local server, direct mode, DynamoDB Local in memory, auth on (workspace key, cache warm), LOG_LEVEL=INFO (stdout to /dev/null)',
+      gantry:
+        'local server, direct mode, DynamoDB Local in memory, auth on (workspace key, cache warm), request logs on (log-ingest worker in a ' +
+        'child process, logs queue spooled to a temporary data directory), LOG_LEVEL=INFO (stdout to /dev/null)',
       rate_limit_policy:
         'latency_1conn and throughput use a key no policy matches; rate_limit_policy measures a key one requests-per-minute policy ' +
         'counts (one conditional UpdateItem to DynamoDB Local per request, before the provider call)',
@@ -352,7 +354,8 @@ async function main(): Promise<void> {
         'Counted, not estimated: every DynamoDB HTTP request of the Gantry process (a middleware on its document client, retries ' +
         'included) in a window of sequential warm requests of one key, by origin: sync = made for a request before its answer ended ' +
         '(the caller waited for it), after_answer = for a request after its answer ended, log_ingest = the log-ingest worker ' +
-        '(a separate function in AWS), other = timers and the rest.',
+        'in the serving process (0: it runs in a process of its own, as a function of its own in AWS; its writes are in request_logs.ingest_local), ' +
+        'other = timers and the rest.',
     },
     request_logs: {
       latency_1conn: {
@@ -372,10 +375,11 @@ async function main(): Promise<void> {
         backlog_drained: ingest.drained,
       },
       note:
-        'latency_1conn and throughput_32conn: the logging Gantry builds and queues every event, its in-process worker drops them (in ' +
-        'AWS the worker is a function of its own fed by SQS); throughput_32conn_with_local_worker: the main throughput run, worker writing to ' +
-        'DynamoDB Local on the same cores, as npm start runs it. ingest_local: events the worker wrote (logs, pointers, rollups) ' +
-        'over the time it was busy writing, and the backlog left when the load ended.',
+        'latency_1conn and throughput_32conn: the logging Gantry builds and queues every event, its worker drops them (in ' +
+        'AWS the worker is a function of its own fed by SQS); throughput_32conn_with_local_worker: the main throughput run, the worker ' +
+        'writing to DynamoDB Local from a child process of its own (as npm start runs it) on the same cores. ingest_local: events the ' +
+        'worker wrote (logs, pointers, rollups) over the time it was busy writing, and the backlog left when the load ended (the queue ' +
+        'holds at most GW_QUEUE_MAX_IN_MEMORY of it in memory, the rest in its spool).',
     },
     throughput_32conn: {
       mock_direct: throughput.mock_direct,

@@ -49,6 +49,8 @@ const envSchema = z.object({
   GW_DATA_DIR: optionalNonEmpty(),
   /** Most MiB each local queue's spool (`<GW_DATA_DIR>/spool/<queue>/`) keeps on disk. */
   GW_LOG_SPOOL_MAX_MB: wholeNumber(256, z.gte(1), z.lte(1_048_576)),
+  /** Most messages each local queue holds in memory; beyond it they wait in the spool only. */
+  GW_QUEUE_MAX_IN_MEMORY: wholeNumber(2000, z.gte(25), z.lte(1_000_000)),
   LOG_LEVEL: z.pipe(
     z.pipe(z.optional(z.string()), z.transform((v) => v?.toUpperCase())),
     z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'WARN'),
@@ -156,6 +158,8 @@ export interface AppConfig {
   cipherKeyFile: string | undefined;
   /** Local queues' durable spool (from GW_DATA_DIR and GW_LOG_SPOOL_MAX_MB); absent with `:memory:` data or none. */
   spool?: { dir: string; maxBytes: number };
+  /** With a spool: most messages each local queue holds in memory (GW_QUEUE_MAX_IN_MEMORY). */
+  queueMaxInMemory?: number;
   /** `x-portkey-*` headers as aliases of `x-gw-*`: on unless GW_PORTKEY_HEADERS=OFF. */
   portkeyHeaders: boolean;
   /** Secret references (docs/secret-references.md); absent when none of their variables is set: `secretsConfig` gives the defaults. */
@@ -298,6 +302,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...(SECRET_VARIABLES.some((v) => blankAsUnset(env[v]) !== undefined) ? { secrets: secretsOf(e) } : {}),
     cipherKeyFile: e.GW_CIPHER_KEY_FILE ?? (e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? `${e.GW_DATA_DIR.replace(/\/+$/, '')}/cipher.key` : undefined),
     // No spool with in-memory data: nothing else of the process survives a restart either.
-    ...(e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? { spool: { dir: `${e.GW_DATA_DIR.replace(/\/+$/, '')}/spool`, maxBytes: e.GW_LOG_SPOOL_MAX_MB * 1024 * 1024 } } : {}),
+    ...(e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? { spool: { dir: `${e.GW_DATA_DIR.replace(/\/+$/, '')}/spool`, maxBytes: e.GW_LOG_SPOOL_MAX_MB * 1024 * 1024 }, queueMaxInMemory: e.GW_QUEUE_MAX_IN_MEMORY } : {}),
   };
 }

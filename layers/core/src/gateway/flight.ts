@@ -9,6 +9,7 @@ import type { Dialect } from './dialect.ts';
 import type { EndpointSpec } from './endpoint.ts';
 import { gatewayKeyFromBearer } from './headers.ts';
 import type { GatewayRecord } from './lifecycle.ts';
+import type { ReadBody } from './request-body.ts';
 
 const CACHE_DISABLED = 'DISABLED';
 
@@ -26,6 +27,8 @@ export interface Flight {
   out: Record<string, string>;
   /** Runs the hooks' `complete`, once the response has ended (never delaying it). */
   done: () => void;
+  /** The body the prompt phase read and left as it came (a Responses request without a Gantry prompt): readInput takes it, so it is parsed once. */
+  body?: ReadBody;
 }
 
 export function openRecord(spec: EndpointSpec, req: Request, deps: CoreDeps, dialect: Dialect | undefined): Flight {

@@ -40,7 +40,7 @@ export async function readInput(f: Flight, req: Request, route: RouteMatch): Pro
   const { spec, record } = f;
   const params = spec.params ? checkPathParams(spec.params, route.params ?? NO_PARAMS) : NO_PARAMS;
   const proxyPath = route.proxyPath === undefined ? undefined : checkProxyPath(route.proxyPath);
-  const read = await readRequestBody(spec.body, req, spec.optionalBody, spec.maxBodyBytes);
+  const read = f.body ?? (await readRequestBody(spec.body, req, spec.optionalBody, spec.maxBodyBytes));
   if (read.params) {
     noteRequest(record, read.params, spec);
     // Multipart fields are text: `stream=true` there.

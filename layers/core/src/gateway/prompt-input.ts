@@ -33,7 +33,10 @@ export async function withPrompt(f: Flight, req: Request, route: RouteMatch, pri
   const read = await readRequestBody('json', req, false, f.spec.maxBodyBytes);
   const body = read.body.kind === 'json' ? read.body.value : {};
   const rendered = call === 'completions' ? await completions(f, principal, route, body) : await responses(f, principal, body);
-  if (!rendered) return withText(req, read.body.kind === 'json' ? read.body.text : '{}');
+  if (!rendered) {
+    f.body = read;
+    return req;
+  }
   notePrompt(f, principal, rendered.version);
   return withText(req, JSON.stringify(rendered.request));
 }

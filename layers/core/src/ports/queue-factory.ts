@@ -26,6 +26,8 @@ export type LocalQueueDefaults = Omit<InProcessQueueOptions<unknown>, 'name' | '
 export interface LocalSpoolSettings {
   dir: string;
   maxBytes: number;
+  /** Most messages each queue holds in memory; the rest wait on disk (default: no bound). */
+  maxInMemory?: number;
   logger?: Logger;
 }
 
@@ -42,7 +44,8 @@ export class LocalQueueFactory implements QueueFactory {
   get<T>(name: string): InProcessQueue<T> {
     let queue = this.#queues.get(name);
     if (!queue) {
-      queue = new InProcessQueue<unknown>({ ...this.#defaults, name, ...(this.#spool ? { spool: this.#diskSpool(name, this.#spool) } : {}) });
+      const s = this.#spool;
+      queue = new InProcessQueue<unknown>({ ...this.#defaults, name, ...(s ? { spool: this.#diskSpool(name, s), maxInMemory: s.maxInMemory } : {}) });
       this.#queues.set(name, queue);
     }
     // One queue per name whatever T the callers name; producer and consumer agree on it.

@@ -259,10 +259,6 @@ export class McpRepository {
     this.#t = t;
   }
 
-  #put(item: Item, condition: string): TransactItem {
-    return { Put: { TableName: this.#t.tableName, Item: item, ConditionExpression: condition } };
-  }
-
   // --- integrations --------------------------------------------------------------------------
 
   /** The integration, its slug claim, empty capabilities and pending metadata, together. A taken slug is a conflict. */
@@ -282,13 +278,18 @@ export class McpRepository {
     }
   }
 
-  async updateIntegration(rec: McpIntegrationRecord): Promise<void> {
+  /** Saves an item only if it still exists (404 naming `what` otherwise). */
+  async #replace(item: Item, what: string): Promise<void> {
     try {
-      await this.#t.transact([this.#put(McpIntegration.toItem(rec), 'attribute_exists(pk)')]);
+      await this.#t.transact([{ Put: { TableName: this.#t.tableName, Item: item, ConditionExpression: 'attribute_exists(pk)' } }]);
     } catch (err) {
-      if (cancelled(err)) throw new NotFoundError(`MCP integration ${rec.id} not found`);
+      if (cancelled(err)) throw new NotFoundError(`${what} not found`);
       throw err;
     }
+  }
+
+  updateIntegration(rec: McpIntegrationRecord): Promise<void> {
+    return this.#replace(McpIntegration.toItem(rec), `MCP integration ${rec.id}`);
   }
 
   /** Deletes the integration and its discovery items; refused while a server uses it. */
@@ -390,13 +391,8 @@ export class McpRepository {
   }
 
   /** Saves a changed server (its slug and integration never change). */
-  async updateServer(rec: McpServerRecord): Promise<void> {
-    try {
-      await this.#t.transact([this.#put(McpServer.toItem(rec), 'attribute_exists(pk)')]);
-    } catch (err) {
-      if (cancelled(err)) throw new NotFoundError(`MCP server ${rec.id} not found`);
-      throw err;
-    }
+  updateServer(rec: McpServerRecord): Promise<void> {
+    return this.#replace(McpServer.toItem(rec), `MCP server ${rec.id}`);
   }
 
   /** Deletes the server, its slug claim and its users' connections. */

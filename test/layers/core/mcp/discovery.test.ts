@@ -49,6 +49,18 @@ describe('MCP discovery against a real SDK server', () => {
     expect(syncErrorText(err)).toMatch(/^HTTP 403: .*missing or wrong x-api-key/);
   });
 
+  it('the upstream bearer check: a valid token lists, an expired one is a 401 with a challenge', async () => {
+    const oauth = await startMcpUpstream({ bearer: { token: 'tok-1' } });
+    servers.push(oauth);
+    const withToken = (t: string) => discover({ url: oauth.url, transport: 'http', headers: { authorization: `Bearer ${t}` } }, fetch, 5_000);
+    expect((await withToken('tok-1')).capabilities).toHaveLength(7);
+    const fresh = oauth.expireToken();
+    expect(syncErrorText(await withToken('tok-1').catch((e: unknown) => e))).toMatch(/^HTTP 401: .*invalid_token/);
+    const res = await fetch(oauth.url, { method: 'POST', headers: { authorization: 'Bearer tok-1', 'content-type': 'application/json' }, body: '{}' });
+    expect([res.status, res.headers.get('www-authenticate')]).toEqual([401, expect.stringContaining('invalid_token')]);
+    expect((await withToken(fresh)).capabilities).toHaveLength(7);
+  });
+
   it('refuses a private address that is not trusted (SSRF guard)', async () => {
     const strict = TrustedHosts.parse('');
     const blockedFetch = guardedMcpFetch(new UpstreamClient(strict), strict);

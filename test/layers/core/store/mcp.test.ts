@@ -18,7 +18,7 @@ const ORG = 'org-1';
 
 function integration(over: Partial<McpIntegrationRecord> = {}): McpIntegrationRecord {
   return {
-    id: randomUUID(), organisation_id: ORG, workspace_id: null, slug: 'int', name: 'Int', description: null,
+    id: randomUUID(), organisation_id: ORG, workspace_id: null, slug: `int-${randomUUID().slice(0, 8)}`, name: 'Int', description: null,
     url: 'https://mcp.example.com/mcp', auth_type: 'headers', transport: 'http', configurations: {}, masked_configurations: {},
     secret: null, global_workspace_access: true, workspace_ids: [], new_capabilities_enabled: true, status: 'active',
     created_at: NOW, last_updated_at: NOW, created_by: null, last_updated_by: null, ...over,

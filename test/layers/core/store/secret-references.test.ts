@@ -50,7 +50,7 @@ function mappingIntegration(org: string, slug: string, referenceId: string): Int
     masked_key: null,
     configurations: {},
     masked_configurations: {},
-    tags: null,
+    tags: {},
     workspace_ids: null,
     allowed_models: [],
     secret_mappings: [{ target_field: 'key', secret_reference_id: referenceId }],

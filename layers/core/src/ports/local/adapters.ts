@@ -21,7 +21,7 @@ export function localAdapters(config: AppConfig, clock: Clock = systemClock): Ru
     mailer: new OutboxMailer(config.outboxDir ?? path.join(os.tmpdir(), 'gantry-outbox'), clock),
     // Queue timing (batching, redelivery backoff) is not business time: it always runs on real
     // timers, never on an injected test clock, which it would otherwise move.
-    queues: new LocalQueueFactory({}, config.spool ? { ...config.spool, logger } : undefined),
+    queues: new LocalQueueFactory({}, config.spool ? { ...config.spool, maxInMemory: config.queueMaxInMemory, logger } : undefined),
     cipher: config.cipherKmsKeyId ? new KmsCipher({ keyId: config.cipherKmsKeyId, region: config.region }) : new FileCipher({ keyFile: config.cipherKeyFile }),
     logger,
     clock,

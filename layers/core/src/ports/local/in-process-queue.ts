@@ -26,6 +26,13 @@ export interface InProcessQueueOptions<T> {
    * left unacknowledged (dead letters included) is enqueued again here. Bodies must be JSON.
    */
   spool?: DiskSpool;
+  /**
+   * With a spool: most messages held in memory (ready, in delivery, waiting for a redelivery, dead).
+   * Beyond it, accepted messages wait on disk only and are read back as the queue empties, so a
+   * consumer that falls behind costs disk, not memory. Without a spool there is nowhere else to put
+   * them and it does not apply. Default: no bound.
+   */
+  maxInMemory?: number;
 }
 
 /** Real time, with timers that never keep the process alive. */
@@ -56,6 +63,11 @@ export class InProcessQueue<T> implements Queue<T> {
   readonly #clock: Clock;
   readonly #onDeadLetter: ((m: QueueMessage<T>) => void) | undefined;
   readonly #spool: DiskSpool | undefined;
+  readonly #maxInMemory: number;
+  /** Ids of the messages held in memory, anywhere (the spool holds them too, until acknowledged). */
+  readonly #held = new Set<string>();
+  /** Accepted messages kept on disk only, in the spool's order, after every held one. */
+  #onDisk = 0;
   #consumer: QueueConsumer<T> | undefined;
   /** Ready for delivery, oldest first. */
   readonly #ready: QueueMessage<T>[] = [];
@@ -79,9 +91,12 @@ export class InProcessQueue<T> implements Queue<T> {
     this.#clock = opts.clock ?? unrefClock;
     this.#onDeadLetter = opts.onDeadLetter;
     this.#spool = opts.spool;
+    this.#maxInMemory = opts.maxInMemory === undefined ? Infinity : positiveInt('maxInMemory', opts.maxInMemory);
     // The spool's bodies were written by a producer of this queue, so they are T.
     const replayed = this.#spool?.replay() ?? [];
-    if (replayed.length > 0) this.#enqueue(replayed.map((m) => ({ id: m.id, body: m.body as T, attempts: 0 })));
+    const kept = replayed.slice(0, this.#maxInMemory);
+    this.#onDisk = replayed.length - kept.length;
+    if (kept.length > 0 || this.#onDisk > 0) this.#enqueue(kept.map((m) => ({ id: m.id, body: m.body as T, attempts: 0 })));
   }
 
   async send(body: T): Promise<void> {
@@ -94,7 +109,13 @@ export class InProcessQueue<T> implements Queue<T> {
     // Clone all first so a body that cannot be cloned enqueues nothing of its batch.
     const messages = bodies.map((b) => ({ id: randomUUID(), body: structuredClone(b), attempts: 0 }));
     // On disk before send resolves; a full spool still delivers from memory (counted in stats()).
-    this.#spool?.append(messages.map((m) => ({ id: m.id, body: m.body })));
+    const spooled = this.#spool?.append(messages.map((m) => ({ id: m.id, body: m.body }))) ?? false;
+    // Once some wait on disk, later ones wait behind them there: delivery stays in order.
+    if (spooled && (this.#onDisk > 0 || this.#held.size + messages.length > this.#maxInMemory)) {
+      this.#onDisk += messages.length;
+      this.#kick();
+      return;
+    }
     this.#enqueue(messages);
   }
 
@@ -111,9 +132,9 @@ export class InProcessQueue<T> implements Queue<T> {
     for (;;) {
       if (this.#pump) await this.#pump;
       else if (this.#backoffs.size > 0) await Promise.all(this.#backoffs);
-      else if (this.#ready.length > 0) {
+      else if (this.#ready.length > 0 || this.#onDisk > 0) {
         if (!this.#consumer) {
-          throw new Error(`Queue ${this.name} has ${this.#ready.length} message(s) and no consumer`);
+          throw new Error(`Queue ${this.name} has ${this.#ready.length + this.#onDisk} message(s) and no consumer`);
         }
         this.#kick();
       } else return;
@@ -122,12 +143,15 @@ export class InProcessQueue<T> implements Queue<T> {
 
   /** Nothing ready, in flight or waiting for a redelivery. */
   get idle(): boolean {
-    return !this.#pump && this.#backoffs.size === 0 && this.#ready.length === 0;
+    return !this.#pump && this.#backoffs.size === 0 && this.#ready.length === 0 && this.#onDisk === 0;
   }
 
-  /** The spool's counters (bytes on disk, messages not spooled because it was full, unacknowledged). */
-  stats(): { spool: SpoolStats | undefined } {
-    return { spool: this.#spool?.stats() };
+  /**
+   * The spool's counters (bytes on disk, messages not spooled because it was full, unacknowledged),
+   * the messages held in memory and those waiting on disk only.
+   */
+  stats(): { spool: SpoolStats | undefined; inMemory: number; onDiskOnly: number } {
+    return { spool: this.#spool?.stats(), inMemory: this.#held.size, onDiskOnly: this.#onDisk };
   }
 
   deadLetters(): readonly QueueMessage<T>[] {
@@ -143,13 +167,14 @@ export class InProcessQueue<T> implements Queue<T> {
   }
 
   #enqueue(messages: QueueMessage<T>[]): void {
+    for (const m of messages) this.#held.add(m.id);
     this.#ready.push(...messages);
     if (this.#ready.length >= this.#batchSize) this.#flushWait?.abort();
     this.#kick();
   }
 
   #kick(): void {
-    if (this.#pump || !this.#consumer || this.#ready.length === 0) return;
+    if (this.#pump || !this.#consumer || (this.#ready.length === 0 && (this.#onDisk === 0 || this.#room() === 0))) return;
     this.#pump = this.#run().finally(() => {
       this.#pump = undefined;
       // Messages that came back while the loop was finishing.
@@ -169,9 +194,27 @@ export class InProcessQueue<T> implements Queue<T> {
       }
     }
     // One batch at a time keeps messages in order; later ones wait for the current batch.
-    for (let consumer = this.#consumer; consumer && this.#ready.length > 0; consumer = this.#consumer) {
+    for (let consumer = this.#consumer; consumer && this.#readBack() > 0; consumer = this.#consumer) {
       await this.#deliver(consumer, this.#ready.splice(0, this.#batchSize));
     }
+  }
+
+  /** Messages the bound lets in now; dead letters do not count, or enough of them would stop delivery. */
+  #room(): number {
+    return Math.max(0, this.#maxInMemory - (this.#held.size - this.#dead.length));
+  }
+
+  /** Tops the ready list up from the messages waiting on disk; answers how many are ready. */
+  #readBack(): number {
+    if (this.#onDisk === 0 || this.#ready.length >= this.#batchSize || !this.#spool) return this.#ready.length;
+    const room = this.#room();
+    if (room === 0) return this.#ready.length;
+    const back = this.#spool.readBack(this.#held, Math.min(room, this.#onDisk));
+    // Fewer than expected: their files are gone (removed by hand); nothing more can be read.
+    this.#onDisk = back.length === 0 ? 0 : this.#onDisk - back.length;
+    for (const m of back) this.#held.add(m.id);
+    this.#ready.push(...back.map((m) => ({ id: m.id, body: m.body as T, attempts: 0 })));
+    return this.#ready.length;
   }
 
   async #deliver(consumer: QueueConsumer<T>, batch: QueueMessage<T>[]): Promise<void> {
@@ -182,8 +225,10 @@ export class InProcessQueue<T> implements Queue<T> {
       // As in SQS: a consumer that throws fails its whole batch.
       failed = new Set(batch.map((m) => m.id));
     }
-    // Dead letters stay in the spool: the next process delivers them again.
-    this.#spool?.ack(batch.filter((m) => !failed.has(m.id)).map((m) => m.id));
+    // Dead letters stay in the spool (and held): the next process delivers them again.
+    const done = batch.filter((m) => !failed.has(m.id)).map((m) => m.id);
+    for (const id of done) this.#held.delete(id);
+    this.#spool?.ack(done);
     for (const m of batch) if (failed.has(m.id)) this.#retry(m);
   }
 

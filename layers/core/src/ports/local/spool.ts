@@ -127,6 +127,23 @@ export class DiskSpool {
     return true;
   }
 
+  /**
+   * Unacknowledged messages not in `skip` (those its queue holds in memory), oldest first, at most
+   * `limit`: the queue reads back what it kept on disk only. Reads whole segments; they are small.
+   */
+  readBack(skip: ReadonlySet<string>, limit: number): SpooledMessage[] {
+    const out: SpooledMessage[] = [];
+    const seqs = [...this.#open.entries()].filter(([, left]) => left > 0).map(([seq]) => seq).sort((a, b) => a - b);
+    for (const seq of seqs) {
+      for (const line of readLines(path.join(this.#dir, segmentFile(seq)))) {
+        const m = parseLine(line);
+        if (m && this.#owner.get(m.id) === seq && !skip.has(m.id)) out.push(m);
+        if (out.length >= limit) return out;
+      }
+    }
+    return out;
+  }
+
   /** Records the acknowledgement of spooled messages (ids it does not hold are ignored). */
   ack(ids: readonly string[]): void {
     const bySeq = new Map<number, string[]>();
