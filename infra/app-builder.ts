@@ -7,11 +7,16 @@ import { LimitsStack, USAGE_RESET_RATE } from './stacks/limits-stack.ts';
 import { IdentityStack, KEY_LIFECYCLE_RATE } from './stacks/identity-stack.ts';
 import { ObservabilityStack } from './stacks/observability-stack.ts';
 import { MonitoringStack } from './stacks/monitoring-stack.ts';
+import { ConsoleStack } from './stacks/console-stack.ts';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { readSettings, runtimeEnvironment, type GantrySettings } from './settings.ts';
 
 export interface BuildAppProps {
   /** Passed to the App (tests set outdir and context here). */
   readonly appProps?: AppProps;
+  /** The built console to upload (default: dist/console of the repository). */
+  readonly consoleDir?: string;
   /** Register the cdk-nag packs as validation plugins, so synth fails on any unacknowledged finding. */
   readonly nag?: boolean;
 }
@@ -26,6 +31,7 @@ export interface GantryApp {
   readonly identity: IdentityStack;
   readonly observability: ObservabilityStack;
   readonly monitoring: MonitoringStack;
+  readonly console: ConsoleStack;
 }
 
 /**
@@ -105,13 +111,19 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     ],
     ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
   });
+  const consoleStack = new ConsoleStack(app, 'Gantry-Console', {
+    stackName: `${prefix}-Console`,
+    description: 'Gantry: the admin console (S3 and CloudFront), with /v1/* sent to the REST API',
+    api: api.api,
+    consoleDir: props.consoleDir ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'console'),
+  });
   applyRuntimeSettings(app, settings);
   weakenReplaceableReferences(app, data);
   if (props.nag ?? true) {
     // cdk-nag 3 runs as CDK policy-validation plugins (not Aspects) and fails synth on findings.
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   }
-  return { app, settings, data, api, limits, identity, observability, monitoring };
+  return { app, settings, data, api, limits, identity, observability, monitoring, console: consoleStack };
 }
 
 /**

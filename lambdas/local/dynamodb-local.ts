@@ -54,6 +54,8 @@ export interface StartOptions {
   /** A directory for the data, or ':memory:' to keep nothing. */
   dataDir: string;
   port?: number;
+  /** The Java heap in MB (default 512); an in-memory table of millions of items needs more. */
+  heapMb?: number;
 }
 
 /** The lock file in a data directory: who owns it, and the DynamoDB Local it runs. */
@@ -214,7 +216,7 @@ export async function startDynamoDBLocal(opts: StartOptions): Promise<DynamoDBLo
   const lockFile = onDisk ? await acquireLock(dataDir) : undefined;
   const storage = onDisk ? ['-dbPath', dataDir] : ['-inMemory'];
   const classPath = ['DynamoDBLocal.jar', path.join('DynamoDBLocal_lib', '*')].join(path.delimiter);
-  const java = ['java', '-Xmx512m', `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`, '-cp', classPath, launcherFile(), '-port', String(port), '-sharedDb', '-disableTelemetry', ...storage];
+  const java = ['java', `-Xmx${opts.heapMb ?? 512}m`, `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`, '-cp', classPath, launcherFile(), '-port', String(port), '-sharedDb', '-disableTelemetry', ...storage];
   const child = spawn(process.execPath, ['-e', WATCHDOG, ...java], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     running.ingest = ingest;
     attachLocalWorkers(deps, { ingest: ingest.consumer });
     const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);
-    const server = await startLocalServer({ deps, mode, port, host });
+    const server = await startLocalServer({ deps, mode, port, host, ...(env.GW_CONSOLE_DIR ? { consoleDir: env.GW_CONSOLE_DIR } : {}) });
     running.server = server;
     // Usage limit alerts (in-process queue -> outbox) and periodic usage resets.
     running.stopSchedules.push(startLocalLimitsWorkers(deps));
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     if (deps.config.keyLifecycleIntervalMs > 0) running.stopSchedules.push(startKeyLifecycleSchedule(deps, deps.config.keyLifecycleIntervalMs));
 
     console.log(`Gantry is listening on ${server.url} (${mode} mode; data: ${dataDir}; DynamoDB Local on port ${ddb.port})`);
+    console.log(`  admin console: ${server.url}/console/ (sign in with an admin or workspace API key)`);
     console.log(`  organisation ${boot.organisationId}, workspace "default" ${boot.workspaceId}`);
     if (boot.createdAdminKey) {
       console.log('  Organisation owner admin key (shown once, keep it safe):');

@@ -6,6 +6,7 @@
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
+import path from 'node:path';
 import { createNodeListener, refusedMethod } from './node-adapter.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
@@ -14,6 +15,7 @@ import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
 import { mcpModule } from '../../layers/core/src/mcp/gateway/routes.ts';
 import { attachRealtime, isRealtimeUpgrade } from './realtime.ts';
+import { isConsolePath, serveConsole } from './console-static.ts';
 import { installAwsLambdaGlobals, PreludeDecoder, ResponseStream, type StreamingHandler } from './awslambda.ts';
 
 export type LocalMode = 'direct' | 'lambda';
@@ -23,6 +25,8 @@ export interface LocalServerOptions {
   mode?: LocalMode;
   port?: number;
   host?: string;
+  /** The built console served at /console/ (default: dist/console under the working directory). */
+  consoleDir?: string;
 }
 
 export interface LocalServer {
@@ -41,10 +45,11 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const mode = opts.mode ?? 'direct';
   // Only realtime upgrades reach the `upgrade` listener; any other is answered as a plain request.
   const serverOptions = { shouldUpgradeCallback: isRealtimeUpgrade };
-  const server =
+  const core =
     mode === 'direct'
-      ? http.createServer(serverOptions, createNodeListener(createApp(opts.deps, [gatewayModule, mcpModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err })))
-      : http.createServer(serverOptions, await lambdaListener(opts.deps));
+      ? createNodeListener(createApp(opts.deps, [gatewayModule, mcpModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err }))
+      : await lambdaListener(opts.deps);
+  const server = http.createServer(serverOptions, withConsole(core, path.resolve(opts.consoleDir ?? 'dist/console')));
   // Both modes relay locally: on AWS the WebSocket API is its own front door (docs/realtime.md).
   const realtime = attachRealtime(server, opts.deps);
   server.keepAliveTimeout = 65_000;
@@ -76,6 +81,20 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
         realtime.close();
         if (!cut) server.closeAllConnections();
       }),
+  };
+}
+
+type Listener = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/** The console's static files in front of the core (in AWS, CloudFront serves them from S3). */
+function withConsole(core: Listener, consoleDir: string): Listener {
+  return (req, res) => {
+    const pathname = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    if (!isConsolePath(pathname)) return core(req, res);
+    return serveConsole(consoleDir, req, res).catch(() => {
+      if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });
+      res.end();
+    });
   };
 }
 

@@ -91,6 +91,8 @@ const envSchema = z.object({
   /** The base URL invite links point at (e.g. https://gantry.example.com); else the request's origin. */
   GW_PUBLIC_URL: optionalUrl(),
   GW_INVITE_TTL_HOURS: wholeNumber(168, z.gte(1), z.lte(720)),
+  /** How long a console sign-in lasts (5 min to 7 days); the organisation's max_session_ttl may cut it shorter. */
+  GW_CONSOLE_SESSION_TTL_SECONDS: preprocess(blankAsUnset, z.optional(z.coerce.number().check(z.int(), z.gte(300), z.lte(604_800)))),
   /** Local runtime: how often the key lifecycle (expiry, rotation, usage resets, alerts) runs. */
   GW_KEY_LIFECYCLE_INTERVAL_SECONDS: wholeNumber(60, z.gte(0)),
   /** `x-portkey-*` request headers as aliases of `x-gw-*` (the Portkey SDK); OFF refuses the alias. */
@@ -145,6 +147,8 @@ export interface AppConfig {
   otel?: OtelConfig;
   publicUrl: string | undefined;
   inviteTtlMs: number;
+  /** How long a console session lasts at most (the organisation's max_session_ttl may cut it); unset: 8 hours. */
+  consoleSessionTtlSeconds?: number;
   /** 0 disables the in-process key lifecycle schedule (local runtime). */
   keyLifecycleIntervalMs: number;
   /** The SES sender; unset means no SES (mail goes to the outbox). */
@@ -293,6 +297,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       : {}),
     publicUrl: e.GW_PUBLIC_URL,
     inviteTtlMs: e.GW_INVITE_TTL_HOURS * 3_600_000,
+    ...(e.GW_CONSOLE_SESSION_TTL_SECONDS !== undefined ? { consoleSessionTtlSeconds: e.GW_CONSOLE_SESSION_TTL_SECONDS } : {}),
     keyLifecycleIntervalMs: e.GW_KEY_LIFECYCLE_INTERVAL_SECONDS * 1000,
     mailFrom: e.MAIL_FROM,
     outboxDir: e.GW_OUTBOX_DIR,

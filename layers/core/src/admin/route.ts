@@ -26,6 +26,7 @@ import { securitySetting, type SecuritySettingName } from '../policy/security-se
 import { AuditRepository, type AuditRecord } from '../store/audit.ts';
 import { runWithAudit, type PendingAudit } from '../store/audit-context.ts';
 import { auditBody, auditQuery } from './audit-logs/mask.ts';
+import { adminPrincipal } from './console/session.ts';
 
 export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
@@ -101,6 +102,8 @@ export interface PublicContext {
   body(): Promise<unknown>;
   /** Names who acts, for the audit entry; call it before writing. */
   actor(actor: Actor): void;
+  /** Names an authenticated principal as who acts (a console sign-in), for the audit entry. */
+  actAs(principal: Principal): void;
 }
 
 /**
@@ -283,6 +286,8 @@ async function serveAudited(
       throw new ForbiddenError('The admin API is disabled on this deployment (API_ACCESS_ENABLED=OFF)');
     }
     result = await work({ facts, request, params: () => checkedParams(c), text }, audit);
+    // A route that sets its own status or headers (a console session's cookie) answers a Response.
+    if (result instanceof Response) status = result.status;
   } catch (err) {
     error = asGantryError(err);
     status = error.status;
@@ -295,7 +300,7 @@ async function serveAudited(
       deps.logger.error('audit entry could not be completed', { path: c.req.routePath, requestId: facts.requestId, error: auditErr });
     }
   }
-  const res = error ? toResponse(error, 'admin') : jsonResponse(result ?? {});
+  const res = error ? toResponse(error, 'admin') : result instanceof Response ? result : jsonResponse(result ?? {});
   res.headers.set('x-gw-request-id', facts.requestId);
   return res;
 }
@@ -307,7 +312,7 @@ async function runAdminRoute(deps: CoreDeps, audits: AuditRepository, route: Adm
   const { facts } = incoming;
   const off = [route.feature ?? []].flat().find((f) => !deps.config.features[f]);
   if (off) throw featureDisabled(off, `The ${names.resourceType.replace(/_/g, ' ')} feature`);
-  const principal = await deps.keyAuth.authenticateRequest(incoming.request.headers, 'admin');
+  const principal = await adminPrincipal(deps, incoming.request);
   const params = incoming.params();
   const text = incoming.text();
   const auditing = route.method !== 'GET' && deps.config.features.auditLogs;
@@ -345,6 +350,9 @@ export function mountPublicAdminRoutes(app: Hono, deps: CoreDeps, routes: readon
         const auditing = route.method !== 'GET' && deps.config.features.auditLogs;
         const params = checked();
         const bodyText = await text();
+        const draft = (who: { organisationId: string; principal?: Principal; actor?: Actor }, workspaceId: string | null) => {
+          if (auditing) audit.pending.record = stamped(draftEntry(facts, bodyText, who, { ...route.audit, resourceId: lastParam(params), workspaceId }), deps.clock.now());
+        };
         const ctx: PublicContext = {
           params,
           query: facts.query,
@@ -352,11 +360,8 @@ export function mountPublicAdminRoutes(app: Hono, deps: CoreDeps, routes: readon
           request,
           requestId: facts.requestId,
           body: bodyReader(text()),
-          actor: (actor) => {
-            if (!auditing) return;
-            const draft = draftEntry(facts, bodyText, { organisationId: actor.organisationId, actor }, { ...route.audit, resourceId: lastParam(params), workspaceId: actor.workspaceId });
-            audit.pending.record = stamped(draft, deps.clock.now());
-          },
+          actor: (actor) => draft({ organisationId: actor.organisationId, actor }, actor.workspaceId),
+          actAs: (principal) => draft({ organisationId: principal.organisationId, principal }, principal.workspaceId),
         };
         return runWithAudit(audit.pending, () => route.handler(ctx));
       }),

@@ -27,6 +27,7 @@ import { logExportRoutes, mountExportFile } from './log-exports/routes.ts';
 import { logRoutes } from './logs/routes.ts';
 import { analyticsRoutes } from './analytics/routes.ts';
 import { scimModule } from './scim.ts';
+import { consoleSessionRoutes } from './console/routes.ts';
 import { mountApiDocs } from '../openapi/routes.ts';
 import { mountAdminRoutes, mountPublicAdminRoutes, type AdminRoute, type PublicAdminRoute } from './route.ts';
 
@@ -54,6 +55,8 @@ export const adminModule: RouteModule = (app, deps) => {
   // The API's own description and reference page, without authentication (openapi/routes.ts).
   mountApiDocs(app);
   mountPublicAdminRoutes(app, deps, PUBLIC_ADMIN_ROUTES);
+  // Console sign-in, its session and sign-out: the cookie is their credential (admin/console/).
+  mountPublicAdminRoutes(app, deps, consoleSessionRoutes);
   mountAdminRoutes(app, deps, ADMIN_ROUTES);
   // SCIM_ENABLED: no SCIM routes yet; their paths answer 403 (flag off) or 404.
   scimModule(app, deps);

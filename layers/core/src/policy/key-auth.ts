@@ -105,7 +105,11 @@ export class KeyAuthenticator {
   async authenticate(rawKey: string | null | undefined): Promise<Principal> {
     if (!rawKey) throw new AuthenticationError('Missing API key: send it in the x-gw-api-key header');
     if (!rawKey.startsWith('gw_') && looksLikeJwt(rawKey)) return this.authenticateJwt(rawKey);
-    const hash = hashApiKey(rawKey);
+    return this.authenticateHash(hashApiKey(rawKey));
+  }
+
+  /** The principal of a key known by its hash (a console session keeps the hash, never the key). */
+  async authenticateHash(hash: string): Promise<Principal> {
     const now = this.#clock.now();
     let entry = this.#cache.get(hash);
     const age = entry ? now - entry.fetchedAt : Infinity;

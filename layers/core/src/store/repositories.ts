@@ -195,6 +195,30 @@ export class ApiKeyRepository {
     return this.#t.get(ApiKeyByHash, { pk: `KEYHASH#${hash}`, sk: 'KEYHASH' }, true);
   }
 
+  /**
+   * One page of keys, read with a Query of `limit` items (never the whole list): the organisation's
+   * in id order, a workspace's oldest first. `after` is the last key of the previous page.
+   */
+  async page(orgId: string, workspaceId: string | undefined, limit: number, after?: { id: string; created_at: string }): Promise<{ items: ApiKeyRecord[]; last?: ApiKeyRecord }> {
+    const base = { pk: `ORG#${orgId}`, ...(after ? { sk: `APIKEY#${after.id}` } : {}) };
+    const input = workspaceId
+      ? {
+          IndexName: 'gsi1',
+          KeyConditionExpression: 'gsi1pk = :p',
+          ExpressionAttributeValues: { ':p': `WS#${workspaceId}#APIKEYS` },
+          ...(after ? { ExclusiveStartKey: { ...base, gsi1pk: `WS#${workspaceId}#APIKEYS`, gsi1sk: `${after.created_at}#${after.id}` } } : {}),
+        }
+      : {
+          KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
+          ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'APIKEY#' },
+          ConsistentRead: true,
+          ...(after ? { ExclusiveStartKey: base } : {}),
+        };
+    const out = await this.#t.doc.send(new QueryCommand({ ...input, TableName: this.#t.tableName, Limit: limit }));
+    const items = (out.Items ?? []).map((i) => ApiKey.fromItem(i as Item));
+    return { items, ...(out.LastEvaluatedKey ? { last: items.at(-1) } : {}) };
+  }
+
   /** Keys of the organisation, oldest first; optionally only one workspace's. */
   list(orgId: string, workspaceId?: string): Promise<ApiKeyRecord[]> {
     if (workspaceId) {

@@ -1,6 +1,6 @@
 /** `/v1/api-keys`: create (three types), list, get, update, rotate, delete. */
 import type { ApiKeyType } from '../../store/entities.ts';
-import { page, parsePaging } from '../pagination.ts';
+import { cursorPage, decodeCursor, encodeCursor, page, parsePaging, wantsCursor } from '../pagination.ts';
 import type { AdminRoute } from '../route.ts';
 import { withBody } from '../body.ts';
 import { createApiKeySchema, rotateApiKeySchema, updateApiKeySchema } from './schema.ts';
@@ -27,8 +27,14 @@ export const apiKeyRoutes: readonly AdminRoute[] = [
     scope: 'api_keys.list',
     handler: async (ctx) => {
       const paging = parsePaging(ctx.query);
-      const keys = await new ApiKeyService(ctx.deps).list(ctx.principal, ctx.query.get('workspace_id') ?? undefined);
-      return page(keys.map(toView), paging);
+      const workspace = ctx.query.get('workspace_id') ?? undefined;
+      const service = new ApiKeyService(ctx.deps);
+      if (wantsCursor(ctx.query)) {
+        const after = decodeCursor(ctx.query.get('cursor'), ['id', 'created_at']);
+        const { items, last } = await service.page(ctx.principal, workspace, paging.page_size, after);
+        return cursorPage(items.map(toView), last ? encodeCursor({ id: last.id, created_at: last.created_at }) : undefined);
+      }
+      return page((await service.list(ctx.principal, workspace)).map(toView), paging);
     },
   },
   {

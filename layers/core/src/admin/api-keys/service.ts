@@ -326,6 +326,16 @@ export class ApiKeyService {
   }
 
   async list(caller: Principal, workspace: string | undefined): Promise<ApiKeyRecord[]> {
+    return this.#deps.repos.apiKeys.list(caller.organisationId, await this.#listedWorkspace(caller, workspace));
+  }
+
+  /** One page of the keys `list` would answer, without reading the others. */
+  async page(caller: Principal, workspace: string | undefined, limit: number, after?: { id: string; created_at: string }) {
+    return this.#deps.repos.apiKeys.page(caller.organisationId, await this.#listedWorkspace(caller, workspace), limit, after);
+  }
+
+  /** The workspace a list covers: the one named, and always the caller's own for a workspace key. */
+  async #listedWorkspace(caller: Principal, workspace: string | undefined): Promise<string | undefined> {
     let workspaceId: string | undefined;
     if (workspace !== undefined) {
       const ws = await this.#deps.repos.workspaces.resolve(caller.organisationId, workspace);
@@ -338,7 +348,7 @@ export class ApiKeyService {
       }
       workspaceId = caller.workspaceId ?? undefined;
     }
-    return this.#deps.repos.apiKeys.list(caller.organisationId, workspaceId);
+    return workspaceId;
   }
 
   async delete(caller: Principal, id: string): Promise<void> {
