@@ -17,7 +17,7 @@ import { lambdaCode, LAMBDA_HANDLER, type LambdaAssets } from '../lambda-code.ts
 import { DOCS_ASSET_DIR, DOCS_ASSETS } from '../../layers/core/src/openapi/routes.ts';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ADMIN_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/admin/prefixes.ts';
+import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/admin/prefixes.ts';
 import { DEFAULT_MEMORY_MB, type FunctionName } from '../settings.ts';
 import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, grantItemAccess, grantObjectAccess } from './data-stack.ts';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
@@ -201,6 +201,14 @@ export class ApiStack extends Stack {
         for (const part of rest) leaf = leaf.getResource(part) ?? leaf.addResource(part);
         leaf.addMethod('ANY', gatewayIntegration);
       }
+    }
+
+    // `/v2/...` is admin only (the MCP server connection routes of SPEC.md).
+    const v2 = this.api.root.addResource('v2');
+    for (const prefix of ADMIN_V2_PREFIXES) {
+      const resource = v2.addResource(prefix);
+      resource.addMethod('ANY', adminIntegration);
+      resource.addResource('{proxy+}').addMethod('ANY', adminIntegration);
     }
 
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; requests go to <url>v1/...' });

@@ -7,6 +7,7 @@ import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp } from '../../layers/core/src/http/app.ts';
 import { fastBodyOf } from '../../layers/core/src/http/bodies.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
+import { mcpModule } from '../../layers/core/src/mcp/gateway/routes.ts';
 import { eventToRequest, splitHeaders } from '../shared/apigw.ts';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { depsFromEnv, lambdaLogger } from '../shared/deps.ts';
@@ -26,7 +27,7 @@ export function createGatewayHandler(getDeps: () => Promise<CoreDeps>, logger: L
     .use(invocationLogging(logger))
     .handler(async (event) => {
     deps ??= await getDeps();
-    app ??= createApp(deps, [gatewayModule]);
+    app ??= createApp(deps, [gatewayModule, mcpModule]);
     const res = await app.fetch(eventToRequest(event));
     const { headers, cookies } = splitHeaders(res);
     // A provider's answer (audio and file bytes too) is piped from its Node stream; everything else

@@ -13,6 +13,7 @@ import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
+import { mcpModule } from '../../layers/core/src/mcp/gateway/routes.ts';
 import { attachRealtime, isRealtimeUpgrade } from './realtime.ts';
 import { isConsolePath, serveConsole } from './console-static.ts';
 import { installAwsLambdaGlobals, PreludeDecoder, ResponseStream, type StreamingHandler } from './awslambda.ts';
@@ -46,7 +47,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const serverOptions = { shouldUpgradeCallback: isRealtimeUpgrade };
   const core =
     mode === 'direct'
-      ? createNodeListener(createApp(opts.deps, [gatewayModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err }))
+      ? createNodeListener(createApp(opts.deps, [gatewayModule, mcpModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err }))
       : await lambdaListener(opts.deps);
   const server = http.createServer(serverOptions, withConsole(core, path.resolve(opts.consoleDir ?? 'dist/console')));
   // Both modes relay locally: on AWS the WebSocket API is its own front door (docs/realtime.md).

@@ -18,6 +18,7 @@ import { countDynamoCalls } from './ddb-counter.ts';
 import { startLogIngestProcess } from '../../lambdas/local/log-ingest-process.ts';
 import { rssReport, type DynamoCallsMessage, type IngestMessage, type LimitsMessage, type ReadyMessage } from './protocol.ts';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
+import { McpRepository } from '../../layers/core/src/store/mcp.ts';
 import type { LocalQueueFactory } from '../../layers/core/src/ports/queue-factory.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
 import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
@@ -113,11 +114,29 @@ try {
       process.send?.(reply);
     }
   });
-  const ready: ReadyMessage = { type: 'ready', url: server.url, apiKey: body.key, limitedApiKey };
+  const mcpSlug = process.env.BENCH_MCP_URL ? await registerMcpServer(deps, boot.organisationId, boot.workspaceId, process.env.BENCH_MCP_URL) : undefined;
+  const ready: ReadyMessage = { type: 'ready', url: server.url, apiKey: body.key, limitedApiKey, ...(mcpSlug ? { mcpSlug } : {}) };
   process.send?.(ready);
 } catch (err) {
   console.error(err);
   await stop(1);
+}
+
+/** An MCP integration (no credentials, its tools enabled) and a server in the default workspace (`npm run bench:mcp`). */
+async function registerMcpServer(deps: CoreDeps, org: string, workspaceId: string, url: string): Promise<string> {
+  const repo = new McpRepository(deps.repos.table);
+  const at = new Date().toISOString();
+  const audit = { created_at: at, last_updated_at: at, created_by: null, last_updated_by: null };
+  await repo.createIntegration({
+    id: 'bench-int', organisation_id: org, workspace_id: null, slug: 'bench-int', name: 'bench', description: null, url, auth_type: 'none', transport: 'http',
+    configurations: {}, masked_configurations: {}, secret: null, global_workspace_access: true, workspace_ids: [], new_capabilities_enabled: true, status: 'active', ...audit,
+  });
+  await repo.putCapabilities(org, 'bench-int', ['echo', 'add'].map((name) => ({ type: 'tool' as const, name, enabled: true, created_at: at, last_updated_at: at })), at);
+  await repo.createServer({
+    id: 'bench-srv', organisation_id: org, workspace_id: workspaceId, slug: 'bench-mcp', name: 'bench', description: null, mcp_integration_id: 'bench-int',
+    capability_overrides: {}, default_user_access: 'allow', user_access: {}, status: 'active', ...audit,
+  });
+  return 'bench-mcp';
 }
 
 /** A second workspace key and one rate limits policy that matches it (and never refuses). */

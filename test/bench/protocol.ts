@@ -10,6 +10,8 @@ export interface ReadyMessage {
   apiKey?: string;
   /** Gantry only: another such key, matched by one rate limits policy. */
   limitedApiKey?: string;
+  /** Gantry only, with BENCH_MCP_URL: the slug of an MCP server that relays to it. */
+  mcpSlug?: string;
 }
 
 export interface RssRequest {

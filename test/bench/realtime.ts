@@ -8,6 +8,7 @@
  */
 import WebSocket from 'ws';
 import { startNodeChild, stopAll } from './children.ts';
+import { medianAndTail, quantile, round3 } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_RT_ROUNDS ?? 10);
 const PER_ROUND = Number(process.env.BENCH_RT_EVENTS ?? 1000);
@@ -42,11 +43,6 @@ async function roundTrips(ws: WebSocket, n: number): Promise<number[]> {
   return times;
 }
 
-const quantile = (xs: number[], q: number): number => {
-  const s = [...xs].sort((a, b) => a - b);
-  return s[Math.min(s.length - 1, Math.floor(q * s.length))] ?? 0;
-};
-const round3 = (v: number) => Math.round(v * 1000) / 1000;
 
 try {
   const [mock, gantry] = await Promise.all([
@@ -75,8 +71,8 @@ try {
   const addedPerEvent = (quantile(g, 0.5) - quantile(d, 0.5)) / 2;
   const result = {
     round_trips: d.length,
-    direct_rtt_ms: { p50: round3(quantile(d, 0.5)), p99: round3(quantile(d, 0.99)) },
-    gantry_rtt_ms: { p50: round3(quantile(g, 0.5)), p99: round3(quantile(g, 0.99)) },
+    direct_rtt_ms: medianAndTail(d),
+    gantry_rtt_ms: medianAndTail(g),
     added_per_event_p50_ms: round3(addedPerEvent),
     added_per_event_p99_ms: round3((quantile(g, 0.99) - quantile(d, 0.99)) / 2),
     budget_added_per_event_p50_ms: BUDGET_MS,

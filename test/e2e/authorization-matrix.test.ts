@@ -44,6 +44,8 @@ function expectedAllowed(role: Role, route: AdminRoute): boolean {
   if (ORGANISATION_ONLY_SCOPES.has(scope)) return orgRole;
   if (WORKSPACE_ONLY_SCOPES.has(scope)) return !orgRole;
   if (role !== 'member') return true;
+  // SPEC.md: every user may revoke their own MCP server connection.
+  if (resource === 'mcp_connections') return true;
   if (resource === 'api_keys') return false;
   if (PROMPTS.test(resource)) return READ.has(action);
   return READ.has(action);

@@ -9,7 +9,7 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type GantryApp } from '../../infra/app-builder.ts';
 import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
-import { ADMIN_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/admin/prefixes.ts';
+import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/admin/prefixes.ts';
 import { TABLE } from '../../layers/core/src/store/table.ts';
 
 // Bundling runs esbuild per function; only the bundle test at the end pays for it.
@@ -156,15 +156,15 @@ describe('ApiStack', () => {
     }
 
     const gatewayUnder = GATEWAY_PATHS_UNDER_ADMIN.map((p) => `ANY /v1/${p}`);
-    const expected = ['ANY /v1/{proxy+}', ...gatewayUnder, ...ADMIN_PREFIXES.flatMap((p) => adminPaths(p).map((path) => `ANY ${path}`))];
+    // The /v2 prefixes (SPEC.md's MCP connection routes) are admin only.
+    const v2Paths = ADMIN_V2_PREFIXES.flatMap((p) => [`/v2/${p}`, `/v2/${p}/{proxy+}`]);
+    const expected = ['ANY /v1/{proxy+}', ...gatewayUnder, ...ADMIN_PREFIXES.flatMap((p) => adminPaths(p).map((path) => `ANY ${path}`)), ...v2Paths.map((path) => `ANY ${path}`)];
     expect([...routes.keys()].sort()).toEqual(expected.sort());
-    for (const prefix of ADMIN_PREFIXES) {
-      for (const path of adminPaths(prefix)) {
-        const route = routes.get(`ANY ${path}`) as { Integration: Json } | undefined;
-        expect(integrationTarget(route?.Integration.Uri), path).toBe(adminId);
-        expect(route?.Integration.ResponseTransferMode, path).toBeUndefined();
-        expect(route?.Integration.TimeoutInMillis, path).toBeUndefined();
-      }
+    for (const path of [...ADMIN_PREFIXES.flatMap(adminPaths), ...v2Paths]) {
+      const route = routes.get(`ANY ${path}`) as { Integration: Json } | undefined;
+      expect(integrationTarget(route?.Integration.Uri), path).toBe(adminId);
+      expect(route?.Integration.ResponseTransferMode, path).toBeUndefined();
+      expect(route?.Integration.TimeoutInMillis, path).toBeUndefined();
     }
   });
 

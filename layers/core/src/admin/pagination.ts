@@ -5,23 +5,28 @@ import { parseWith } from './route.ts';
 
 export const MAX_PAGE_SIZE = 100;
 
-const pagingSchema = z.object({
-  current_page: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be >= 0').default(0),
-  page_size: z.coerce
-    .number({ error: 'must be an integer' })
-    .int('must be an integer')
-    .min(1, 'must be >= 1')
-    .max(MAX_PAGE_SIZE, `must be <= ${MAX_PAGE_SIZE}`)
-    .default(50),
-});
+const pagingSchema = (max: number) =>
+  z.object({
+    current_page: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be >= 0').default(0),
+    page_size: z.coerce
+      .number({ error: 'must be an integer' })
+      .int('must be an integer')
+      .min(1, 'must be >= 1')
+      .max(max, `must be <= ${max}`)
+      .default(50),
+  });
+const schemas = new Map<number, ReturnType<typeof pagingSchema>>();
 
 export interface Paging {
   current_page: number;
   page_size: number;
 }
 
-export function parsePaging(query: URLSearchParams): Paging {
-  return parseWith(pagingSchema, {
+/** `maxPageSize` for the few lists whose reference allows more (MCP connections: 500). */
+export function parsePaging(query: URLSearchParams, maxPageSize = MAX_PAGE_SIZE): Paging {
+  let schema = schemas.get(maxPageSize);
+  if (!schema) schemas.set(maxPageSize, (schema = pagingSchema(maxPageSize)));
+  return parseWith(schema, {
     current_page: query.get('current_page') ?? undefined,
     page_size: query.get('page_size') ?? undefined,
   });

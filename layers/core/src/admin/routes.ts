@@ -8,6 +8,8 @@ import { labelRoutes } from './labels/routes.ts';
 import { partialRoutes } from './prompt-partials/routes.ts';
 import { promptRoutes } from './prompts/routes.ts';
 import { integrationRoutes } from './integrations/routes.ts';
+import { mcpIntegrationRoutes } from './mcp-integrations/routes.ts';
+import { mcpServerRoutes } from './mcp-servers/routes.ts';
 import { secretReferenceRoutes } from './secret-references/routes.ts';
 import { providerRoutes } from './providers/routes.ts';
 import { virtualKeyRoutes } from './virtual-keys/routes.ts';
@@ -29,7 +31,7 @@ import { consoleSessionRoutes } from './console/routes.ts';
 import { mountApiDocs } from '../openapi/routes.ts';
 import { mountAdminRoutes, mountPublicAdminRoutes, type AdminRoute, type PublicAdminRoute } from './route.ts';
 
-export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...guardrailRoutes, ...promptResourceRoutes(), ...pricingRoutes, ...integrationRoutes, ...secretReferenceRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
+export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...guardrailRoutes, ...promptResourceRoutes(), ...pricingRoutes, ...integrationRoutes, ...mcpIntegrationRoutes, ...mcpServerRoutes, ...secretReferenceRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
 
 /** Prompts and what they use: partials before prompts, so `/v1/prompts/partials` is not read as a prompt id. */
 function promptResourceRoutes(): AdminRoute[] {

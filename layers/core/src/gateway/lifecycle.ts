@@ -74,8 +74,17 @@ export interface GatewayRecord {
   cancelled?: boolean;
   /** Every guardrail hook's result, of every target called. */
   hookResults?: HookResults;
+  /** An MCP gateway call: the server's slug, the JSON-RPC method and the tool, prompt or resource it names. */
+  mcp?: McpCallFacts;
   /** The prompt version the request was rendered from (`/v1/prompts/{id}/completions`, a Responses `prompt`). */
   prompt?: { id: string; slug: string; versionId: string; version: number };
+}
+
+/** What the log says of an MCP call (a batch is method `batch`). */
+export interface McpCallFacts {
+  server: string;
+  method: string;
+  name?: string;
 }
 
 /** Guardrail hook results as answered in `hook_results` and logged. */

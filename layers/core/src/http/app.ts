@@ -5,7 +5,7 @@
  */
 import { Hono, type Context } from 'hono';
 import type { CoreDeps } from '../deps.ts';
-import { ADMIN_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../admin/prefixes.ts';
+import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../admin/prefixes.ts';
 import { asGantryError, RouteNotFoundError } from './errors.ts';
 import { toResponse, type ErrorSurface } from './error-response.ts';
 import { withPortkeyHeaderAlias } from './header-alias.ts';
@@ -21,7 +21,8 @@ export type Fallback = (c: Context) => Response | undefined | Promise<Response |
 /** Mounts a module's routes; may return a fallback. */
 export type RouteModule = (app: Hono, deps: CoreDeps) => void | Fallback;
 
-const adminPath = new RegExp(`^/v1/(${ADMIN_PREFIXES.map((p) => p.replace(/[-.]/g, '\\$&')).join('|')})(/|$)`);
+const prefixPattern = (prefixes: readonly string[]) => prefixes.map((p) => p.replace(/[-.]/g, '\\$&')).join('|');
+const adminPath = new RegExp(`^/v1/(${prefixPattern(ADMIN_PREFIXES)})(/|$)|^/v2/(${prefixPattern(ADMIN_V2_PREFIXES)})(/|$)`);
 
 const gatewayUnderAdmin = new RegExp(`^/v1/(${GATEWAY_PATHS_UNDER_ADMIN.map((p) => p.replace(/[-.]/g, '\\$&').replace(/\{[A-Za-z]+\}/g, '[^/]+')).join('|')})$`);
 

@@ -12,6 +12,7 @@ import { createIngestConsumer, type IngestStats } from './ingest.ts';
 import { LogStore } from './log-store.ts';
 import { EXPORTS_QUEUE, LOGS_QUEUE, type ExportQueueMessage, type LogQueueMessage } from './messages.ts';
 import { RollupStore } from './rollups.ts';
+import { MCP_SYNC_QUEUE, type McpSyncMessage } from '../mcp/messages.ts';
 
 export interface Observability {
   logs: LogStore;
@@ -85,12 +86,15 @@ export function exportConsumer(deps: CoreDeps, opts: { sliceMs?: number; sink?: 
 }
 
 /**
- * Locally (in-process queues): runs the log-export worker in this process, and the log-ingest worker
- * too unless `ingest` is given (the local server's, which runs it in a process of its own).
+ * Locally (in-process queues): runs the log-export and MCP sync workers in this process, and the
+ * log-ingest worker too unless `ingest` is given (the local server's, which runs it in a process of
+ * its own).
  */
 export function attachLocalWorkers(deps: CoreDeps, opts: { ingest?: QueueConsumer<LogQueueMessage> } = {}): { ingest: IngestStats } | undefined {
   if (!(deps.queues instanceof LocalQueueFactory)) return undefined;
   deps.queues.get<ExportQueueMessage>(EXPORTS_QUEUE).setConsumer(exportConsumer(deps));
+  // Imported on the first sync: the MCP SDK stays out of processes that never sync.
+  deps.queues.get<McpSyncMessage>(MCP_SYNC_QUEUE).setConsumer(async (batch) => (await import('../mcp/sync-queue.ts')).mcpSyncConsumer(deps)(batch));
   const logs = deps.queues.get<LogQueueMessage>(LOGS_QUEUE);
   if (opts.ingest) return void logs.setConsumer(opts.ingest);
   const ingest = ingestConsumer(deps);

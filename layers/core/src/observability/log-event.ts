@@ -97,6 +97,10 @@ export interface LogEvent {
   body_truncated?: boolean;
   /** Every guardrail hook's verdict, of every target called (absent: no hook ran). */
   hook_results?: HookResults;
+  /** MCP gateway calls: the server's slug, the JSON-RPC method, the tool, prompt or resource named. */
+  mcp_server?: string;
+  mcp_method?: string;
+  mcp_name?: string;
 }
 
 const str = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : typeof v === 'number' ? String(v) : null);
@@ -232,6 +236,7 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     response_bytes: r.responseBytes ?? null,
   };
   if (r.hookResults) event.hook_results = logHookResults(r.hookResults);
+  if (r.mcp) Object.assign(event, { mcp_server: r.mcp.server, mcp_method: r.mcp.method, ...(r.mcp.name ? { mcp_name: r.mcp.name } : {}) });
   if (r.prompt) Object.assign(event, { prompt_id: r.prompt.id, prompt_version_id: r.prompt.versionId, prompt_version: r.prompt.version });
   await attachBody(event, 'request', r.request, opts);
   // A refusal's answer is the gateway's own error; a provider's answer is kept as JSON, a stream

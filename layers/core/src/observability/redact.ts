@@ -10,9 +10,12 @@
 /** The placeholder in request logs and exports; the audit log uses its own (`****`). */
 export const REDACTED = '[REDACTED]';
 
-/** Field names, lower-cased without `-` and `_`: these endings (and `key` on its own) are secret. */
+/**
+ * Field names, lower-cased without `-` and `_`: these endings (and `key` on its own) are secret, and
+ * `custom_headers` (an MCP integration's static headers, credentials whatever their names).
+ */
 const SECRET_NAME =
-  /^(key|.*(apikey|secret|secretkey|accesskey|privatekey|token|password|passwd|credential|credentials|authorization|cookie|secretid)|vertexserviceaccountjson|vaultroleid)$/;
+  /^(key|.*(apikey|secret|secretkey|accesskey|privatekey|token|password|passwd|credential|credentials|authorization|cookie|secretid)|vertexserviceaccountjson|vaultroleid|customheaders)$/;
 
 /** Secret formats, found inside any string. */
 const SECRET_VALUE = new RegExp(

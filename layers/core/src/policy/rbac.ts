@@ -8,7 +8,8 @@
  * - Workspace managers (and workspace service keys): every scope that is not organisation-only,
  *   in their own workspace.
  * - Workspace members: reading (`.read`, `.list`, `.view`) of workspace resources except API keys,
- *   the workspace-only scopes, and prompts as the security settings allow.
+ *   the workspace-only scopes, prompts as the security settings allow, and revoking their own MCP
+ *   connections.
  */
 import { ForbiddenError } from '../http/errors.ts';
 import { describePrincipal, type Principal, type Role } from './principal.ts';
@@ -35,6 +36,8 @@ export function roleDenial(role: Role, scope: string): string | null {
   const resource = resourceOf(scope);
   if (resource === 'api_keys') return 'workspace members cannot manage API keys';
   if (isReadScope(scope) || PROMPT_RESOURCES.test(resource)) return null;
+  // Every user may revoke their own MCP connection; the route refuses anyone else's.
+  if (resource === 'mcp_connections') return null;
   return `workspace members may only read ${resource}`;
 }
 

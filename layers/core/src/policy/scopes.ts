@@ -92,6 +92,19 @@ export const SCOPES = [
   'secret_references.list',
   'secret_references.update',
   'secret_references.delete',
+  'mcp_integrations.create',
+  'mcp_integrations.read',
+  'mcp_integrations.list',
+  'mcp_integrations.update',
+  'mcp_integrations.delete',
+  'mcp_servers.create',
+  'mcp_servers.read',
+  'mcp_servers.list',
+  'mcp_servers.update',
+  'mcp_servers.delete',
+  // Users' OAuth connections to MCP servers; members may revoke their own (admin/mcp-servers/connections.ts).
+  'mcp_connections.list',
+  'mcp_connections.delete',
 ] as const;
 
 export type Scope = (typeof SCOPES)[number];

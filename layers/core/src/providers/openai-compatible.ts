@@ -2,7 +2,7 @@
 import type { EndpointType, ProviderDefinition } from './types.ts';
 
 /** OpenAI's own paths (relative to `/v1`). */
-export const OPENAI_ENDPOINTS: Readonly<Record<Exclude<EndpointType, 'proxy'>, string>> = {
+export const OPENAI_ENDPOINTS: Readonly<Record<Exclude<EndpointType, 'proxy' | 'mcp'>, string>> = {
   chatComplete: '/chat/completions',
   complete: '/completions',
   embed: '/embeddings',
@@ -49,7 +49,7 @@ export const COMMON_ENDPOINTS: Readonly<Partial<Record<EndpointType, string>>> =
   listModels: OPENAI_ENDPOINTS.listModels,
 };
 
-type OpenAIEndpoint = Exclude<EndpointType, 'proxy'>;
+type OpenAIEndpoint = Exclude<EndpointType, 'proxy' | 'mcp'>;
 
 /** OpenAI's paths for the named endpoints: what a declaration lists when the provider mirrors them. */
 export function openAIPaths(...types: readonly OpenAIEndpoint[]): Partial<Record<EndpointType, string>> {

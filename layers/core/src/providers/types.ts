@@ -46,6 +46,8 @@ export const ENDPOINT_TYPES = [
   'createRealtimeSession',
   /** Any other provider endpoint, passed through unchanged. */
   'proxy',
+  /** The MCP gateway (`/mcp/{server-slug}`): JSON-RPC relayed to an MCP server, never to a model provider. */
+  'mcp',
 ] as const;
 
 export type EndpointType = (typeof ENDPOINT_TYPES)[number];
