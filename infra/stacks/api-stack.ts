@@ -211,6 +211,9 @@ export class ApiStack extends Stack {
       resource.addResource('{proxy+}').addMethod('ANY', adminIntegration);
     }
 
+    // The MCP gateway's own path (`/mcp/{server-slug}`), beside `/v1/mcp/{server-slug}` above.
+    this.api.root.addResource('mcp').addResource('{slug}').addMethod('ANY', gatewayIntegration);
+
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; requests go to <url>v1/...' });
 
     this.acknowledgeApiFindings();

@@ -133,7 +133,7 @@ describe('ApiStack', () => {
     const paths = resourcePaths(template);
     const gatewayMethods = Object.values(methods).filter((m) => integrationTarget(m.Properties.Integration.Uri) === gatewayId);
     // Every /v1 path but the admin prefixes, and the gateway's paths below them (a prompt's completions).
-    const gatewayPaths = ['/v1/{proxy+}', ...GATEWAY_PATHS_UNDER_ADMIN.map((p) => `/v1/${p}`)];
+    const gatewayPaths = ['/v1/{proxy+}', '/mcp/{slug}', ...GATEWAY_PATHS_UNDER_ADMIN.map((p) => `/v1/${p}`)];
     expect(gatewayMethods.map((m) => paths.get(m.Properties.ResourceId.Ref)).sort()).toEqual(gatewayPaths.sort());
     for (const method of gatewayMethods) {
       expect(method?.Properties).toMatchObject({
@@ -158,8 +158,9 @@ describe('ApiStack', () => {
     const gatewayUnder = GATEWAY_PATHS_UNDER_ADMIN.map((p) => `ANY /v1/${p}`);
     // The /v2 prefixes (SPEC.md's MCP connection routes) are admin only.
     const v2Paths = ADMIN_V2_PREFIXES.flatMap((p) => [`/v2/${p}`, `/v2/${p}/{proxy+}`]);
-    const expected = ['ANY /v1/{proxy+}', ...gatewayUnder, ...ADMIN_PREFIXES.flatMap((p) => adminPaths(p).map((path) => `ANY ${path}`)), ...v2Paths.map((path) => `ANY ${path}`)];
+    const expected = ['ANY /v1/{proxy+}', 'ANY /mcp/{slug}', ...gatewayUnder, ...ADMIN_PREFIXES.flatMap((p) => adminPaths(p).map((path) => `ANY ${path}`)), ...v2Paths.map((path) => `ANY ${path}`)];
     expect([...routes.keys()].sort()).toEqual(expected.sort());
+    expect(integrationTarget((routes.get('ANY /mcp/{slug}') as { Integration: Json } | undefined)?.Integration.Uri)).toBe(gatewayId);
     for (const path of [...ADMIN_PREFIXES.flatMap(adminPaths), ...v2Paths]) {
       const route = routes.get(`ANY ${path}`) as { Integration: Json } | undefined;
       expect(integrationTarget(route?.Integration.Uri), path).toBe(adminId);
