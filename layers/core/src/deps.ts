@@ -14,6 +14,7 @@ import { createRepositories, type Repositories } from './store/repositories.ts';
 import { UpstreamClient } from './gateway/upstream.ts';
 import { SavedConfigCache, type SavedConfigSource } from './gateway/routing/saved-configs.ts';
 import { ConfigRepository } from './store/configs.ts';
+import type { BatchRunner } from './ports/batch-runner.ts';
 import type { BlobStore } from './ports/blob.ts';
 import type { Mailer } from './ports/mailer.ts';
 import type { QueueFactory } from './ports/queue-factory.ts';
@@ -71,6 +72,8 @@ export interface CoreDeps {
   secrets: SecretResolver;
   /** Prompts and partials by reference (cached: versions freely, label and default pointers at most 5 s). */
   prompts?: PromptSource;
+  /** Starts batches run by the gateway (batches/engine.ts); absent, creating one is a 503. */
+  batchRunner?: BatchRunner;
 }
 
 export type { SavedConfigSource } from './gateway/routing/saved-configs.ts';
@@ -121,5 +124,6 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
     secrets: new SecretResolver({ table: repos.table, cipher, clock, logger, managers, referenceTtlMs: config.keyCacheTtlMs, valueTtlMs: secretsConfig(config).valueTtlMs }),
     logger,
   };
+  if (adapters.batchRunner) deps.batchRunner = adapters.batchRunner(deps);
   return deps;
 }

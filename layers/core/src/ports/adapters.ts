@@ -4,6 +4,7 @@
  * local server and tests), so the core never asks which runtime it is in.
  */
 import type { UpstreamClient } from '../gateway/upstream.ts';
+import type { BatchRunnerFactory } from './batch-runner.ts';
 import type { BlobStore } from './blob.ts';
 import type { Cipher } from './cipher.ts';
 import type { Clock } from './clock.ts';
@@ -24,6 +25,8 @@ export interface RuntimeAdapters {
   clock?: Clock;
   /** Outbound HTTP to providers; absent: one built from the trusted hosts (tests point it at a mock). */
   upstream?: UpstreamClient;
+  /** Starts gateway-run batches (Step Functions in AWS, the in-process driver locally); absent: batches held by the gateway cannot start (503). */
+  batchRunner?: BatchRunnerFactory;
   /** Clients of the secret managers; absent: AWS Secrets Manager, Vault and Key Vault over the network. */
   secretManagers?: SecretManagers;
 }

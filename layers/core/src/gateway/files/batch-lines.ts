@@ -11,7 +11,7 @@ const MAX_PROBLEMS = 20;
 const MAX_LINE_BYTES = 32 << 20;
 const NEWLINE = 0x0a;
 
-function lineProblem(value: unknown): string | undefined {
+export function lineProblem(value: unknown): string | undefined {
   if (!isRecord(value)) return 'must be a JSON object';
   if (typeof value.custom_id !== 'string' || value.custom_id === '') return 'custom_id must be a non-empty string';
   if (value.method !== 'POST') return 'method must be "POST"';

@@ -10,6 +10,7 @@ import { KmsCipher } from '../aws/cipher-kms.ts';
 import { serviceLogger } from '../aws/adapters.ts';
 import { systemClock, type Clock } from '../clock.ts';
 import { LocalQueueFactory } from '../queue-factory.ts';
+import { LocalBatchDriver } from './batch-driver.ts';
 import { FsBlobStore } from './blob-fs.ts';
 import { FileCipher } from './cipher-file.ts';
 import { OutboxMailer } from './outbox-mailer.ts';
@@ -25,5 +26,6 @@ export function localAdapters(config: AppConfig, clock: Clock = systemClock): Ru
     cipher: config.cipherKmsKeyId ? new KmsCipher({ keyId: config.cipherKmsKeyId, region: config.region }) : new FileCipher({ keyFile: config.cipherKeyFile }),
     logger,
     clock,
+    batchRunner: (deps) => new LocalBatchDriver(deps),
   };
 }

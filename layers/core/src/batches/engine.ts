@@ -1,0 +1,250 @@
+/**
+ * The batch engine, the same code whichever runtime drives it (the in-process driver locally, Step
+ * Functions and Lambda in AWS): start (validate every line, or fail with all of them), run a chunk
+ * of lines (idempotent per line), finalize (output and error files, the final status).
+ *
+ * A line is never run twice and never lost: before its call a conditional put records it
+ * `running`; its answer and the batch's counters are written in one transaction after. A line a
+ * runner finds `running` was interrupted (a crashed worker) and is not run again: it may have been
+ * billed, so it goes to the error file as `request_interrupted` (docs/batches.md). A line answered
+ * 429 settled nothing and is released (`throttled`) to run again, up to MAX_ATTEMPTS.
+ */
+import type { CoreDeps } from '../deps.ts';
+import type { EndpointSpec } from '../gateway/endpoint.ts';
+import { NotFoundError } from '../http/errors.ts';
+import { BatchRepository, FINAL_STATUSES, type BatchLineRecord, type BatchRecord, type BatchStatus } from '../store/batches.ts';
+import { HeldFileRepository } from '../store/files.ts';
+import { batchableSpecs, readRange, validateInput, type InputLine } from './input.ts';
+import { callLine, openHeaders, type SealedHeaders } from './line-call.ts';
+import { batchObject, type BatchObject } from './object.ts';
+import { writeResults } from './results.ts';
+
+export type { BatchObject } from './object.ts';
+export type { BatchStatus } from '../store/batches.ts';
+
+/** 0-based line range [start, end). */
+export interface BatchChunk {
+  start: number;
+  end: number;
+}
+
+export interface RunChunkOptions {
+  /** The AIMD window never grows past this (default DEFAULT_MAX_CONCURRENCY). */
+  maxConcurrency?: number;
+  /** Aborting stops the chunk as a crash would: no new line starts, lines in flight are not recorded. */
+  signal?: AbortSignal;
+}
+
+export const CHUNK_LINES = 1000;
+export const DEFAULT_MAX_CONCURRENCY = 64;
+const INITIAL_CONCURRENCY = 4;
+/** A line answered 429 this many times keeps its last 429 as its answer. */
+const MAX_ATTEMPTS = 6;
+const BACKOFF_BASE_MS = 100;
+const BACKOFF_MAX_MS = 5000;
+/** How often a running chunk re-reads the batch's status: a cancel stops new lines within this. */
+const STATUS_REFRESH_MS = 1000;
+
+const seconds = (deps: CoreDeps): number => Math.floor(deps.clock.now() / 1000);
+
+async function load(repo: BatchRepository, id: string): Promise<BatchRecord> {
+  const b = await repo.get(id);
+  if (!b) throw new NotFoundError(`No such batch: ${id}`, { param: 'batch_id', openaiCode: 'not_found' });
+  return b;
+}
+
+async function inputKey(deps: CoreDeps, b: BatchRecord): Promise<string | undefined> {
+  return (await new HeldFileRepository(deps.repos.table).get(b.workspace_id, b.input_file_id))?.blob_key;
+}
+
+function chunksOf(total: number): BatchChunk[] {
+  const out: BatchChunk[] = [];
+  for (let start = 0; start < total; start += CHUNK_LINES) out.push({ start, end: Math.min(total, start + CHUNK_LINES) });
+  return out;
+}
+
+/** validating -> in_progress (returns the chunks to run) or -> failed (every bad line in errors.data, no line run). */
+export async function startBatch(deps: CoreDeps, batchId: string): Promise<{ status: BatchStatus; chunks: BatchChunk[] }> {
+  const repo = new BatchRepository(deps.repos.table);
+  let b = await load(repo, batchId);
+  if (b.status === 'validating' || (b.status === 'cancelling' && b.in_progress_at === undefined && b.total === 0)) {
+    const key = await inputKey(deps, b);
+    const checked = key
+      ? await validateInput(deps, key, b.endpoint)
+      : { total: 0, errors: [{ code: 'invalid_input_file', message: `The input file ${b.input_file_id} no longer exists.`, param: 'input_file_id', line: null }] };
+    const now = seconds(deps);
+    if (checked.errors.length > 0) {
+      await repo.transition(batchId, ['validating', 'cancelling'], 'failed', { failed_at: now, errors: checked.errors, total: checked.total, failed: 0 });
+      await repo.retire(batchId);
+    } else if (!(await repo.transition(batchId, ['validating'], 'in_progress', { in_progress_at: now, total: checked.total }))) {
+      // Cancelled while validating: the counts still say how many lines were not run.
+      await repo.transition(batchId, ['cancelling'], 'cancelling', { total: checked.total });
+    }
+    b = await load(repo, batchId);
+  }
+  const runs = b.status === 'in_progress' || b.status === 'cancelling' || b.status === 'finalizing';
+  return { status: b.status, chunks: runs ? chunksOf(b.total) : [] };
+}
+
+/** Says when to stop starting lines: aborted, past the window, or cancelled (re-read every STATUS_REFRESH_MS). */
+class StopCheck {
+  #status: BatchStatus;
+  #readAt = performance.now();
+  readonly #repo: BatchRepository;
+  readonly #b: BatchRecord;
+  readonly #deps: CoreDeps;
+  readonly #signal: AbortSignal | undefined;
+  constructor(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, signal: AbortSignal | undefined) {
+    this.#deps = deps;
+    this.#repo = repo;
+    this.#b = b;
+    this.#status = b.status;
+    this.#signal = signal;
+  }
+  async stop(): Promise<boolean> {
+    if (this.#signal?.aborted || this.#status !== 'in_progress') return true;
+    if (this.#deps.clock.now() >= this.#b.expires_at * 1000) return true;
+    if (performance.now() - this.#readAt >= STATUS_REFRESH_MS) {
+      this.#readAt = performance.now();
+      this.#status = (await this.#repo.get(this.#b.id))?.status ?? 'cancelled';
+    }
+    return this.#status !== 'in_progress';
+  }
+}
+
+interface Pending {
+  line: InputLine;
+  previous?: BatchLineRecord;
+}
+
+interface ChunkRun {
+  deps: CoreDeps;
+  repo: BatchRepository;
+  b: BatchRecord;
+  spec: EndpointSpec;
+  sealed: SealedHeaders;
+  signal: AbortSignal | undefined;
+}
+
+/** Sorts the chunk's lines: not yet recorded or throttled (to run), done (skipped), interrupted (recorded as such). */
+async function pendingLines(c: ChunkRun, key: string, chunk: BatchChunk): Promise<{ pending: Pending[]; skipped: number }> {
+  const lines = await readRange(c.deps, key, chunk.start, chunk.end);
+  const records = new Map((await c.repo.lines(c.b.id, chunk.start, chunk.end)).map((r) => [r.index, r]));
+  const pending: Pending[] = [];
+  let skipped = 0;
+  for (const line of lines) {
+    const rec = records.get(line.index);
+    if (!rec) pending.push({ line });
+    else if (rec.state === 'throttled') pending.push({ line, previous: rec });
+    else {
+      skipped++;
+      if (rec.state === 'running') await c.repo.complete(rec, interrupted(), false);
+    }
+  }
+  return { pending, skipped };
+}
+
+const interrupted = () => ({
+  status_code: 0,
+  error: { code: 'request_interrupted', message: 'The worker running this request stopped before its answer was recorded; it is not run again.' },
+  response_request_id: '',
+  input_tokens: 0,
+  output_tokens: 0,
+  cost_micros: 0,
+});
+
+/** The AIMD window: +1 a success until the first 429 (slow start), then +1/window; halved on a 429. */
+class Window {
+  size: number;
+  #slowStart = true;
+  #throttles = 0;
+  readonly #max: number;
+  constructor(max: number) {
+    this.#max = Math.max(1, max);
+    this.size = Math.min(this.#max, INITIAL_CONCURRENCY);
+  }
+  success(): void {
+    this.#throttles = 0;
+    this.size = Math.min(this.#max, this.size + (this.#slowStart ? 1 : 1 / this.size));
+  }
+  /** Halves the window; how long to wait before the next start. */
+  throttled(): number {
+    this.#slowStart = false;
+    this.size = Math.max(1, this.size / 2);
+    return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** this.#throttles++);
+  }
+}
+
+/** Runs the chunk's lines not yet recorded; AIMD concurrency up to `maxConcurrency`, backing off on 429s. */
+export async function runChunk(deps: CoreDeps, batchId: string, chunk: BatchChunk, opts: RunChunkOptions = {}): Promise<{ ran: number; skipped: number; throttled: number }> {
+  const repo = new BatchRepository(deps.repos.table);
+  const b = await load(repo, batchId);
+  const key = await inputKey(deps, b);
+  const spec = (await batchableSpecs()).get(b.endpoint);
+  if (!key || !spec || b.status !== 'in_progress') return { ran: 0, skipped: chunk.end - chunk.start, throttled: 0 };
+  const c: ChunkRun = { deps, repo, b, spec, sealed: await openHeaders(deps, b), signal: opts.signal };
+  const { pending, skipped } = await pendingLines(c, key, chunk);
+  const stats = { ran: 0, skipped, throttled: 0 };
+  const window = new Window(opts.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
+  const stop = new StopCheck(deps, repo, b, opts.signal);
+  const inflight = new Set<Promise<void>>();
+  let waitMs = 0;
+  const one = async (p: Pending): Promise<void> => {
+    const claimed = await repo.claim({ batch_id: b.id, index: p.line.index, custom_id: p.line.custom_id }, p.previous);
+    if (!claimed) return void stats.skipped++;
+    const out = await callLine(deps, spec, b, c.sealed, p.line, claimed.request_id, opts.signal);
+    // An abort is a crash: what was in flight stays `running`.
+    if (opts.signal?.aborted) return;
+    if (out.status_code === 429 && claimed.attempts < MAX_ATTEMPTS) {
+      await repo.release(claimed);
+      stats.throttled++;
+      waitMs = Math.max(waitMs, window.throttled());
+      pending.push({ line: p.line, previous: { ...claimed, state: 'throttled' } });
+      return;
+    }
+    if (out.status_code !== 429) window.success();
+    await repo.complete(claimed, out, out.status_code >= 200 && out.status_code < 300);
+    stats.ran++;
+  };
+  while (pending.length > 0 || inflight.size > 0) {
+    while (pending.length > 0 && inflight.size < Math.floor(window.size)) {
+      if (await stop.stop()) {
+        pending.length = 0;
+        break;
+      }
+      if (waitMs > 0) {
+        const ms = waitMs;
+        waitMs = 0;
+        await deps.clock.sleep(ms, opts.signal).catch(() => undefined);
+        continue;
+      }
+      const task: Promise<void> = one(pending.shift() as Pending).finally(() => inflight.delete(task));
+      inflight.add(task);
+    }
+    if (inflight.size > 0) await Promise.race(inflight);
+  }
+  return stats;
+}
+
+/** Writes output and error files from the per-line records; completed / cancelled / expired with *_at set. */
+export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<BatchObject> {
+  const repo = new BatchRepository(deps.repos.table);
+  let b = await load(repo, batchId);
+  if (FINAL_STATUSES.has(b.status) || b.status === 'validating') return batchObject(b);
+  const records = await repo.lines(batchId, 0, b.total);
+  const allDone = records.length === b.total && records.every((r) => r.state === 'done');
+  const expired = deps.clock.now() >= b.expires_at * 1000;
+  const final: BatchStatus = b.status === 'cancelling' ? 'cancelled' : allDone ? 'completed' : expired ? 'expired' : b.status;
+  if (final === b.status) return batchObject(b);
+  if (final === 'completed' && b.status === 'in_progress') await repo.transition(batchId, ['in_progress'], 'finalizing', { finalizing_at: seconds(deps) });
+  const key = await inputKey(deps, b);
+  const files = key ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired') : { completed: 0, failed: b.total };
+  const stamp = final === 'completed' ? 'completed_at' : final === 'cancelled' ? 'cancelled_at' : 'expired_at';
+  const fields: Partial<BatchRecord> = { [stamp]: seconds(deps), completed: files.completed, failed: files.failed };
+  if ('output_file_id' in files && files.output_file_id) fields.output_file_id = files.output_file_id;
+  if ('error_file_id' in files && files.error_file_id) fields.error_file_id = files.error_file_id;
+  await repo.transition(batchId, [b.status, 'finalizing'], final, fields);
+  await repo.retire(batchId);
+  b = await load(repo, batchId);
+  return batchObject(b);
+}

@@ -1,0 +1,87 @@
+/**
+ * A finished batch's output and error files, in OpenAI's line format, kept as files held by the
+ * gateway (purpose `batch_output`) in the batch's workspace:
+ * - output: `{"id","custom_id","response":{"status_code","request_id","body"},"error":null}` for
+ *   each line answered 2xx;
+ * - error: the same for each line answered otherwise, and `{"response":null,"error":{"code",
+ *   "message"}}` for each line that got no answer (cancelled, expired, interrupted).
+ * Lines keep the input file's order; the files are streamed to storage, never held whole.
+ */
+import type { CoreDeps } from '../deps.ts';
+import { heldFileBlobKey, HeldFileRepository, newFileId } from '../store/files.ts';
+import { newBatchRequestId, type BatchLineRecord, type BatchRecord } from '../store/batches.ts';
+import { inputLines } from './input.ts';
+
+export const UNRUN_ERRORS = {
+  batch_cancelled: 'This request was not executed because the batch was cancelled.',
+  batch_expired: 'This request could not be executed before the completion window expired.',
+} as const;
+
+export type UnrunCode = keyof typeof UNRUN_ERRORS;
+
+const INTERRUPTED = {
+  code: 'request_interrupted',
+  message: 'The worker running this request stopped before its answer was recorded; it was not run again, so it is never billed twice. Resubmit it if needed.',
+} as const;
+
+async function bodyText(deps: CoreDeps, rec: BatchLineRecord): Promise<string> {
+  if (rec.body !== undefined) return rec.body;
+  const bytes = rec.body_blob ? await deps.blobs.get(rec.body_blob) : undefined;
+  return bytes ? Buffer.from(bytes).toString('utf8') : 'null';
+}
+
+const errorLine = (id: string, customId: string, error: { code: string; message: string }): string =>
+  `{"id":${JSON.stringify(id)},"custom_id":${JSON.stringify(customId)},"response":null,"error":${JSON.stringify({ code: error.code, message: error.message })}}\n`;
+
+/** The file line of one input line, and whether it belongs to the output file (else the error file). */
+async function resultLine(deps: CoreDeps, customId: string, rec: BatchLineRecord | undefined, unrun: UnrunCode): Promise<{ ok: boolean; text: string }> {
+  if (!rec) return { ok: false, text: errorLine(newBatchRequestId(), customId, { code: unrun, message: UNRUN_ERRORS[unrun] }) };
+  if (rec.state !== 'done' || rec.error || !rec.status_code) return { ok: false, text: errorLine(rec.request_id, customId, rec.error ?? INTERRUPTED) };
+  const ok = rec.status_code >= 200 && rec.status_code < 300;
+  const response = `{"status_code":${rec.status_code},"request_id":${JSON.stringify(rec.response_request_id ?? rec.request_id)},"body":${await bodyText(deps, rec)}}`;
+  return { ok, text: `{"id":${JSON.stringify(rec.request_id)},"custom_id":${JSON.stringify(customId)},"response":${response},"error":null}\n` };
+}
+
+async function* fileLines(deps: CoreDeps, inputKey: string, records: Map<number, BatchLineRecord>, unrun: UnrunCode, wantOk: boolean, count: { lines: number; bytes: number }) {
+  for await (const { index, text } of inputLines(deps, inputKey)) {
+    const customId = (JSON.parse(text) as { custom_id: string }).custom_id;
+    const line = await resultLine(deps, customId, records.get(index), unrun);
+    if (line.ok !== wantOk) continue;
+    const bytes = Buffer.from(line.text);
+    count.lines++;
+    count.bytes += bytes.length;
+    yield bytes;
+  }
+}
+
+async function writeFile(deps: CoreDeps, b: BatchRecord, kind: 'output' | 'error', lines: (count: { lines: number; bytes: number }) => AsyncIterable<Uint8Array>) {
+  const now = deps.clock.now();
+  const id = newFileId(now);
+  const blobKey = heldFileBlobKey(b.workspace_id, id);
+  const count = { lines: 0, bytes: 0 };
+  await deps.blobs.putStream(blobKey, lines(count), 'application/jsonl');
+  if (count.lines === 0) {
+    await deps.blobs.delete(blobKey);
+    return { id: undefined, lines: 0 };
+  }
+  const filename = `${b.id}_${kind}.jsonl`;
+  await new HeldFileRepository(deps.repos.table).put({
+    id,
+    organisation_id: b.organisation_id,
+    workspace_id: b.workspace_id,
+    filename,
+    purpose: 'batch_output',
+    bytes: count.bytes,
+    created_at: Math.floor(now / 1000),
+    blob_key: blobKey,
+  });
+  return { id, lines: count.lines };
+}
+
+/** Writes both files; their ids (absent when a file would be empty) and line counts. */
+export async function writeResults(deps: CoreDeps, b: BatchRecord, inputKey: string, records: BatchLineRecord[], unrun: UnrunCode) {
+  const byIndex = new Map(records.map((r) => [r.index, r]));
+  const output = await writeFile(deps, b, 'output', (c) => fileLines(deps, inputKey, byIndex, unrun, true, c));
+  const errors = await writeFile(deps, b, 'error', (c) => fileLines(deps, inputKey, byIndex, unrun, false, c));
+  return { output_file_id: output.id, error_file_id: errors.id, completed: output.lines, failed: errors.lines };
+}

@@ -1,0 +1,271 @@
+/**
+ * Batches run by the gateway (`POST /v1/batches` on a held file or with `completion_window:
+ * "immediate"`): the batch under its own key (BATCH#id, so a runner that only knows the id finds
+ * it), listed per workspace through gsi1, and one record per line that decides whether the line
+ * may run (a conditional put before the call) and keeps its answer (after it). Batches not yet
+ * final also have a marker under BATCHES#ACTIVE, so a restarted runner finds them.
+ */
+import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { randomBytes } from 'node:crypto';
+import { Entity, type Item } from './entity.ts';
+import type { TableClient } from './repositories.ts';
+
+export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
+
+export const FINAL_STATUSES: ReadonlySet<BatchStatus> = new Set(['failed', 'completed', 'expired', 'cancelled']);
+
+/** One `errors.data` entry (SPEC: `code`, `message`, `param`, `line`, 1-based). */
+export interface BatchLineError {
+  code: string;
+  message: string;
+  param: string | null;
+  line: number | null;
+}
+
+export interface BatchUsage {
+  input_tokens: number;
+  output_tokens: number;
+  total_tokens: number;
+}
+
+export type BatchTimestamp = 'in_progress_at' | 'finalizing_at' | 'completed_at' | 'failed_at' | 'expired_at' | 'cancelling_at' | 'cancelled_at';
+
+export interface BatchRecord extends Partial<Record<BatchTimestamp, number>> {
+  id: string;
+  organisation_id: string;
+  workspace_id: string;
+  endpoint: string;
+  input_file_id: string;
+  completion_window: string;
+  status: BatchStatus;
+  /** Unix seconds, as are all `*_at`. */
+  created_at: number;
+  expires_at: number;
+  errors?: BatchLineError[];
+  output_file_id?: string;
+  error_file_id?: string;
+  total: number;
+  completed: number;
+  failed: number;
+  input_tokens: number;
+  output_tokens: number;
+  cost_micros: number;
+  metadata: Record<string, string> | null;
+  /** The caller's headers at create (gateway key, provider headers, config), encrypted with the cipher. */
+  sealed_headers: string;
+}
+
+export const Batch = new Entity<BatchRecord>({
+  name: 'Batch',
+  key: (r) => ({ pk: `BATCH#${r.id}`, sk: 'BATCH' }),
+  gsi1: (r) => ({ pk: `WS#${r.workspace_id}#BATCHES`, sk: r.id }),
+});
+
+interface ActiveMarker {
+  id: string;
+}
+const ActiveBatch = new Entity<ActiveMarker>({ name: 'ActiveBatch', key: (r) => ({ pk: 'BATCHES#ACTIVE', sk: r.id }) });
+
+export type LineState = 'running' | 'throttled' | 'done';
+
+export interface BatchLineRecord {
+  batch_id: string;
+  /** 0-based index of the line in the input file. */
+  index: number;
+  custom_id: string;
+  state: LineState;
+  attempts: number;
+  /** The output line's `id` (`batch_req_...`). */
+  request_id: string;
+  status_code?: number;
+  /** The provider's (or the gateway's) request id, `response.request_id`. */
+  response_request_id?: string;
+  /** The answer's JSON text; absent when it was too large for the item and lives in blob storage. */
+  body?: string;
+  body_blob?: string;
+  input_tokens?: number;
+  output_tokens?: number;
+  cost_micros?: number;
+  /** The line got no answer (interrupted): its error-file line carries this and `response: null`. */
+  error?: { code: string; message: string };
+}
+
+const lineSk = (index: number): string => `LINE#${String(index).padStart(9, '0')}`;
+
+export const BatchLine = new Entity<BatchLineRecord>({
+  name: 'BatchLine',
+  key: (r) => ({ pk: `BATCH#${r.batch_id}`, sk: lineSk(r.index) }),
+});
+
+/** `batch_` then the creation time (base 36, fixed width, so ids sort by time) and random hex. */
+export function newBatchId(nowMs: number): string {
+  return `batch_${nowMs.toString(36).padStart(10, '0')}${randomBytes(8).toString('hex')}`;
+}
+
+export const newBatchRequestId = (): string => `batch_req_${randomBytes(12).toString('hex')}`;
+
+const isConditionFailure = (err: unknown): boolean =>
+  err instanceof Error && (err.name === 'ConditionalCheckFailedException' || err.name === 'TransactionCanceledException');
+
+export interface LineOutcome {
+  /** 0 when the line got no answer (`error` says why). */
+  status_code: number;
+  error?: { code: string; message: string };
+  response_request_id: string;
+  body?: string;
+  body_blob?: string;
+  input_tokens: number;
+  output_tokens: number;
+  cost_micros: number;
+}
+
+export class BatchRepository {
+  readonly #t: TableClient;
+  constructor(t: TableClient) {
+    this.#t = t;
+  }
+
+  async create(rec: BatchRecord): Promise<void> {
+    await this.#t.transact([
+      { Put: { TableName: this.#t.tableName, Item: Batch.toItem(rec), ConditionExpression: 'attribute_not_exists(pk)' } },
+      { Put: { TableName: this.#t.tableName, Item: ActiveBatch.toItem({ id: rec.id }) } },
+    ]);
+  }
+
+  get(id: string): Promise<BatchRecord | undefined> {
+    return this.#t.get(Batch, { pk: `BATCH#${id}`, sk: 'BATCH' }, true);
+  }
+
+  /**
+   * Moves the batch from one of `from` to `to`, setting the given fields (timestamps, files,
+   * counts); false when the batch was no longer in one of `from` (another worker moved it).
+   */
+  async transition(id: string, from: readonly BatchStatus[], to: BatchStatus, fields: Partial<BatchRecord> = {}): Promise<boolean> {
+    const set: Record<string, unknown> = { ...fields, status: to };
+    const names: Record<string, string> = {};
+    const values: Record<string, unknown> = {};
+    const parts = Object.entries(set).map(([k, v], i) => {
+      names[`#f${i}`] = k;
+      values[`:v${i}`] = v;
+      return `#f${i} = :v${i}`;
+    });
+    const allowed = from.map((s, i) => {
+      values[`:from${i}`] = s;
+      return `:from${i}`;
+    });
+    try {
+      await this.#t.doc.send(
+        new UpdateCommand({
+          TableName: this.#t.tableName,
+          Key: { pk: `BATCH#${id}`, sk: 'BATCH' },
+          UpdateExpression: `SET ${parts.join(', ')}`,
+          ConditionExpression: `#status IN (${allowed.join(', ')})`,
+          ExpressionAttributeNames: { ...names, '#status': 'status' },
+          ExpressionAttributeValues: values,
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /** Once final, a restarted runner has nothing left to do for the batch. */
+  async retire(id: string): Promise<void> {
+    await this.#t.doc.send(new DeleteCommand({ TableName: this.#t.tableName, Key: { pk: 'BATCHES#ACTIVE', sk: id } }));
+  }
+
+  async active(): Promise<string[]> {
+    const rows = await this.#t.queryAll(ActiveBatch, { KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': 'BATCHES#ACTIVE' } });
+    return rows.map((r) => r.id);
+  }
+
+  /** Newest first, `limit` at most, after the batch `after`. */
+  async list(workspaceId: string, opts: { limit: number; after?: string }): Promise<{ data: BatchRecord[]; has_more: boolean }> {
+    const pk = `WS#${workspaceId}#BATCHES`;
+    const page = await this.#t.doc.send(
+      new QueryCommand({
+        TableName: this.#t.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: opts.after ? 'gsi1pk = :p AND gsi1sk < :a' : 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': pk, ...(opts.after ? { ':a': opts.after } : {}) },
+        ScanIndexForward: false,
+        Limit: opts.limit + 1,
+      }),
+    );
+    const data = (page.Items ?? []).map((i) => Batch.fromItem(i as Item));
+    return { data: data.slice(0, opts.limit), has_more: data.length > opts.limit };
+  }
+
+  /** The recorded lines with index in [start, end), in order. */
+  lines(id: string, start: number, end: number): Promise<BatchLineRecord[]> {
+    return this.#t.queryAll(BatchLine, {
+      KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b',
+      ExpressionAttributeValues: { ':p': `BATCH#${id}`, ':a': lineSk(start), ':b': lineSk(Math.max(start, end - 1)) },
+      ConsistentRead: true,
+    });
+  }
+
+  /**
+   * Claims a line before its call: a new record in state `running`, or a `throttled` one back to
+   * `running`. False when the line is recorded otherwise (run, running elsewhere, or interrupted).
+   */
+  async claim(line: Pick<BatchLineRecord, 'batch_id' | 'index' | 'custom_id'>, previous: BatchLineRecord | undefined): Promise<BatchLineRecord | undefined> {
+    const rec: BatchLineRecord = { ...line, state: 'running', attempts: (previous?.attempts ?? 0) + 1, request_id: previous?.request_id ?? newBatchRequestId() };
+    try {
+      await this.#t.doc.send(
+        new PutCommand({
+          TableName: this.#t.tableName,
+          Item: BatchLine.toItem(rec),
+          ...(previous
+            ? { ConditionExpression: '#s = :t AND attempts = :n', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':t': 'throttled', ':n': previous.attempts } }
+            : { ConditionExpression: 'attribute_not_exists(pk)' }),
+        }),
+      );
+      return rec;
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  }
+
+  /** A throttled line goes back to be run again (its 429 settled nothing). */
+  async release(rec: BatchLineRecord): Promise<void> {
+    await this.#t.doc.send(
+      new UpdateCommand({
+        TableName: this.#t.tableName,
+        Key: BatchLine.key(rec),
+        UpdateExpression: 'SET #s = :t',
+        ConditionExpression: '#s = :r',
+        ExpressionAttributeNames: { '#s': 'state' },
+        ExpressionAttributeValues: { ':t': 'throttled', ':r': 'running' },
+      }),
+    );
+  }
+
+  /**
+   * Records a running line's answer and counts it on the batch, in one transaction, so the batch's
+   * counts and usage are exactly the sum of its lines. False when the line was not running.
+   */
+  async complete(rec: BatchLineRecord, out: LineOutcome, succeeded: boolean): Promise<boolean> {
+    const done: BatchLineRecord = { ...rec, ...out, state: 'done' };
+    try {
+      await this.#t.transact([
+        { Put: { TableName: this.#t.tableName, Item: BatchLine.toItem(done), ConditionExpression: '#s = :r', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':r': 'running' } } },
+        {
+          Update: {
+            TableName: this.#t.tableName,
+            Key: { pk: `BATCH#${rec.batch_id}`, sk: 'BATCH' },
+            UpdateExpression: `ADD ${succeeded ? 'completed' : 'failed'} :one, input_tokens :i, output_tokens :o, cost_micros :c`,
+            ExpressionAttributeValues: { ':one': 1, ':i': out.input_tokens, ':o': out.output_tokens, ':c': out.cost_micros },
+          },
+        },
+      ]);
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+}
