@@ -10,9 +10,8 @@ import { lineProblem } from '../gateway/files/batch-lines.ts';
 import { ValidationError } from '../http/errors.ts';
 import { isRecord, tryParseJson } from '../http/json.ts';
 import type { BatchLineError } from '../store/batches.ts';
+import { BATCHABLE_ENDPOINTS } from './batchable.ts';
 
-/** The endpoints a batch line may call (OpenAI's batchable endpoints). */
-export const BATCHABLE_ENDPOINTS = ['/v1/chat/completions', '/v1/completions', '/v1/embeddings', '/v1/moderations', '/v1/responses'] as const;
 
 export interface InputLine {
   index: number;

@@ -8,11 +8,13 @@ import type { RuntimeBindings } from '../http/bodies.ts';
 import { lazyDialect, type DialectLoader } from './dialect.ts';
 import type { EndpointSpec, HttpMethod } from './endpoint.ts';
 import { listModels, retrieveModel } from './models.ts';
+import { handleBatches, type BatchOperation } from './batches-held.ts';
 import { handleFiles, type FileOperation } from './files/held.ts';
 import { passthrough } from './passthrough.ts';
 import { upgradeRequired } from './realtime/upgrade-required.ts';
 import { handleGatewayRequest } from './pipeline.ts';
 import { checkTranscriptionForm, checkTranslationForm, parseSpeechRequest } from './validate/audio.ts';
+import { mapBatchStatus } from './validate/batch-status.ts';
 import { parseBatchRequest } from './validate/batches.ts';
 import { parseChatRequest } from './validate/chat.ts';
 import { parseCompletionRequest } from './validate/completions.ts';
@@ -33,6 +35,8 @@ export interface GatewayRoute {
   dialect?: DialectLoader;
   /** `/v1/files`: held by the gateway unless the request names a provider (files/held.ts). */
   held?: FileOperation;
+  /** `/v1/batches`: run by the gateway for held files and `immediate`, else the provider's (batches-held.ts). */
+  batch?: BatchOperation;
 }
 
 /** Anthropic's Messages format, routed as the chat request it stands for (gateway/messages.ts). */
@@ -90,11 +94,11 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   { ...route('DELETE', '/files/{file_id}', { endpoint: 'deleteFile', ...none }), held: 'delete' },
   { ...route('GET', '/files/{file_id}/content', { endpoint: 'retrieveFileContent', ...none }), held: 'content' },
 
-  route('POST', '/batches', { endpoint: 'createBatch', body: 'json', validate: parseBatchRequest }),
-  route('GET', '/batches', { endpoint: 'listBatches', ...none }),
-  route('GET', '/batches/{batch_id}', { endpoint: 'retrieveBatch', ...none }),
-  route('POST', '/batches/{batch_id}/cancel', { endpoint: 'cancelBatch', ...none }),
-  route('GET', '/batches/{batch_id}/output', { endpoint: 'getBatchOutput', ...none }),
+  { ...route('POST', '/batches', { endpoint: 'createBatch', body: 'json', validate: parseBatchRequest, transformAnswer: mapBatchStatus }), batch: 'create' },
+  { ...route('GET', '/batches', { endpoint: 'listBatches', ...none, transformAnswer: mapBatchStatus }), batch: 'list' },
+  { ...route('GET', '/batches/{batch_id}', { endpoint: 'retrieveBatch', ...none, transformAnswer: mapBatchStatus }), batch: 'retrieve' },
+  { ...route('POST', '/batches/{batch_id}/cancel', { endpoint: 'cancelBatch', ...none, transformAnswer: mapBatchStatus }), batch: 'cancel' },
+  { ...route('GET', '/batches/{batch_id}/output', { endpoint: 'getBatchOutput', ...none }), batch: 'output' },
 
   route('POST', '/fine_tuning/jobs', { endpoint: 'createFinetune', body: 'json', validate: parseFineTuningRequest }),
   route('GET', '/fine_tuning/jobs', { endpoint: 'listFinetunes', ...none }),
@@ -151,7 +155,7 @@ export const gatewayModule: RouteModule = (app, deps) => {
   app.get('/v1/models', (c) => listModels(c.req.raw, deps));
   app.get('/v1/models/:model{.+}', (c) => retrieveModel(c.req.raw, deps, c.req.param('model')));
   app.get('/v1/realtime', () => upgradeRequired());
-  for (const { path, spec, dialect, held } of GATEWAY_ROUTES) {
+  for (const { path, spec, dialect, held, batch } of GATEWAY_ROUTES) {
     app.on(spec.method, honoPath(path), async (c) => {
       const pipeline = async () =>
         handleGatewayRequest(
@@ -162,7 +166,9 @@ export const gatewayModule: RouteModule = (app, deps) => {
           spec.params ? { params: c.req.param() as Record<string, string> } : undefined,
           dialect ? await dialect() : undefined,
         );
-      return held ? handleFiles(held, c.req.raw, deps, c.req.param('file_id'), pipeline) : pipeline();
+      if (held) return handleFiles(held, c.req.raw, deps, c.req.param('file_id'), pipeline);
+      if (batch) return handleBatches(batch, c.req.raw, deps, c.req.param('batch_id'), pipeline);
+      return pipeline();
     });
   }
   // Every other /v1 path, after every route of every module.

@@ -1,6 +1,6 @@
 /**
  * POST /v1/batches (SPEC "Batch" and "Limits"): the input file, the endpoint its lines call, the
- * 24-hour completion window, and metadata of at most 16 pairs (keys up to 64 and values up to
+ * completion window (`24h`, or `immediate` for a batch the gateway runs itself), and metadata of at most 16 pairs (keys up to 64 and values up to
  * 512 characters).
  */
 import * as z from 'zod/mini';
@@ -9,7 +9,7 @@ import { metadata, nonEmptyString, parseRequestBody } from './common.ts';
 export const batchRequestSchema = z.looseObject({
   input_file_id: nonEmptyString(),
   endpoint: nonEmptyString().check(z.regex(/^\/v1\/\S+$/, { error: 'must be an endpoint path such as /v1/chat/completions' })),
-  completion_window: z.literal('24h'),
+  completion_window: z.enum(['24h', 'immediate'], { error: 'must be 24h (or immediate, for a batch run by the gateway)' }),
   metadata: z.nullish(metadata),
 });
 
