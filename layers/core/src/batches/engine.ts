@@ -89,7 +89,7 @@ export async function startBatch(deps: CoreDeps, batchId: string): Promise<{ sta
 /** Says when to stop starting lines: aborted, past the window, or cancelled (re-read every STATUS_REFRESH_MS). */
 class StopCheck {
   #status: BatchStatus;
-  #readAt = performance.now();
+  #readAt: number;
   readonly #repo: BatchRepository;
   readonly #b: BatchRecord;
   readonly #deps: CoreDeps;
@@ -100,12 +100,13 @@ class StopCheck {
     this.#b = b;
     this.#status = b.status;
     this.#signal = signal;
+    this.#readAt = deps.clock.now();
   }
   async stop(): Promise<boolean> {
     if (this.#signal?.aborted || this.#status !== 'in_progress') return true;
     if (this.#deps.clock.now() >= this.#b.expires_at * 1000) return true;
-    if (performance.now() - this.#readAt >= STATUS_REFRESH_MS) {
-      this.#readAt = performance.now();
+    if (this.#deps.clock.now() - this.#readAt >= STATUS_REFRESH_MS) {
+      this.#readAt = this.#deps.clock.now();
       this.#status = (await this.#repo.get(this.#b.id))?.status ?? 'cancelled';
     }
     return this.#status !== 'in_progress';

@@ -1,0 +1,305 @@
+/**
+ * Batches run by the gateway, end to end: a JSONL file held by Gantry runs line by line through
+ * the pipeline against a real HTTP mock provider, on DynamoDB Local, driven by the local in-process
+ * driver; time is a ManualClock. Every status path, per-line errors with line numbers, the output
+ * and error files byte for byte in OpenAI's format, cancel, expiry, 429 back-off, a crash of the
+ * driver mid-batch, usage equal to the sum of the lines' logs, limits and guardrails per line.
+ */
+import OpenAI, { toFile } from 'openai';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import type { BatchObject } from '../../layers/core/src/batches/object.ts';
+import { ManualClock } from '../../layers/core/src/ports/clock.ts';
+import { LocalBatchDriver } from '../../layers/core/src/ports/local/batch-driver.ts';
+import { createTestDepsOn } from '../support/deps.ts';
+import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { startMockBatchProvider, USAGE, type MockBatchProvider } from '../support/mock-batch-provider.ts';
+import { waitFor } from '../support/observability.ts';
+
+type Json = Record<string, unknown>;
+const START = Date.UTC(2026, 0, 1, 0, 0, 5);
+
+const chatLine = (custom_id: string, body: Json = {}, url = '/v1/chat/completions') =>
+  JSON.stringify({ custom_id, method: 'POST', url, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: custom_id }], ...body } });
+const ids = (n: number, prefix = 'l') => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
+
+describe('batches run by the gateway', () => {
+  let gw: TestGantry;
+  let mock: MockBatchProvider;
+  let key: string;
+  const clock = new ManualClock(START);
+
+  const driver = () => gw.deps.batchRunner as LocalBatchDriver;
+  const providerHeaders = (extra: Record<string, string> = {}) => ({
+    'x-gw-api-key': key,
+    'x-gw-provider': 'openai',
+    'x-gw-custom-host': `${mock.url}/v1`,
+    authorization: 'Bearer sk-provider-secret',
+    ...extra,
+  });
+  const upload = async (lines: string[], purpose = 'batch'): Promise<string> => {
+    const form = new FormData();
+    form.append('file', new Blob([`${lines.join('\n')}\n`]), 'in.jsonl');
+    form.append('purpose', purpose);
+    const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gw-api-key': key }, body: form });
+    expect(res.status).toBe(200);
+    return ((await res.json()) as { id: string }).id;
+  };
+  const create = (body: Json, headers: Record<string, string> = providerHeaders()) =>
+    fetch(`${gw.url}/v1/batches`, { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const createOk = async (fileId: string, headers?: Record<string, string>, extra: Json = {}): Promise<BatchObject> => {
+    const res = await create({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: 'immediate', ...extra }, headers);
+    expect(res.status).toBe(200);
+    return (await res.json()) as BatchObject;
+  };
+  const get = async (id: string): Promise<BatchObject> => (await fetch(`${gw.url}/v1/batches/${id}`, { headers: { 'x-gw-api-key': key } })).json() as Promise<BatchObject>;
+  const content = async (fileId: string | null): Promise<string> =>
+    (await fetch(`${gw.url}/v1/files/${String(fileId)}/content`, { headers: { 'x-gw-api-key': key } })).text();
+  const parse = (text: string): Json[] => text.trimEnd().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json);
+  const customIds = (text: string) => parse(text).map((l) => l.custom_id);
+
+  beforeAll(async () => {
+    [gw, mock] = await Promise.all([startGantry('direct', {}, { clock }), startMockBatchProvider()]);
+    key = await gw.workspaceKey();
+  });
+  afterAll(async () => {
+    await driver()?.idle();
+    await Promise.all([gw?.close(), mock?.close()]);
+  });
+  beforeEach(() => {
+    clock.set(START);
+    mock.calls.clear();
+    mock.gate = undefined;
+  });
+
+  it('runs every line through the pipeline and writes OpenAI-format output and error files, byte for byte', async () => {
+    const fileId = await upload([chatLine('a'), chatLine('b', { temperature: 0.5 }), chatLine('c', { model: 'no-such-model' })]);
+    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0, defaultHeaders: providerHeaders() });
+    const created = await client.batches.create({
+      input_file_id: fileId,
+      endpoint: '/v1/chat/completions',
+      completion_window: 'immediate' as '24h',
+      metadata: { job: 'nightly' },
+    });
+    expect(created).toMatchObject({ object: 'batch', status: 'validating', input_file_id: fileId, completion_window: 'immediate', created_at: Math.floor(START / 1000), metadata: { job: 'nightly' } });
+    expect(created.id).toMatch(/^batch_[a-z0-9]+$/);
+    await driver().idle();
+
+    const done = await client.batches.retrieve(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 2, failed: 1 }, errors: null });
+    for (const at of ['in_progress_at', 'finalizing_at', 'completed_at'] as const) expect(done[at]).toBe(Math.floor(START / 1000));
+    expect(done.expires_at).toBe(Math.floor(START / 1000) + 24 * 3600);
+    expect(done.failed_at ?? null).toBeNull();
+    expect([...mock.calls.entries()].sort()).toEqual([['a', 1], ['b', 1], ['c', 1]]);
+
+    const output = await content(done.output_file_id);
+    const outLines = parse(output);
+    const expected = outLines
+      .map((l, i) => {
+        const cid = ['a', 'b'][i] as string;
+        const body = { id: `chatcmpl-${cid}`, object: 'chat.completion', created: 1_750_000_000, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: `echo ${cid}` }, logprobs: null, finish_reason: 'stop' }], usage: USAGE };
+        const response = (l.response as Json).request_id as string;
+        return `{"id":${JSON.stringify(l.id)},"custom_id":"${cid}","response":{"status_code":200,"request_id":${JSON.stringify(response)},"body":${JSON.stringify(body)}},"error":null}\n`;
+      })
+      .join('');
+    expect(output).toBe(expected);
+    expect(outLines.every((l) => /^batch_req_[0-9a-f]{24}$/.test(l.id as string))).toBe(true);
+    // GET /v1/batches/{id}/output streams the same bytes.
+    expect(await (await fetch(`${gw.url}/v1/batches/${created.id}/output`, { headers: { 'x-gw-api-key': key } })).text()).toBe(output);
+
+    const errorText = await content(done.error_file_id);
+    const [errLine] = parse(errorText);
+    const errBody = (errLine!.response as Json).body as Json;
+    expect(errorText).toBe(
+      `{"id":${JSON.stringify(errLine!.id)},"custom_id":"c","response":{"status_code":404,"request_id":${JSON.stringify((errLine!.response as Json).request_id)},"body":${JSON.stringify(errBody)}},"error":null}\n`,
+    );
+    expect(errBody).toMatchObject({ error: { code: 'model_not_found' } });
+
+    // One request log per line, carrying the batch id; the batch's usage is their sum.
+    let tokens = 0;
+    for (const l of [...outLines, errLine!]) {
+      const log = await waitFor(gw.deps, async () => {
+        const res = await gw.admin('GET', `/v1/logs/${String((l.response as Json).request_id)}`);
+        return res.status === 200 ? res.json : undefined;
+      });
+      expect(log.metadata).toMatchObject({ _batch_id: created.id, _batch_custom_id: l.custom_id });
+      tokens += Number(log.total_tokens ?? 0);
+    }
+    expect(tokens).toBe(2 * USAGE.total_tokens);
+    expect((done as unknown as BatchObject).usage).toEqual({ input_tokens: 2 * USAGE.prompt_tokens, output_tokens: 2 * USAGE.completion_tokens, total_tokens: tokens });
+
+    // Without a provider named, the list is of the batches the gateway holds.
+    const list = (await (await fetch(`${gw.url}/v1/batches?limit=1`, { headers: { 'x-gw-api-key': key } })).json()) as { data: BatchObject[]; has_more: boolean };
+    expect(list.data.map((b) => b.id)).toEqual([created.id]);
+  });
+
+  it('fails a batch with every bad line in errors.data (1-based) and runs none of them', async () => {
+    const fileId = await upload([chatLine('ok'), chatLine('e', {}, '/v1/embeddings'), chatLine('t', { temperature: 5 }), chatLine('s', { stream: true }), chatLine('ok2')]);
+    const created = await createOk(fileId);
+    await driver().idle();
+    const b = await get(created.id);
+    expect(b.status).toBe('failed');
+    expect(b.failed_at).toBe(Math.floor(START / 1000));
+    expect(b.in_progress_at).toBeNull();
+    expect(b.errors?.data).toEqual([
+      { code: 'mismatched_endpoint', message: expect.stringContaining('/v1/embeddings'), param: 'url', line: 2 },
+      { code: 'invalid_request', message: expect.stringContaining('temperature'), param: 'body.temperature', line: 3 },
+      { code: 'invalid_request', message: 'A batch line cannot stream.', param: 'body.stream', line: 4 },
+    ]);
+    expect(mock.calls.size).toBe(0);
+  });
+
+  it('refuses bad create bodies with a 400 naming the field', async () => {
+    const fileId = await upload([chatLine('x')]);
+    const tune = await upload([JSON.stringify({ messages: [] })], 'fine-tune');
+    const base = { input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: 'immediate' };
+    const many = Object.fromEntries(Array.from({ length: 17 }, (_, i) => [`k${i}`, 'v']));
+    const cases: Array<[Json, number, string]> = [
+      [{ ...base, metadata: many }, 400, 'metadata'],
+      [{ ...base, metadata: { ['k'.repeat(65)]: 'v' } }, 400, `metadata.${'k'.repeat(65)}`],
+      [{ ...base, metadata: { k: 'v'.repeat(513) } }, 400, 'metadata.k'],
+      [{ ...base, completion_window: '1h' }, 400, 'completion_window'],
+      [{ ...base, input_file_id: 'file-nope' }, 404, 'input_file_id'],
+      [{ ...base, input_file_id: tune }, 400, 'input_file_id'],
+      [{ ...base, endpoint: '/v1/images/generations' }, 400, 'endpoint'],
+    ];
+    for (const [body, status, param] of cases) {
+      const res = await create(body);
+      expect(res.status, JSON.stringify(body).slice(0, 80)).toBe(status);
+      expect(((await res.json()) as { error: { param: string } }).error.param).toBe(param);
+    }
+    const unknown = await fetch(`${gw.url}/v1/batches/batch_nope`, { headers: { 'x-gw-api-key': key } });
+    expect(unknown.status).toBe(404);
+    const badLimit = await fetch(`${gw.url}/v1/batches?limit=0`, { headers: { 'x-gw-api-key': key } });
+    expect(((await badLimit.json()) as { error: { param: string } }).error.param).toBe('limit');
+  });
+
+  it('cancels: no new line starts once cancelling is seen, finished lines stay in the output', async () => {
+    let release!: () => void;
+    mock.gate = new Promise<void>((r) => (release = r));
+    const fileId = await upload(ids(30).map((id) => chatLine(id)));
+    const created = await createOk(fileId);
+    await mock.held(4);
+    const res = await fetch(`${gw.url}/v1/batches/${created.id}/cancel`, { method: 'POST', headers: { 'x-gw-api-key': key } });
+    expect(((await res.json()) as BatchObject).status).toBe('cancelling');
+    // Past the runner's status refresh (1 s), well inside the 10 s promised.
+    clock.advance(1500);
+    release();
+    await driver().idle();
+    const b = await get(created.id);
+    expect(b).toMatchObject({ status: 'cancelled', cancelling_at: Math.floor(START / 1000), cancelled_at: Math.floor(START / 1000) + 1, request_counts: { total: 30, completed: 4, failed: 26 } });
+    expect([...mock.calls.values()].reduce((a, n) => a + n, 0)).toBe(4);
+    expect(customIds(await content(b.output_file_id))).toEqual(ids(4));
+    const errors = parse(await content(b.error_file_id));
+    expect(errors.map((l) => l.custom_id)).toEqual(ids(30).slice(4));
+    expect(errors[0]).toEqual({ id: expect.stringMatching(/^batch_req_/), custom_id: 'l4', response: null, error: { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' } });
+    const again = await fetch(`${gw.url}/v1/batches/${created.id}/cancel`, { method: 'POST', headers: { 'x-gw-api-key': key } });
+    expect(again.status).toBe(200);
+  });
+
+  it('expires when the completion window elapses: unrun lines get batch_expired', async () => {
+    let release!: () => void;
+    mock.gate = new Promise<void>((r) => (release = r));
+    const created = await createOk(await upload(ids(10).map((id) => chatLine(id))));
+    await mock.held(4);
+    clock.advance(24 * 3600 * 1000 + 1000);
+    release();
+    await driver().idle();
+    const b = await get(created.id);
+    expect(b).toMatchObject({ status: 'expired', expired_at: Math.floor(START / 1000) + 24 * 3600 + 1, request_counts: { total: 10, completed: 4, failed: 6 } });
+    const errors = parse(await content(b.error_file_id));
+    expect(errors.map((l) => l.custom_id)).toEqual(ids(10).slice(4));
+    expect(errors[0]!.error).toEqual({ code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' });
+    const done = await fetch(`${gw.url}/v1/batches/${created.id}/cancel`, { method: 'POST', headers: { 'x-gw-api-key': key } });
+    expect(done.status).toBe(409);
+  });
+
+  it('resumes after a crash mid-batch: no line run twice, none lost, interrupted lines reported', async () => {
+    let release!: () => void;
+    mock.gate = new Promise<void>((r) => (release = r));
+    const created = await createOk(await upload(ids(20).map((id) => chatLine(id))));
+    await mock.held(4);
+    await driver().abort();
+    release();
+    mock.gate = undefined;
+
+    // Another instance of the service on the same table, data directory and key: the restart.
+    const deps = createTestDepsOn(gw.deps.config.tableName, { GW_BLOB_DIR: gw.deps.config.blobDir as string }, { clock, cipher: gw.deps.cipher });
+    const restarted = deps.batchRunner as LocalBatchDriver;
+    expect(await restarted.resume()).toContain(created.id);
+    await restarted.idle();
+    deps.upstream.close();
+
+    const b = await get(created.id);
+    expect(b).toMatchObject({ status: 'completed', request_counts: { total: 20, completed: 16, failed: 4 } });
+    expect([...mock.calls.values()].every((n) => n === 1)).toBe(true);
+    const out = customIds(await content(b.output_file_id));
+    const errors = parse(await content(b.error_file_id));
+    expect([...out, ...errors.map((l) => l.custom_id)].sort()).toEqual(ids(20).sort());
+    expect(errors.map((l) => (l.error as Json).code)).toEqual(['request_interrupted', 'request_interrupted', 'request_interrupted', 'request_interrupted']);
+    expect(b.usage.total_tokens).toBe(16 * USAGE.total_tokens);
+  });
+
+  it('applies a rate limit and a guardrail to each line', async () => {
+    const res = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'limited', workspace_id: 'default', scopes: ['completions.write'] });
+    const limited = { id: res.json.id as string, key: res.json.key as string };
+    const policy = await gw.admin('POST', '/v1/policies/rate-limits', {
+      conditions: [{ key: 'api_key', value: limited.id }],
+      group_by: [{ key: 'api_key' }],
+      workspace_id: 'default',
+      type: 'requests',
+      unit: 'rpm',
+      value: 2,
+    });
+    expect(policy.status).toBe(200);
+    const fileId = await upload(ids(4, 'r').map((id) => chatLine(id)));
+    const created = await createOk(fileId, providerHeaders({ 'x-gw-api-key': limited.key }));
+    await driver().idle();
+    const b = await get(created.id);
+    expect(b.request_counts).toEqual({ total: 4, completed: 2, failed: 2 });
+    const refused = parse(await content(b.error_file_id));
+    expect(refused.map((l) => (l.response as Json).status_code)).toEqual([429, 429]);
+    expect([...mock.calls.values()].reduce((a, n) => a + n, 0)).toBe(2);
+
+    const config = { provider: 'openai', api_key: 'sk-x', custom_host: `${mock.url}/v1`, input_guardrails: [{ 'default.contains': { operator: 'none', words: ['forbidden'] }, deny: true }] };
+    const guarded = await createOk(await upload([chatLine('fine'), chatLine('forbidden')]), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) });
+    await driver().idle();
+    const g = await get(guarded.id);
+    expect(g.request_counts).toEqual({ total: 2, completed: 1, failed: 1 });
+    const [denied] = parse(await content(g.error_file_id));
+    expect(denied).toMatchObject({ custom_id: 'forbidden', response: { status_code: 446 }, error: null });
+    expect(mock.calls.get('forbidden')).toBeUndefined();
+  });
+});
+
+describe('429 back-off', () => {
+  let gw: TestGantry;
+  let mock: MockBatchProvider;
+  const clock = new ManualClock(START);
+
+  beforeAll(async () => {
+    [gw, mock] = await Promise.all([startGantry('direct', {}, { clock }), startMockBatchProvider({ maxConcurrent: 3, delayMs: 5 })]);
+  });
+  afterAll(async () => {
+    await Promise.all([gw?.close(), mock?.close()]);
+  });
+
+  it('halves its window on 429s, waits, and still answers every line exactly once', async () => {
+    const key = await gw.workspaceKey();
+    const form = new FormData();
+    form.append('file', new Blob([ids(40).map((id) => chatLine(id)).join('\n')]), 'in.jsonl');
+    form.append('purpose', 'batch');
+    const file = (await (await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gw-api-key': key }, body: form })).json()) as { id: string };
+    const headers = { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' };
+    const res = await fetch(`${gw.url}/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }) });
+    const created = (await res.json()) as BatchObject;
+    await (gw.deps.batchRunner as LocalBatchDriver).idle();
+    const b = (await (await fetch(`${gw.url}/v1/batches/${created.id}`, { headers: { 'x-gw-api-key': key } })).json()) as BatchObject;
+    expect(b).toMatchObject({ status: 'completed', request_counts: { total: 40, completed: 40, failed: 0 } });
+    expect(mock.throttled).toBeGreaterThan(0);
+    // Backoff waits on the clock, doubling from 100 ms.
+    expect(clock.sleeps).toContain(100);
+    expect(mock.peak).toBeLessThanOrEqual(3);
+    const answered = [...mock.calls.values()].reduce((a, n) => a + n, 0);
+    expect(answered - mock.throttled).toBe(40);
+  });
+});
