@@ -52,7 +52,7 @@ describe('batches run by the gateway', () => {
     return (await res.json()) as BatchObject;
   };
   const get = async (id: string): Promise<BatchObject> => (await fetch(`${gw.url}/v1/batches/${id}`, { headers: { 'x-gw-api-key': key } })).json() as Promise<BatchObject>;
-  const content = async (fileId: string | null): Promise<string> =>
+  const content = async (fileId: string | null | undefined): Promise<string> =>
     (await fetch(`${gw.url}/v1/files/${String(fileId)}/content`, { headers: { 'x-gw-api-key': key } })).text();
   const parse = (text: string): Json[] => text.trimEnd().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json);
   const customIds = (text: string) => parse(text).map((l) => l.custom_id);
