@@ -19,6 +19,7 @@ import { startKeyLifecycleSchedule } from '../../layers/core/src/admin/api-keys/
 import { DataDirInUseError, JavaMissingError, startDynamoDBLocal, type DynamoDBLocal } from './dynamodb-local.ts';
 import { startLocalServer, type LocalMode, type LocalServer } from './server.ts';
 import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
+import { LocalBatchDriver } from '../../layers/core/src/ports/local/batch-driver.ts';
 import { flushHooks } from '../shared/observability.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
 import { startLogIngestProcess, type LogIngestProcess } from './log-ingest-process.ts';
@@ -71,6 +72,11 @@ async function main(): Promise<void> {
     const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);
     const server = await startLocalServer({ deps, mode, port, host, ...(env.GW_CONSOLE_DIR ? { consoleDir: env.GW_CONSOLE_DIR } : {}) });
     running.server = server;
+    // Batches a previous run left unfinished go on (their per-line records say which lines remain).
+    if (deps.batchRunner instanceof LocalBatchDriver) {
+      const resumed = await deps.batchRunner.resume();
+      if (resumed.length > 0) console.log(`Resuming ${resumed.length} unfinished batch(es)`);
+    }
     // Usage limit alerts (in-process queue -> outbox) and periodic usage resets.
     running.stopSchedules.push(startLocalLimitsWorkers(deps));
     // Key expiry, rotation policies, key usage resets and key e-mails (EventBridge Scheduler in AWS).
@@ -125,6 +131,8 @@ function onStopSignal(running: Running, graceMs: number): void {
 async function shutdown(running: Running, graceMs: number): Promise<void> {
   for (const stop of running.stopSchedules) stop();
   await running.server?.close(graceMs);
+  // Batch lines in flight finish and are recorded; the next start resumes the rest.
+  if (running.deps?.batchRunner instanceof LocalBatchDriver) await within(running.deps.batchRunner.stop(), graceMs);
   // The last requests' settlements and logs, then everything queued, while the table is still up.
   const deps = running.deps;
   const flushed = deps && flushHooks(deps).then(() => deps.queues.close?.());

@@ -11,6 +11,8 @@ import type { BatchObject } from '../../layers/core/src/batches/object.ts';
 import { ManualClock } from '../../layers/core/src/ports/clock.ts';
 import { LocalBatchDriver } from '../../layers/core/src/ports/local/batch-driver.ts';
 import { createTestDepsOn } from '../support/deps.ts';
+import { startMockServer } from '../support/mock-http.ts';
+import { scanTable } from '../support/records.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { startMockBatchProvider, USAGE, type MockBatchProvider } from '../support/mock-batch-provider.ts';
 import { waitFor } from '../support/observability.ts';
@@ -239,6 +241,33 @@ describe('batches run by the gateway', () => {
     expect(b.usage.total_tokens).toBe(16 * USAGE.total_tokens);
   });
 
+  it('stops gracefully (shutdown): lines in flight are recorded, and a resume finishes the batch with none interrupted', async () => {
+    let release!: () => void;
+    mock.gate = new Promise<void>((r) => (release = r));
+    const created = await createOk(await upload(ids(12, 'g').map((id) => chatLine(id))));
+    await mock.held(4);
+    const stopping = driver().stop();
+    release();
+    await stopping;
+    mock.gate = undefined;
+    expect((await get(created.id)).status).toBe('in_progress');
+    expect(await driver().resume()).toContain(created.id);
+    await driver().idle();
+    const b = await get(created.id);
+    expect(b).toMatchObject({ status: 'completed', request_counts: { total: 12, completed: 12, failed: 0 } });
+    expect(customIds(await content(b.output_file_id))).toEqual(ids(12, 'g'));
+    expect([...mock.calls.values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('keeps the caller\'s keys out of the table: the captured headers are encrypted', async () => {
+    const created = await createOk(await upload([chatLine('secret-check')]));
+    await driver().idle();
+    const items = JSON.stringify(await scanTable(gw.deps.repos.table));
+    expect(items).toContain(created.id);
+    expect(items).not.toContain('sk-provider-secret');
+    expect(items).not.toContain(key);
+  });
+
   it('applies a rate limit and a guardrail to each line', async () => {
     const res = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'limited', workspace_id: 'default', scopes: ['completions.write'] });
     const limited = { id: res.json.id as string, key: res.json.key as string };
@@ -301,5 +330,42 @@ describe('429 back-off', () => {
     expect(mock.peak).toBeLessThanOrEqual(3);
     const answered = [...mock.calls.values()].reduce((a, n) => a + n, 0);
     expect(answered - mock.throttled).toBe(40);
+  });
+});
+
+describe("a provider's own batches (completion_window 24h with a provider named)", () => {
+  let gw: TestGantry;
+  let key: string;
+  const statuses: Record<string, string> = { batch_run: 'RUNNING', batch_ok: 'SUCCESS', batch_stop: 'canceling', batch_plain: 'in_progress' };
+
+  beforeAll(async () => {
+    gw = await startGantry('direct');
+    key = await gw.workspaceKey();
+  });
+  afterAll(async () => {
+    await gw?.close();
+  });
+
+  it('passes create through to the provider and maps its statuses onto SPEC enum on retrieve', async () => {
+    const provider = await startMockServer((req) => {
+      const id = req.path.split('/')[3] ?? '';
+      if (req.method === 'POST' && req.path === '/v1/batches') return { json: { id: 'batch_run', object: 'batch', status: 'VALIDATING', input_file_id: 'file-p', endpoint: '/v1/chat/completions', completion_window: '24h' } };
+      return { json: { id, object: 'batch', status: statuses[id], endpoint: '/v1/chat/completions' } };
+    });
+    try {
+      const headers = { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${provider.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' };
+      const created = await fetch(`${gw.url}/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ input_file_id: 'file-p', endpoint: '/v1/chat/completions', completion_window: '24h' }) });
+      expect(await created.json()).toMatchObject({ id: 'batch_run', status: 'validating', provider_status: 'VALIDATING' });
+      expect(provider.received[0]).toMatchObject({ method: 'POST', path: '/v1/batches' });
+      const got = async (id: string) => (await fetch(`${gw.url}/v1/batches/${id}`, { headers })).json() as Promise<Json>;
+      expect(await got('batch_run')).toMatchObject({ status: 'in_progress', provider_status: 'RUNNING' });
+      expect(await got('batch_ok')).toMatchObject({ status: 'completed', provider_status: 'SUCCESS' });
+      expect(await got('batch_stop')).toMatchObject({ status: 'cancelling', provider_status: 'canceling' });
+      const plain = await got('batch_plain');
+      expect(plain.status).toBe('in_progress');
+      expect(plain).not.toHaveProperty('provider_status');
+    } finally {
+      await provider.close();
+    }
   });
 });

@@ -33,6 +33,8 @@ export interface RunChunkOptions {
   maxConcurrency?: number;
   /** Aborting stops the chunk as a crash would: no new line starts, lines in flight are not recorded. */
   signal?: AbortSignal;
+  /** Aborting stops the chunk gracefully: no new line starts, lines in flight finish and are recorded. */
+  drain?: AbortSignal;
 }
 
 export const CHUNK_LINES = 1000;
@@ -93,17 +95,17 @@ class StopCheck {
   readonly #repo: BatchRepository;
   readonly #b: BatchRecord;
   readonly #deps: CoreDeps;
-  readonly #signal: AbortSignal | undefined;
-  constructor(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, signal: AbortSignal | undefined) {
+  readonly #signals: Array<AbortSignal | undefined>;
+  constructor(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, signals: Array<AbortSignal | undefined>) {
     this.#deps = deps;
     this.#repo = repo;
     this.#b = b;
     this.#status = b.status;
-    this.#signal = signal;
+    this.#signals = signals;
     this.#readAt = deps.clock.now();
   }
   async stop(): Promise<boolean> {
-    if (this.#signal?.aborted || this.#status !== 'in_progress') return true;
+    if (this.#signals.some((s) => s?.aborted) || this.#status !== 'in_progress') return true;
     if (this.#deps.clock.now() >= this.#b.expires_at * 1000) return true;
     if (this.#deps.clock.now() - this.#readAt >= STATUS_REFRESH_MS) {
       this.#readAt = this.#deps.clock.now();
@@ -187,7 +189,7 @@ export async function runChunk(deps: CoreDeps, batchId: string, chunk: BatchChun
   const { pending, skipped } = await pendingLines(c, key, chunk);
   const stats = { ran: 0, skipped, throttled: 0 };
   const window = new Window(opts.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
-  const stop = new StopCheck(deps, repo, b, opts.signal);
+  const stop = new StopCheck(deps, repo, b, [opts.signal, opts.drain]);
   const inflight = new Set<Promise<void>>();
   let waitMs = 0;
   const one = async (p: Pending): Promise<void> => {

@@ -21,6 +21,7 @@ export class LocalBatchDriver implements BatchRunner {
   readonly #waiting: string[] = [];
   readonly #running = new Map<string, Promise<void>>();
   #abort = new AbortController();
+  #drain = new AbortController();
 
   constructor(deps: CoreDeps, opts: LocalBatchDriverOptions = {}) {
     this.#deps = deps;
@@ -53,10 +54,18 @@ export class LocalBatchDriver implements BatchRunner {
     this.#abort = new AbortController();
   }
 
+  /** Stops gracefully (shutdown): no new line starts, lines in flight are recorded; resume() goes on later. */
+  async stop(): Promise<void> {
+    this.#waiting.length = 0;
+    this.#drain.abort();
+    await this.idle();
+    this.#drain = new AbortController();
+  }
+
   #pump(): void {
     while (this.#running.size < this.#maxBatches && this.#waiting.length > 0) {
       const id = this.#waiting.shift() as string;
-      const run = this.#run(id, this.#abort.signal)
+      const run = this.#run(id, this.#abort.signal, this.#drain.signal)
         .catch((error: unknown) => this.#deps.logger.error('batch run failed', { batchId: id, error }))
         .finally(() => {
           this.#running.delete(id);
@@ -66,12 +75,12 @@ export class LocalBatchDriver implements BatchRunner {
     }
   }
 
-  async #run(id: string, signal: AbortSignal): Promise<void> {
+  async #run(id: string, signal: AbortSignal, drain: AbortSignal): Promise<void> {
     const { chunks } = await startBatch(this.#deps, id);
     for (const chunk of chunks) {
-      if (signal.aborted) return;
-      await runChunk(this.#deps, id, chunk, { signal, ...(this.#maxConcurrency ? { maxConcurrency: this.#maxConcurrency } : {}) });
+      if (signal.aborted || drain.aborted) return;
+      await runChunk(this.#deps, id, chunk, { signal, drain, ...(this.#maxConcurrency ? { maxConcurrency: this.#maxConcurrency } : {}) });
     }
-    if (!signal.aborted) await finalizeBatch(this.#deps, id);
+    if (!signal.aborted && !drain.aborted) await finalizeBatch(this.#deps, id);
   }
 }
