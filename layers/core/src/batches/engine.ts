@@ -4,7 +4,8 @@
  * of lines (idempotent per line), finalize (output and error files, the final status).
  *
  * A line is never run twice and never lost: before its call a conditional put records it
- * `running`; its answer and the batch's counters are written in one transaction after. A line a
+ * `running`; its answer is recorded after (conditional on it still being this worker's run), and
+ * finalize counts the batch from those records. A line a
  * runner finds `running` was interrupted (a crashed worker) and is not run again: it may have been
  * billed, so it goes to the error file as `request_interrupted` (docs/batches.md). A line answered
  * 429 settled nothing and is released (`throttled`) to run again, up to MAX_ATTEMPTS.
@@ -229,6 +230,18 @@ export async function runChunk(deps: CoreDeps, batchId: string, chunk: BatchChun
   return stats;
 }
 
+/** The batch's usage, exactly the sum of its answered lines (the live counters are progress only). */
+function usageOf(records: BatchLineRecord[]): Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 'cost_micros'> {
+  const sum = { input_tokens: 0, output_tokens: 0, cost_micros: 0 };
+  for (const r of records) {
+    if (r.state !== 'done') continue;
+    sum.input_tokens += r.input_tokens ?? 0;
+    sum.output_tokens += r.output_tokens ?? 0;
+    sum.cost_micros += r.cost_micros ?? 0;
+  }
+  return sum;
+}
+
 /** Writes output and error files from the per-line records; completed / cancelled / expired with *_at set. */
 export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<BatchObject> {
   const repo = new BatchRepository(deps.repos.table);
@@ -243,7 +256,7 @@ export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<Ba
   const key = await inputKey(deps, b);
   const files = key ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired') : { completed: 0, failed: b.total };
   const stamp = final === 'completed' ? 'completed_at' : final === 'cancelled' ? 'cancelled_at' : 'expired_at';
-  const fields: Partial<BatchRecord> = { [stamp]: seconds(deps), completed: files.completed, failed: files.failed };
+  const fields: Partial<BatchRecord> = { [stamp]: seconds(deps), completed: files.completed, failed: files.failed, ...usageOf(records) };
   if ('output_file_id' in files && files.output_file_id) fields.output_file_id = files.output_file_id;
   if ('error_file_id' in files && files.error_file_id) fields.error_file_id = files.error_file_id;
   await repo.transition(batchId, [b.status, 'finalizing'], final, fields);

@@ -104,8 +104,7 @@ export function newBatchId(nowMs: number): string {
 
 export const newBatchRequestId = (): string => `batch_req_${randomBytes(12).toString('hex')}`;
 
-const isConditionFailure = (err: unknown): boolean =>
-  err instanceof Error && (err.name === 'ConditionalCheckFailedException' || err.name === 'TransactionCanceledException');
+const isConditionFailure = (err: unknown): boolean => err instanceof Error && err.name === 'ConditionalCheckFailedException';
 
 export interface LineOutcome {
   /** 0 when the line got no answer (`error` says why). */
@@ -245,27 +244,36 @@ export class BatchRepository {
   }
 
   /**
-   * Records a running line's answer and counts it on the batch, in one transaction, so the batch's
-   * counts and usage are exactly the sum of its lines. False when the line was not running.
+   * Records a running line's answer (false when the line was not running: another worker owns
+   * it), then counts it on the batch for progress. The line records are the truth: finalize
+   * recounts the batch's counts and usage from them, so a crash between the two writes skews
+   * only the progress shown while the batch runs. (No transaction: every line would contend on
+   * the batch item, and DynamoDB cancels transactions that conflict.)
    */
   async complete(rec: BatchLineRecord, out: LineOutcome, succeeded: boolean): Promise<boolean> {
     const done: BatchLineRecord = { ...rec, ...out, state: 'done' };
     try {
-      await this.#t.transact([
-        { Put: { TableName: this.#t.tableName, Item: BatchLine.toItem(done), ConditionExpression: '#s = :r', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':r': 'running' } } },
-        {
-          Update: {
-            TableName: this.#t.tableName,
-            Key: { pk: `BATCH#${rec.batch_id}`, sk: 'BATCH' },
-            UpdateExpression: `ADD ${succeeded ? 'completed' : 'failed'} :one, input_tokens :i, output_tokens :o, cost_micros :c`,
-            ExpressionAttributeValues: { ':one': 1, ':i': out.input_tokens, ':o': out.output_tokens, ':c': out.cost_micros },
-          },
-        },
-      ]);
-      return true;
+      await this.#t.doc.send(
+        new PutCommand({
+          TableName: this.#t.tableName,
+          Item: BatchLine.toItem(done),
+          ConditionExpression: '#s = :r AND attempts = :n',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':r': 'running', ':n': rec.attempts },
+        }),
+      );
     } catch (err) {
       if (isConditionFailure(err)) return false;
       throw err;
     }
+    await this.#t.doc.send(
+      new UpdateCommand({
+        TableName: this.#t.tableName,
+        Key: { pk: `BATCH#${rec.batch_id}`, sk: 'BATCH' },
+        UpdateExpression: `ADD ${succeeded ? 'completed' : 'failed'} :one, input_tokens :i, output_tokens :o, cost_micros :c`,
+        ExpressionAttributeValues: { ':one': 1, ':i': out.input_tokens, ':o': out.output_tokens, ':c': out.cost_micros },
+      }),
+    );
+    return true;
   }
 }

@@ -1,0 +1,97 @@
+/**
+ * `npm run bench:batch`: a batch run by the gateway, locally (issue 20 item 6). A 10,000-line
+ * JSONL file is uploaded to Gantry (direct mode, DynamoDB Local in memory, request logs on) and
+ * run against a mock provider that answers each line after 20 ms, by the in-process driver. Prints
+ * one JSON document: wall time from create to `completed`, lines per second, and the lines lost
+ * (in neither file) and duplicated (called more than once, or in the files twice).
+ */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
+import { startLocalServer } from '../../lambdas/local/server.ts';
+import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
+import { loadConfig } from '../../layers/core/src/config.ts';
+import { createDeps } from '../../layers/core/src/deps.ts';
+import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
+import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
+import type { LocalBatchDriver } from '../../layers/core/src/ports/local/batch-driver.ts';
+import { ensureTable } from '../../layers/core/src/store/create-table.ts';
+import { startMockBatchProvider } from '../support/mock-batch-provider.ts';
+
+const LINES = Number(process.env.BENCH_BATCH_LINES ?? 10_000);
+const DELAY_MS = Number(process.env.BENCH_BATCH_DELAY_MS ?? 20);
+const log = (msg: string) => process.stderr.write(`[bench:batch] ${msg}\n`);
+
+const ddb = await startDynamoDBLocal({ dataDir: ':memory:' });
+const mock = await startMockBatchProvider({ delayMs: DELAY_MS });
+try {
+  const tmp = (name: string) => mkdtempSync(path.join(os.tmpdir(), `gantry-bench-${name}-`));
+  const config = loadConfig({
+    TABLE_NAME: 'gantry-bench-batch',
+    DYNAMODB_ENDPOINT: ddb.endpoint,
+    AWS_REGION: 'local',
+    GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
+    GW_BLOB_DIR: tmp('blobs'),
+    GW_OUTBOX_DIR: tmp('outbox'),
+    LOG_LEVEL: 'SILENT',
+  });
+  const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+  await ensureTable(client, config.tableName);
+  client.destroy();
+  const deps = createDeps(config, localAdapters(config));
+  attachLocalWorkers(deps);
+  const boot = await ensureBootstrap(deps);
+  const server = await startLocalServer({ deps, mode: 'direct' });
+  const admin = { 'x-gw-api-key': boot.createdAdminKey ?? '', 'content-type': 'application/json' };
+  const keyRes = await fetch(`${server.url}/v1/api-keys/workspace/service`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'bench', workspace_id: 'default', scopes: ['completions.write'] }) });
+  const key = ((await keyRes.json()) as { key: string }).key;
+
+  const ids = Array.from({ length: LINES }, (_, i) => `line-${i}`);
+  const jsonl = ids.map((id) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: id }] } })).join('\n');
+  const form = new FormData();
+  form.append('file', new Blob([jsonl]), 'bench.jsonl');
+  form.append('purpose', 'batch');
+  const file = (await (await fetch(`${server.url}/v1/files`, { method: 'POST', headers: { 'x-gw-api-key': key }, body: form })).json()) as { id: string };
+
+  const headers = { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' };
+  const started = performance.now();
+  const created = (await (
+    await fetch(`${server.url}/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }) })
+  ).json()) as { id: string };
+  log(`batch ${created.id}: ${LINES} lines, mock answers after ${DELAY_MS} ms`);
+  await (deps.batchRunner as LocalBatchDriver).idle();
+  const wallMs = performance.now() - started;
+  const batch = (await (await fetch(`${server.url}/v1/batches/${created.id}`, { headers })).json()) as Record<string, unknown> & { output_file_id: string | null; error_file_id: string | null };
+
+  const seen = new Map<string, number>();
+  for (const fileId of [batch.output_file_id, batch.error_file_id]) {
+    if (!fileId) continue;
+    const text = await (await fetch(`${server.url}/v1/files/${fileId}/content`, { headers: { 'x-gw-api-key': key } })).text();
+    for (const line of text.split('\n').filter(Boolean)) {
+      const cid = (JSON.parse(line) as { custom_id: string }).custom_id;
+      seen.set(cid, (seen.get(cid) ?? 0) + 1);
+    }
+  }
+  const lost = ids.filter((id) => !seen.has(id)).length;
+  const duplicated = ids.filter((id) => (seen.get(id) ?? 0) > 1 || (mock.calls.get(id) ?? 0) > 1).length;
+  const result = {
+    lines: LINES,
+    provider_delay_ms: DELAY_MS,
+    status: batch.status,
+    request_counts: batch.request_counts,
+    wall_time_s: Math.round(wallMs) / 1000,
+    lines_per_s: Math.round((LINES / wallMs) * 1000 * 10) / 10,
+    provider_peak_concurrency: mock.peak,
+    lost,
+    duplicated,
+  };
+  console.log(JSON.stringify(result, null, 2));
+  await server.close();
+  deps.upstream.close();
+  process.exitCode = result.status === 'completed' && lost === 0 && duplicated === 0 ? 0 : 1;
+} finally {
+  await mock.close();
+  await ddb.stop();
+}
