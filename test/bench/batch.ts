@@ -57,12 +57,14 @@ try {
 
   const headers = { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' };
   const started = performance.now();
+  const cpuBefore = process.cpuUsage();
   const created = (await (
     await fetch(`${server.url}/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }) })
   ).json()) as { id: string };
   log(`batch ${created.id}: ${LINES} lines, mock answers after ${DELAY_MS} ms`);
   await (deps.batchRunner as LocalBatchDriver).idle();
   const wallMs = performance.now() - started;
+  const cpu = process.cpuUsage(cpuBefore);
   const batch = (await (await fetch(`${server.url}/v1/batches/${created.id}`, { headers })).json()) as Record<string, unknown> & { output_file_id: string | null; error_file_id: string | null };
 
   const seen = new Map<string, number>();
@@ -74,6 +76,10 @@ try {
       seen.set(cid, (seen.get(cid) ?? 0) + 1);
     }
   }
+  if (batch.error_file_id) {
+    const text = await (await fetch(`${server.url}/v1/files/${batch.error_file_id}/content`, { headers: { 'x-gw-api-key': key } })).text();
+    for (const line of text.split('\n').filter(Boolean).slice(0, 3)) log(`error line: ${line.slice(0, 400)}`);
+  }
   const lost = ids.filter((id) => !seen.has(id)).length;
   const duplicated = ids.filter((id) => (seen.get(id) ?? 0) > 1 || (mock.calls.get(id) ?? 0) > 1).length;
   const result = {
@@ -84,6 +90,9 @@ try {
     wall_time_s: Math.round(wallMs) / 1000,
     lines_per_s: Math.round((LINES / wallMs) * 1000 * 10) / 10,
     provider_peak_concurrency: mock.peak,
+    // Gantry's own CPU per line (this process; DynamoDB Local is a separate Java process), and how busy the machine was.
+    gantry_cpu_ms_per_line: Math.round(((cpu.user + cpu.system) / 1000 / LINES) * 100) / 100,
+    load_average_1m: Math.round(os.loadavg()[0]! * 10) / 10,
     lost,
     duplicated,
   };
