@@ -5,18 +5,17 @@
  * answer from the table for such batches; everything else (a provider's own batch API, with a
  * provider named) goes through the pipeline to the provider, as before.
  */
-import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../deps.ts';
 import { batchObject } from '../batches/object.ts';
 import { sealHeaders } from '../batches/line-call.ts';
 import { BATCHABLE_ENDPOINTS } from '../batches/batchable.ts';
 import { nodeStreamResponse, readBodyText } from '../http/bodies.ts';
-import { toResponse } from '../http/error-response.ts';
-import { asGantryError, ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../http/errors.ts';
+import { ConflictError, NotFoundError, ServiceUnavailableError, ValidationError } from '../http/errors.ts';
 import { jsonResponse, tryParseJson } from '../http/json.ts';
 import { BatchRepository, FINAL_STATUSES, newBatchId, type BatchRecord } from '../store/batches.ts';
 import { HeldFileRepository } from '../store/files.ts';
-import { requireGatewayAccess, type GatewayPrincipal } from './access.ts';
+import type { GatewayPrincipal } from './access.ts';
+import { heldCall } from './held-call.ts';
 import { namesProvider } from './files/held.ts';
 import { gatewayKeyFromBearer } from './headers.ts';
 import { invalidJson } from './request-body.ts';
@@ -141,18 +140,7 @@ const OPERATIONS: Record<BatchOperation, (c: Call) => Promise<Response>> = {
 };
 
 /** Answers a `/v1/batches` request for a batch the gateway runs, or hands it to `toProvider` (the pipeline). */
-export async function handleBatches(op: BatchOperation, req: Request, deps: CoreDeps, batchId: string | undefined, toProvider: () => Promise<Response>): Promise<Response> {
+export function handleBatches(op: BatchOperation, req: Request, deps: CoreDeps, batchId: string | undefined, toProvider: () => Promise<Response>): Promise<Response> {
   const headers = gatewayKeyFromBearer(req.headers);
-  const out = { 'x-gw-trace-id': headers.get('x-gw-trace-id') || randomUUID() };
-  try {
-    const principal = await deps.keyAuth.authenticateRequest(headers, 'gateway');
-    requireGatewayAccess(principal);
-    const res = await OPERATIONS[op]({ req, deps, principal, headers, repo: new BatchRepository(deps.repos.table), batchId, toProvider });
-    for (const [k, v] of Object.entries(out)) res.headers.set(k, v);
-    return res;
-  } catch (err) {
-    const e = asGantryError(err);
-    if (e.status >= 500) deps.logger.error('batches request failed', { traceId: out['x-gw-trace-id'], error: err });
-    return toResponse(e, 'gateway', out);
-  }
+  return heldCall(deps, headers, 'batches', (principal) => OPERATIONS[op]({ req, deps, principal, headers, repo: new BatchRepository(deps.repos.table), batchId, toProvider }));
 }

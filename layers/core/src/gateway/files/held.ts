@@ -5,14 +5,13 @@
  * workspace. Authenticated like every gateway route (completions.write); answers and errors in
  * OpenAI's shape. A request naming a provider goes through the pipeline to it, as before.
  */
-import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { nodeStreamResponse } from '../../http/bodies.ts';
-import { toResponse } from '../../http/error-response.ts';
-import { asGantryError, NotFoundError, ValidationError } from '../../http/errors.ts';
+import { NotFoundError, ValidationError } from '../../http/errors.ts';
 import { jsonResponse } from '../../http/json.ts';
 import { heldFileBlobKey, HeldFileRepository, newFileId, type HeldFileRecord } from '../../store/files.ts';
-import { requireGatewayAccess, type GatewayPrincipal } from '../access.ts';
+import type { GatewayPrincipal } from '../access.ts';
+import { heldCall } from '../held-call.ts';
 import { gatewayKeyFromBearer } from '../headers.ts';
 import { storeUpload } from './upload.ts';
 
@@ -124,17 +123,8 @@ const OPERATIONS: Record<FileOperation, (c: Call) => Promise<Response>> = {
 export async function handleFiles(op: FileOperation, req: Request, deps: CoreDeps, fileId: string | undefined, toProvider: () => Promise<Response>): Promise<Response> {
   const headers = gatewayKeyFromBearer(req.headers);
   if (namesProvider(headers)) return toProvider();
-  const out = { 'x-gw-trace-id': headers.get('x-gw-trace-id') || randomUUID() };
-  try {
-    const principal = await deps.keyAuth.authenticateRequest(headers, 'gateway');
-    requireGatewayAccess(principal);
-    if (principal.defaults?.config_id) return await toProvider();
-    const res = await OPERATIONS[op]({ req, deps, principal, repo: new HeldFileRepository(deps.repos.table), fileId });
-    for (const [k, v] of Object.entries(out)) res.headers.set(k, v);
-    return res;
-  } catch (err) {
-    const e = asGantryError(err);
-    if (e.status >= 500) deps.logger.error('files request failed', { traceId: out['x-gw-trace-id'], error: err });
-    return toResponse(e, 'gateway', out);
-  }
+  return heldCall(deps, headers, 'files', async (principal) => {
+    if (principal.defaults?.config_id) return toProvider();
+    return OPERATIONS[op]({ req, deps, principal, repo: new HeldFileRepository(deps.repos.table), fileId });
+  });
 }
