@@ -171,6 +171,16 @@ describe('batches run by the gateway', () => {
     }
     const unknown = await fetch(`${gw.url}/v1/batches/batch_nope`, { headers: { 'x-gw-api-key': key } });
     expect(unknown.status).toBe(404);
+    // Another workspace sees none of this workspace's batches.
+    const mine = await createOk(fileId);
+    await driver().idle();
+    const ws = await gw.admin('POST', '/v1/workspaces', { name: 'Elsewhere', slug: 'elsewhere' });
+    const other = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'other', workspace_id: ws.json.id, scopes: ['completions.write'] });
+    const otherKey = { 'x-gw-api-key': other.json.key as string };
+    expect((await fetch(`${gw.url}/v1/batches/${mine.id}`, { headers: otherKey })).status).toBe(404);
+    expect((await fetch(`${gw.url}/v1/batches/${mine.id}/output`, { headers: otherKey })).status).toBe(404);
+    expect((await fetch(`${gw.url}/v1/batches/${mine.id}/cancel`, { method: 'POST', headers: otherKey })).status).toBe(404);
+    expect(((await (await fetch(`${gw.url}/v1/batches`, { headers: otherKey })).json()) as { data: unknown[] }).data).toEqual([]);
     const badLimit = await fetch(`${gw.url}/v1/batches?limit=0`, { headers: { 'x-gw-api-key': key } });
     expect(((await badLimit.json()) as { error: { param: string } }).error.param).toBe('limit');
   });
