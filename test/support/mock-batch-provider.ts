@@ -85,6 +85,8 @@ export async function startMockBatchProvider(opts: { delayMs?: number; maxConcur
       }),
     );
   });
+  // Longer than the gateway's idle connections live: a socket closed as a line is sent on it is an ECONNRESET (502).
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
   mock.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return mock;
