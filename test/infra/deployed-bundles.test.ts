@@ -55,7 +55,8 @@ afterAll(() => rmSync(root, { recursive: true, force: true }));
 describe('built Lambda bundles', () => {
   it('cover every function of the app', () => {
     const { app } = buildApp({ appProps: { context: { 'aws:cdk:bundling-stacks': [] } }, nag: false });
-    const functions = app.node.findAll().filter((c) => c instanceof LambdaFunction);
+    // CDK's own upload function (the console's BucketDeployment) is CDK's code, not a bundle of ours.
+    const functions = app.node.findAll().filter((c) => c instanceof LambdaFunction && !c.node.path.includes('Custom::CDKBucketDeployment'));
     expect(functions).toHaveLength(ENTRIES.length);
   });
 
