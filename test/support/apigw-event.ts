@@ -1,5 +1,6 @@
 /** Hand-made API Gateway REST proxy events, shaped as API Gateway sends them. */
 import type { APIGatewayProxyEvent } from 'aws-lambda';
+import type { WebSocketEvent } from '../../lambdas/realtime/handler.ts';
 
 /** A REST proxy event for GET /v1/health; `patch` replaces any field. */
 export function restEvent(patch: Partial<APIGatewayProxyEvent> = {}): APIGatewayProxyEvent {
@@ -38,4 +39,28 @@ export function requestEvent(
     body,
     ...patch,
   });
+}
+
+/** An API Gateway WebSocket event for `routeKey` on `connectionId`, shaped as API Gateway sends it; `patch` adds fields. */
+export function websocketEvent(routeKey: string, connectionId: string, patch: Record<string, unknown> = {}): WebSocketEvent {
+  const eventType = routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE';
+  return {
+    requestContext: {
+      routeKey,
+      eventType,
+      connectionId,
+      messageId: eventType === 'MESSAGE' ? `msg-${Math.random().toString(36).slice(2)}` : undefined,
+      extendedRequestId: 'ext-1',
+      requestTime: '25/Nov/2026:00:00:00 +0000',
+      messageDirection: 'IN',
+      stage: 'prod',
+      connectedAt: 1_795_000_000_000,
+      requestTimeEpoch: 1_795_000_000_000,
+      requestId: 'req-1',
+      domainName: 'ws123.execute-api.eu-west-1.amazonaws.com',
+      apiId: 'ws123',
+    },
+    isBase64Encoded: false,
+    ...patch,
+  } as WebSocketEvent;
 }

@@ -40,6 +40,32 @@ export interface RealtimeSession {
 
 /** A session ready to relay, or the HTTP answer that refuses the upgrade. */
 export async function openRealtime(req: Request, deps: CoreDeps): Promise<RealtimeSession | Response> {
+  const prepared = await prepareRealtime(req, deps);
+  if (prepared instanceof Response) return prepared;
+  const { flight: f } = prepared;
+  try {
+    const upstream = await connectUpstream(prepared);
+    f.record.status = 101;
+    return { flight: f, upstream, protocol: prepared.protocol };
+  } catch (err) {
+    return refuseThrown(f, err);
+  }
+}
+
+/** A session authenticated, routed and (unless told otherwise) admitted, its provider not yet contacted. */
+export interface PreparedRealtime {
+  flight: Flight;
+  resolved: Resolved;
+  model: string;
+  protocol: string | undefined;
+}
+
+/**
+ * Everything before the provider's socket: the record, authentication, the model, the config, and
+ * admission by every hook. `admit: false` is for a session admitted already (API Gateway's relay
+ * reopening its provider socket in another Lambda instance).
+ */
+export async function prepareRealtime(req: Request, deps: CoreDeps, opts: { admit: boolean } = { admit: true }): Promise<PreparedRealtime | Response> {
   const { headers, protocol } = subprotocolCredentials(req.headers);
   const f = openRecord(REALTIME_SPEC, new Request(req.url, { method: 'GET', headers }), deps, undefined);
   f.record.stream = true;
@@ -49,10 +75,8 @@ export async function openRealtime(req: Request, deps: CoreDeps): Promise<Realti
     if (!model) throw ValidationError.field('model', 'is required: name the realtime model in the query (?model=...)');
     f.record.request = { model };
     const resolved = await resolve(f, principal);
-    await admit(f);
-    const upstream = await connect(f, resolved, model);
-    f.record.status = 101;
-    return { flight: f, upstream, protocol };
+    if (opts.admit) await admit(f);
+    return { flight: f, resolved, model, protocol };
   } catch (err) {
     return refuseThrown(f, err);
   }
@@ -82,7 +106,7 @@ export function subprotocolCredentials(original: Headers): { headers: Headers; p
 }
 
 /** Runs the routing engine with a caller that opens the provider's socket; the first that opens wins. */
-async function connect(f: Flight, resolved: Resolved, model: string): Promise<WebSocket> {
+export async function connectUpstream({ flight: f, resolved, model }: PreparedRealtime): Promise<WebSocket> {
   const { deps, record, headers } = f;
   const input: CallInput = {
     endpoint: 'realtime',

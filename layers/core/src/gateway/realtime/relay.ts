@@ -39,7 +39,7 @@ export interface SessionSummary {
   close: { code: number; by: 'client' | 'provider' | 'gateway' } | undefined;
 }
 
-const emptyUsage = (): RealtimeUsage => ({
+export const emptyUsage = (): RealtimeUsage => ({
   total_tokens: 0,
   input_tokens: 0,
   output_tokens: 0,
@@ -72,6 +72,12 @@ export function sendableCode(code: number): number {
 
 const RESPONSE_DONE = '"response.done"';
 
+/** The `error` event, in OpenAI's realtime shape, by which the gateway tells a client why it ends a session. */
+export function errorEvent(e: GantryError, recordId: string): string {
+  const error = { type: e.type, code: e.openaiCode ?? e.code, message: e.message, param: null, event_id: null };
+  return JSON.stringify({ type: 'error', event_id: `event_gw_${recordId}`, error });
+}
+
 export function relayRealtime(session: RealtimeSession, client: WebSocket): void {
   const { flight: f, upstream } = session;
   const usage = emptyUsage();
@@ -102,8 +108,7 @@ export function relayRealtime(session: RealtimeSession, client: WebSocket): void
     f.record.errorCode = e.openaiCode ?? e.code;
     f.record.errorMessage = e.message;
     if (isOpen(client)) {
-      const error = { type: e.type, code: e.openaiCode ?? e.code, message: e.message, param: null, event_id: null };
-      client.send(JSON.stringify({ type: 'error', event_id: `event_gw_${f.record.id}`, error }));
+      client.send(errorEvent(e, f.record.id));
       client.close(POLICY_CLOSE_CODE, 'budget exhausted');
     }
     if (isOpen(upstream)) upstream.close(1000);
@@ -119,7 +124,7 @@ export function relayRealtime(session: RealtimeSession, client: WebSocket): void
   const closed = (by: 'client' | 'provider', other: WebSocket) => (code: number, reason: Buffer) => {
     closedBy ??= { code, by };
     if (other.readyState === other.OPEN || other.readyState === other.CONNECTING) other.close(sendableCode(code), reason);
-    if (--open === 0) void checks.then(() => finish(f, usage, counts, closedBy));
+    if (--open === 0) void checks.then(() => finishSession(f, usage, counts, closedBy));
   };
   client.once('close', closed('client', upstream));
   upstream.once('close', closed('provider', client));
@@ -152,7 +157,7 @@ function pipe(from: WebSocket, to: WebSocket, seen: (data: Buffer, binary: boole
   });
 }
 
-function noteSessionUsage(record: GatewayRecord, u: RealtimeUsage): void {
+export function noteSessionUsage(record: GatewayRecord, u: RealtimeUsage): void {
   record.usage = {
     prompt_tokens: u.input_tokens,
     completion_tokens: u.output_tokens,
@@ -162,7 +167,7 @@ function noteSessionUsage(record: GatewayRecord, u: RealtimeUsage): void {
 }
 
 /** Asks every hook with `progress` about the session so far; the first refusal ends it. */
-async function checkProgress(f: Flight, end: (e: GantryError) => void): Promise<void> {
+export async function checkProgress(f: Flight, end: (e: GantryError) => void): Promise<void> {
   for (const hook of f.deps.gatewayHooks) {
     if (!hook.progress) continue;
     try {
@@ -178,10 +183,10 @@ async function checkProgress(f: Flight, end: (e: GantryError) => void): Promise<
 export function abandonRealtime(session: RealtimeSession): void {
   session.upstream.close(1001);
   session.flight.record.cancelled = true;
-  finish(session.flight, emptyUsage(), { from_client: 0, from_provider: 0, responses: 0 }, { code: 1001, by: 'client' });
+  finishSession(session.flight, emptyUsage(), { from_client: 0, from_provider: 0, responses: 0 }, { code: 1001, by: 'client' });
 }
 
-function finish(f: Flight, usage: RealtimeUsage, counts: { from_client: number; from_provider: number; responses: number }, close: SessionSummary['close']): void {
+export function finishSession(f: Flight, usage: RealtimeUsage, counts: { from_client: number; from_provider: number; responses: number }, close: SessionSummary['close']): void {
   const { record, deps } = f;
   record.endedAt = deps.clock.now();
   const summary: SessionSummary = {
