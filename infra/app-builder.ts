@@ -10,6 +10,7 @@ import { MonitoringStack } from './stacks/monitoring-stack.ts';
 import { ConsoleStack } from './stacks/console-stack.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { RealtimeStack } from './stacks/realtime-stack.ts';
 import { readSettings, runtimeEnvironment, type GantrySettings } from './settings.ts';
 
 export interface BuildAppProps {
@@ -32,6 +33,7 @@ export interface GantryApp {
   readonly observability: ObservabilityStack;
   readonly monitoring: MonitoringStack;
   readonly console: ConsoleStack;
+  readonly realtime: RealtimeStack;
 }
 
 /**
@@ -91,6 +93,15 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
   observability.allowLogsFrom(api.gateway);
   observability.allowLogsFrom(api.admin);
   observability.allowExportsFrom(api.admin);
+  const realtime = new RealtimeStack(app, 'Gantry-Realtime', {
+    stackName: `${prefix}-Realtime`,
+    description: 'Gantry: realtime WebSocket API (API Gateway) and its relay function',
+    table: data.table,
+    credentialsKey: data.credentialsKey,
+    memoryMb: memoryMb.realtime,
+  });
+  observability.allowLogsFrom(realtime.fn);
+  limits.allowAlertsFrom(realtime.fn);
   const monitoring = new MonitoringStack(app, 'Gantry-Monitoring', {
     stackName: `${prefix}-Monitoring`,
     description: 'Gantry: CloudWatch dashboard, alarms and the alarm topic',
@@ -108,6 +119,7 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
       { name: 'usage-reset', fn: limits.resetWorker, scheduledEvery: USAGE_RESET_RATE },
       { name: 'key-lifecycle', fn: identity.lifecycleWorker, scheduledEvery: KEY_LIFECYCLE_RATE },
       { name: 'bootstrap', fn: identity.bootstrap.fn },
+      { name: 'realtime', fn: realtime.fn },
     ],
     ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
   });
@@ -123,7 +135,7 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     // cdk-nag 3 runs as CDK policy-validation plugins (not Aspects) and fails synth on findings.
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   }
-  return { app, settings, data, api, limits, identity, observability, monitoring, console: consoleStack };
+  return { app, settings, data, api, limits, identity, observability, monitoring, console: consoleStack, realtime };
 }
 
 /**
