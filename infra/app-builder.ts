@@ -93,15 +93,6 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
   observability.allowLogsFrom(api.gateway);
   observability.allowLogsFrom(api.admin);
   observability.allowExportsFrom(api.admin);
-  const realtime = new RealtimeStack(app, 'Gantry-Realtime', {
-    stackName: `${prefix}-Realtime`,
-    description: 'Gantry: realtime WebSocket API (API Gateway) and its relay function',
-    table: data.table,
-    credentialsKey: data.credentialsKey,
-    memoryMb: memoryMb.realtime,
-  });
-  observability.allowLogsFrom(realtime.fn);
-  limits.allowAlertsFrom(realtime.fn);
   const monitoring = new MonitoringStack(app, 'Gantry-Monitoring', {
     stackName: `${prefix}-Monitoring`,
     description: 'Gantry: CloudWatch dashboard, alarms and the alarm topic',
@@ -119,7 +110,6 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
       { name: 'usage-reset', fn: limits.resetWorker, scheduledEvery: USAGE_RESET_RATE },
       { name: 'key-lifecycle', fn: identity.lifecycleWorker, scheduledEvery: KEY_LIFECYCLE_RATE },
       { name: 'bootstrap', fn: identity.bootstrap.fn },
-      { name: 'realtime', fn: realtime.fn },
     ],
     ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
   });
@@ -129,6 +119,16 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     api: api.api,
     consoleDir: props.consoleDir ?? path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'dist', 'console'),
   });
+  const realtime = new RealtimeStack(app, 'Gantry-Realtime', {
+    stackName: `${prefix}-Realtime`,
+    description: 'Gantry: realtime WebSocket API (API Gateway) and its relay function',
+    table: data.table,
+    credentialsKey: data.credentialsKey,
+    memoryMb: memoryMb.realtime,
+    alarmTopic: monitoring.topic,
+  });
+  observability.allowLogsFrom(realtime.fn);
+  limits.allowAlertsFrom(realtime.fn);
   applyRuntimeSettings(app, settings);
   weakenReplaceableReferences(app, data);
   if (props.nag ?? true) {

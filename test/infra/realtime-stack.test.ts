@@ -76,3 +76,13 @@ describe('RealtimeStack', () => {
     for (const s of statements.filter((x) => x.Resource === '*')) expect(JSON.stringify(s.Action)).toContain('xray:');
   });
 });
+
+describe('RealtimeStack alarms', () => {
+  it('alarms on the realtime function’s errors and throttles through the alarm topic', () => {
+    const gantry = buildApp({ appProps: { context: NO_BUNDLING }, nag: false });
+    const template = Template.fromStack(gantry.realtime);
+    const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm')) as { Properties: Json }[];
+    expect(alarms.map((a) => a.Properties.MetricName).sort()).toEqual(['Errors', 'Throttles']);
+    for (const a of alarms) expect(a.Properties.AlarmActions).toHaveLength(1);
+  });
+});

@@ -33,7 +33,7 @@ export function buildCaller(f: Flight, input: Input, resolved: Resolved): Target
     (inner) => withSentModel(inner, f),
     // Hooks admit each target as it will be called (a managed provider's budget).
     (inner) => withTargetAdmission(inner, deps.gatewayHooks, record, params),
-    (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params }),
+    (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params, ...(f.spec.modelField ? { modelField: f.spec.modelField } : {}) }),
     // Guardrail hooks: before anything else (the cache included) is asked, and on what the target answered.
     (inner) => (guarding(f) ? withGuardrails(inner, f, call, principal) : inner),
   ];

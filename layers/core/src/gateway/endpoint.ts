@@ -24,8 +24,11 @@ export interface FormSummary {
  */
 export type BodyKind = 'json' | 'multipart' | 'none' | 'raw';
 
-/** How a route takes a saved prompt: rendered into a chat request, or into a Responses `input`. */
-export type PromptCall = 'completions' | 'responses';
+/**
+ * How a route takes a saved prompt: rendered into a chat request, into a Responses `input`, or
+ * into a realtime session's `instructions` (with the workspace's client secret policy).
+ */
+export type PromptCall = 'completions' | 'responses' | 'realtime';
 
 export interface EndpointSpec {
   endpoint: EndpointType;
@@ -58,6 +61,8 @@ export interface EndpointSpec {
   prompt?: PromptCall;
   /** `json`: where the body names its model when not in `model` (client secrets: `session.model`). */
   modelOf?(body: Readonly<Record<string, unknown>>): unknown;
+  /** Where `modelOf` reads, as errors name it (`session.model`). */
+  modelField?: string;
   /** Rewrites a 2xx JSON answer (rerank sorts its results); the rest pass untouched. */
   transformAnswer?(answer: Record<string, unknown>, provider: string | undefined): Record<string, unknown>;
 }

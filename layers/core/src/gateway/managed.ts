@@ -191,6 +191,8 @@ export class ManagedProviderCache implements ManagedProviderSource {
 export interface ManagedRequest {
   clientHeaders: Headers;
   params: Readonly<Record<string, unknown>>;
+  /** Where the body names its model, for errors (`session.model`); default `model`. */
+  modelField?: string;
 }
 
 export interface ManagedDeps {
@@ -213,7 +215,7 @@ const label = (r: Reference): string => (r.kind === 'provider' ? `provider @${r.
 /** The model a target sends and where it comes from. */
 function modelOf(target: ResolvedTarget, request: ManagedRequest): { value: unknown; field: string } {
   if (target.override_params.model !== undefined) return { value: target.override_params.model, field: `${target.path}.override_params.model` };
-  return { value: request.params.model, field: 'model' };
+  return { value: request.params.model, field: request.modelField ?? 'model' };
 }
 
 /** `@slug/model`: the slug and the model, or undefined for any other model name. */

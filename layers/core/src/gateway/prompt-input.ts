@@ -7,6 +7,9 @@
  * - `POST /v1/responses` with OpenAI's `prompt: {id, version, variables}`: when the id names a
  *   Gantry prompt, its messages become the start of `input`; otherwise the body goes on untouched
  *   (a provider's own hosted prompt).
+ * - `POST /v1/realtime/client_secrets` and `/v1/realtime/sessions`: the workspace's policy on a
+ *   minted secret: a Gantry prompt (`prompt_id` or `x-gw-prompt`, `prompt_variables`) rendered
+ *   into the session's `instructions`, and a cap on the secret's life (`expires_after.seconds`).
  * The prompt's provider routes the request when the request names none (no config, provider or
  * virtual key header, no key-pinned config); the log carries the prompt's id and version and
  * `_prompt` (its slug) in the metadata.
@@ -32,6 +35,7 @@ export async function withPrompt(f: Flight, req: Request, route: RouteMatch, pri
   if (call === 'responses' && !f.deps.prompts) return req;
   const read = await readRequestBody('json', req, false, f.spec.maxBodyBytes);
   const body = read.body.kind === 'json' ? read.body.value : {};
+  if (call === 'realtime') return withText(req, JSON.stringify(await realtimeSecret(f, principal, body)));
   const rendered = call === 'completions' ? await completions(f, principal, route, body) : await responses(f, principal, body);
   if (!rendered) {
     f.body = read;
@@ -116,4 +120,53 @@ function notePrompt(f: Flight, principal: Principal, version: PromptVersion): vo
   if (!provider || principal.defaults?.config_id || ROUTING_HEADERS.some((h) => f.headers.get(h)?.trim())) return;
   f.headers = new Headers(f.headers);
   f.headers.set(provider.startsWith('@') ? 'x-gw-provider' : 'x-gw-virtual-key', provider);
+}
+
+/** The longest life a realtime client secret may ask for; OpenAI's own default, and filled in when the request names none. */
+export const REALTIME_SECRET_MAX_SECONDS = 600;
+
+/**
+ * A realtime client secret or session request with the workspace's policy applied: the prompt's
+ * system and developer messages become the session's `instructions` (before the client's own),
+ * the prompt's model is used when the request names none, and the secret's life is capped.
+ * Anything not an object is left for validation to refuse.
+ */
+async function realtimeSecret(f: Flight, principal: Principal, body: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const secrets = f.spec.endpoint === 'createRealtimeClientSecret';
+  const { prompt_id: promptId, prompt_variables: variables, ...rest } = body;
+  if (secrets) capSecretLife(rest);
+  const ref = f.headers.get('x-gw-prompt')?.trim() || promptId;
+  if (ref === undefined || ref === null) return rest;
+  if (typeof ref !== 'string' || ref === '') throw ValidationError.field('prompt_id', 'must be a prompt id or slug (slug@version, slug@label)');
+  if (variables !== undefined && !isRecord(variables)) throw ValidationError.field('prompt_variables', 'must be an object');
+  const version = f.deps.prompts ? await f.deps.prompts.prompt(principal, ref) : undefined;
+  if (!version) throw ValidationError.field('prompt_id', `names no prompt in this workspace (${JSON.stringify(ref)})`);
+  const chat = await rendererOf(f.deps.prompts).renderVersion(principal, version, { variables: variables ?? {}, hyperparameters: {} });
+  notePrompt(f, principal, version);
+  const session = secrets ? (isRecord(rest.session) ? { ...rest.session } : undefined) : rest;
+  if (!session) return rest;
+  const instructions = [instructionsOf(chat.messages), session.instructions].filter((t) => typeof t === 'string' && t !== '').join('\n\n');
+  if (instructions) session.instructions = instructions;
+  if (session.model === undefined && version.model) session.model = version.model;
+  return secrets ? { ...rest, session } : session;
+}
+
+/** `expires_after.seconds` at most the cap; the cap itself when the request names none. */
+function capSecretLife(body: Record<string, unknown>): void {
+  const after = body.expires_after;
+  if (after !== undefined && !isRecord(after)) return;
+  const seconds = after?.seconds;
+  if (typeof seconds === 'number' && seconds > REALTIME_SECRET_MAX_SECONDS) {
+    throw ValidationError.field('expires_after.seconds', `must be at most ${REALTIME_SECRET_MAX_SECONDS} in this gateway (a realtime client secret's longest life)`);
+  }
+  if (seconds === undefined) body.expires_after = { anchor: 'created_at', ...after, seconds: REALTIME_SECRET_MAX_SECONDS };
+}
+
+/** The text of a rendered prompt's system and developer messages (all its messages when it has none). */
+function instructionsOf(messages: unknown): string {
+  const all = Array.isArray(messages) ? messages.filter(isRecord) : [];
+  const system = all.filter((m) => m.role === 'system' || m.role === 'developer');
+  const text = (m: Record<string, unknown>) =>
+    typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p: unknown) => (isRecord(p) && typeof p.text === 'string' ? p.text : '')).join('') : '';
+  return (system.length ? system : all).map(text).filter(Boolean).join('\n\n');
 }

@@ -118,9 +118,11 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
     body: 'json',
     validate: parseClientSecretRequest,
     modelOf: clientSecretModel,
+    modelField: 'session.model',
     forwardHeaders: ['openai-beta'],
+    prompt: 'realtime',
   }),
-  route('POST', '/realtime/sessions', { endpoint: 'createRealtimeSession', body: 'json', validate: parseRealtimeSessionRequest, forwardHeaders: ['openai-beta'] }),
+  route('POST', '/realtime/sessions', { endpoint: 'createRealtimeSession', body: 'json', validate: parseRealtimeSessionRequest, forwardHeaders: ['openai-beta'], prompt: 'realtime' }),
 
   assistants('POST', '/assistants'),
   assistants('GET', '/assistants'),
