@@ -1,4 +1,5 @@
-import { Annotations, App, CfnResource, ReferenceStrength, Stack, Validations, type AppProps } from 'aws-cdk-lib';
+import { Annotations, App, ArnFormat, CfnResource, ReferenceStrength, Stack, Validations, type AppProps } from 'aws-cdk-lib';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { ApiStack } from './stacks/api-stack.ts';
@@ -11,6 +12,7 @@ import { ConsoleStack } from './stacks/console-stack.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RealtimeStack } from './stacks/realtime-stack.ts';
+import { BatchesStack } from './stacks/batches-stack.ts';
 import { readSettings, runtimeEnvironment, type GantrySettings } from './settings.ts';
 
 export interface BuildAppProps {
@@ -34,6 +36,7 @@ export interface GantryApp {
   readonly monitoring: MonitoringStack;
   readonly console: ConsoleStack;
   readonly realtime: RealtimeStack;
+  readonly batches: BatchesStack;
 }
 
 /**
@@ -129,13 +132,31 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
   });
   observability.allowLogsFrom(realtime.fn);
   limits.allowAlertsFrom(realtime.fn);
+  const batches = new BatchesStack(app, 'Gantry-Batches', {
+    stackName: `${prefix}-Batches`,
+    description: 'Gantry: gateway-run batches (Step Functions state machine and its batch function)',
+    table: data.table,
+    blobs: data.blobs,
+    credentialsKey: data.credentialsKey,
+    memoryMb: memoryMb.batch,
+    stateMachineName: `${prefix}-Batches`,
+    alarmTopic: monitoring.topic,
+  });
+  observability.allowLogsFrom(batches.fn);
+  limits.allowAlertsFrom(batches.fn);
+  // POST /v1/batches starts an execution named after the batch. The ARN is built from the state
+  // machine's fixed name, not referenced: the API stack must not depend on a stack that alarms
+  // through the monitoring stack, which reads the API.
+  const machineArn = Stack.of(api).formatArn({ service: 'states', resource: 'stateMachine', resourceName: batches.stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  api.gateway.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [machineArn] }));
+  api.gateway.addEnvironment('BATCH_STATE_MACHINE_ARN', machineArn);
   applyRuntimeSettings(app, settings);
   weakenReplaceableReferences(app, data);
   if (props.nag ?? true) {
     // cdk-nag 3 runs as CDK policy-validation plugins (not Aspects) and fails synth on findings.
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   }
-  return { app, settings, data, api, limits, identity, observability, monitoring, console: consoleStack, realtime };
+  return { app, settings, data, api, limits, identity, observability, monitoring, console: consoleStack, realtime, batches };
 }
 
 /**

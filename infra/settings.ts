@@ -6,7 +6,7 @@
 import * as z from 'zod';
 
 /** Functions whose memory can be set with `gantry:memory:<name>`. */
-export const FUNCTION_NAMES = ['gateway', 'admin', 'log-ingest', 'log-export', 'limits-alerts', 'usage-reset', 'key-lifecycle', 'bootstrap', 'realtime'] as const;
+export const FUNCTION_NAMES = ['gateway', 'admin', 'log-ingest', 'log-export', 'limits-alerts', 'usage-reset', 'key-lifecycle', 'bootstrap', 'realtime', 'batch'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /** Memory (MB) each function gets unless `gantry:memory:<name>` says otherwise. */
@@ -23,6 +23,7 @@ export const DEFAULT_MEMORY_MB: Readonly<Record<FunctionName, number>> = {
   bootstrap: 256,
   // Holds provider sockets and relays JSON events; no audio is decoded.
   realtime: 512,
+  batch: 512,
 };
 
 /** Feature flags by setting name and the variable each one sets (all on unless listed). */

@@ -31,8 +31,9 @@ import { requestEvent } from '../support/apigw-event.ts';
 import { startStandIns, type StandIns } from '../support/aws-stand-ins.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { REALTIME_ENTRY } from '../../infra/stacks/realtime-stack.ts';
+import { BATCH_ENTRY } from '../../infra/stacks/batches-stack.ts';
 
-const ENTRIES = [GATEWAY_ENTRY, ADMIN_ENTRY, LOG_INGEST_ENTRY, LOG_EXPORT_ENTRY, ALERTS_WORKER_ENTRY, USAGE_RESET_ENTRY, KEY_LIFECYCLE_ENTRY, BOOTSTRAP_ENTRY, REALTIME_ENTRY];
+const ENTRIES = [GATEWAY_ENTRY, ADMIN_ENTRY, LOG_INGEST_ENTRY, LOG_EXPORT_ENTRY, ALERTS_WORKER_ENTRY, USAGE_RESET_ENTRY, KEY_LIFECYCLE_ENTRY, BOOTSTRAP_ENTRY, REALTIME_ENTRY, BATCH_ENTRY];
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:gantry-admin-key-AbCdEf';
 const context = { functionName: 'gantry', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
 
