@@ -1,5 +1,4 @@
-import { Annotations, App, ArnFormat, CfnResource, ReferenceStrength, Stack, Validations, type AppProps } from 'aws-cdk-lib';
-import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
+import { Annotations, App, CfnResource, ReferenceStrength, Stack, Validations, type AppProps } from 'aws-cdk-lib';
 import { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { ApiStack } from './stacks/api-stack.ts';
@@ -68,6 +67,7 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     ...(settings.gatewayReservedConcurrency ? { gatewayReservedConcurrency: settings.gatewayReservedConcurrency } : {}),
     assumableRoleArns: settings.assumableRoleArns,
     secretsPrefix: settings.secretsPrefix,
+    batchStateMachineName: `${prefix}-Batches`,
   });
   const limits = new LimitsStack(app, 'Gantry-Limits', {
     stackName: `${prefix}-Limits`,
@@ -144,12 +144,6 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
   });
   observability.allowLogsFrom(batches.fn);
   limits.allowAlertsFrom(batches.fn);
-  // POST /v1/batches starts an execution named after the batch. The ARN is built from the state
-  // machine's fixed name, not referenced: the API stack must not depend on a stack that alarms
-  // through the monitoring stack, which reads the API.
-  const machineArn = Stack.of(api).formatArn({ service: 'states', resource: 'stateMachine', resourceName: batches.stateMachineName, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
-  api.gateway.addToRolePolicy(new PolicyStatement({ actions: ['states:StartExecution'], resources: [machineArn] }));
-  api.gateway.addEnvironment('BATCH_STATE_MACHINE_ARN', machineArn);
   applyRuntimeSettings(app, settings);
   weakenReplaceableReferences(app, data);
   if (props.nag ?? true) {

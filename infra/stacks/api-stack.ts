@@ -1,4 +1,4 @@
-import { Aws, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
+import { ArnFormat, Aws, CfnOutput, Duration, RemovalPolicy, Stack, Validations, type StackProps } from 'aws-cdk-lib';
 import {
   AccessLogField,
   AccessLogFormat,
@@ -68,6 +68,11 @@ export interface ApiStackProps extends StackProps {
   readonly assumableRoleArns?: readonly string[];
   /** Secrets Manager names the gateway may read (aws_sm secret references); default `gantry/*`. */
   readonly secretsPrefix?: string;
+  /**
+   * The batch state machine's name (BatchesStack): the gateway starts its executions. Its ARN is
+   * built from the name, not referenced, so this stack does not depend on the batches stack.
+   */
+  readonly batchStateMachineName?: string;
 }
 
 interface FunctionSpec {
@@ -104,8 +109,12 @@ export class ApiStack extends Stack {
       table: props.table,
       blobs: props.blobs,
       credentialsKey: props.credentialsKey,
-      inlinePolicies: { SecretReferences: secretReferencesPolicy(props.secretsPrefix ?? 'gantry/*') },
+      inlinePolicies: {
+        SecretReferences: secretReferencesPolicy(props.secretsPrefix ?? 'gantry/*'),
+        ...(props.batchStateMachineName ? { BatchExecutions: this.batchExecutionsPolicy(props.batchStateMachineName) } : {}),
+      },
     });
+    if (props.batchStateMachineName) this.gateway.addEnvironment('BATCH_STATE_MACHINE_ARN', this.batchStateMachineArn(props.batchStateMachineName));
     this.admin = this.nodeFunction('Admin', {
       entry: ADMIN_ENTRY,
       service: 'gantry-admin',
@@ -217,6 +226,15 @@ export class ApiStack extends Stack {
     new CfnOutput(this, 'ApiUrl', { value: this.api.url, description: 'Base URL; requests go to <url>v1/...' });
 
     this.acknowledgeApiFindings();
+  }
+
+  private batchStateMachineArn(name: string): string {
+    return this.formatArn({ service: 'states', resource: 'stateMachine', resourceName: name, arnFormat: ArnFormat.COLON_RESOURCE_NAME });
+  }
+
+  /** `POST /v1/batches` starts an execution of the batch state machine (named after the batch), and nothing else. */
+  private batchExecutionsPolicy(name: string): PolicyDocument {
+    return new PolicyDocument({ statements: [new PolicyStatement({ actions: ['states:StartExecution'], resources: [this.batchStateMachineArn(name)] })] });
   }
 
   private nodeFunction(id: string, spec: FunctionSpec): LambdaFunction {

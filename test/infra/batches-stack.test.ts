@@ -86,7 +86,9 @@ describe('BatchesStack', () => {
     expect(invoke).toHaveLength(1);
     expect(JSON.stringify(invoke[0]!.Resource)).toContain(fnId);
     const api = Template.fromStack(gantry.api);
-    const apiStatements = (Object.values(api.findResources('AWS::IAM::Policy')) as { Properties: { PolicyDocument: { Statement: Json[] } } }[]).flatMap((p) => p.Properties.PolicyDocument.Statement);
+    const inline = (Object.values(api.findResources('AWS::IAM::Role')) as { Properties: { Policies?: { PolicyDocument: { Statement: Json[] } }[] } }[]).flatMap((r) => r.Properties.Policies ?? []);
+    const attached = Object.values(api.findResources('AWS::IAM::Policy')) as { PolicyDocument?: unknown; Properties: { PolicyDocument: { Statement: Json[] } } }[];
+    const apiStatements = [...inline, ...attached.map((p) => p.Properties)].flatMap((p) => p.PolicyDocument.Statement);
     const start = apiStatements.filter((st) => JSON.stringify(st.Action).includes('states:'));
     expect(start).toHaveLength(1);
     expect(start[0]!.Action).toBe('states:StartExecution');
