@@ -16,8 +16,6 @@
  * to pay for and grant.
  */
 import { Duration, Stack, Validations, type StackProps } from 'aws-cdk-lib';
-import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
@@ -28,6 +26,7 @@ import { Choice, Condition, DefinitionBody, Fail, JsonPath, LogLevel, Map as Map
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct } from 'constructs';
 import { BATCH_THROTTLED } from '../../layers/core/src/batches/steps.ts';
+import { alarmOnAny, ALARM_PERIOD } from '../constructs/any-alarm.ts';
 import { WorkerFunction } from '../constructs/worker-function.ts';
 import { CREDENTIALS_DECRYPT, grantCredentialsKey, grantItemAccess, grantObjectAccess } from './data-stack.ts';
 
@@ -126,17 +125,12 @@ export class BatchesStack extends Stack {
   }
 
   private alarms(topic: ITopic): void {
-    const action = new SnsAction(topic);
-    const period = Duration.minutes(5);
-    const watch = (id: string, metric: IMetric, description: string) => {
-      const alarm = new Alarm(this, id, { metric, threshold: 0, evaluationPeriods: 1, comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD, treatMissingData: TreatMissingData.NOT_BREACHING, alarmDescription: description });
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-    };
-    watch('BatchExecutionsFailed', this.stateMachine.metricFailed({ period, statistic: 'Sum' }), 'A batch execution failed (its batch was marked failed)');
-    watch('BatchExecutionsTimedOut', this.stateMachine.metricTimedOut({ period, statistic: 'Sum' }), 'A batch execution timed out');
-    watch('ErrorsBatch', this.fn.metricErrors({ period, statistic: 'Sum' }), 'The batch function failed (errors reported by Lambda)');
+    const period = ALARM_PERIOD;
+    alarmOnAny(this, 'BatchExecutionsFailed', this.stateMachine.metricFailed({ period, statistic: 'Sum' }), 'A batch execution failed (its batch was marked failed)', topic);
+    alarmOnAny(this, 'BatchExecutionsTimedOut', this.stateMachine.metricTimedOut({ period, statistic: 'Sum' }), 'A batch execution timed out', topic);
+    alarmOnAny(this, 'ErrorsBatch', this.fn.metricErrors({ period, statistic: 'Sum' }), 'The batch function failed (errors reported by Lambda)', topic);
   }
+
 
   private acknowledgeFindings(blobs: IBucket): void {
     const fnId = this.getLogicalId(this.fn.node.defaultChild as CfnFunction);

@@ -9,14 +9,13 @@ import { CfnOutput, Duration, Stack, Validations, type StackProps } from 'aws-cd
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
 import { LogGroupLogDestination, WebSocketApi, WebSocketStage, type CfnApi } from 'aws-cdk-lib/aws-apigatewayv2';
 import { WebSocketLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
-import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';
-import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type { ITable } from 'aws-cdk-lib/aws-dynamodb';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { Function as LambdaFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
 import type { Construct } from 'constructs';
+import { alarmOnAny, ALARM_PERIOD } from '../constructs/any-alarm.ts';
 import { WorkerFunction } from '../constructs/worker-function.ts';
 import { CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, grantItemAccess } from './data-stack.ts';
 import { STAGE_NAME } from './api-stack.ts';
@@ -99,22 +98,9 @@ export class RealtimeStack extends Stack {
 
   /** Its own alarms, beside the monitoring stack's (which watches the REST API's and the workers' functions). */
   private alarms(topic: ITopic): void {
-    const action = new SnsAction(topic);
-    const period = Duration.minutes(5);
-    const watch = (id: string, metric: IMetric, description: string) => {
-      const alarm = new Alarm(this, id, {
-        metric,
-        threshold: 0,
-        evaluationPeriods: 1,
-        comparisonOperator: ComparisonOperator.GREATER_THAN_THRESHOLD,
-        treatMissingData: TreatMissingData.NOT_BREACHING,
-        alarmDescription: description,
-      });
-      alarm.addAlarmAction(action);
-      alarm.addOkAction(action);
-    };
-    watch('ErrorsRealtime', this.fn.metricErrors({ period, statistic: 'Sum' }), 'The realtime function failed (errors reported by Lambda)');
-    watch('ThrottlesRealtime', this.fn.metricThrottles({ period, statistic: 'Sum' }), 'The realtime function was throttled (concurrency limit reached)');
+    const period = ALARM_PERIOD;
+    alarmOnAny(this, 'ErrorsRealtime', this.fn.metricErrors({ period, statistic: 'Sum' }), 'The realtime function failed (errors reported by Lambda)', topic);
+    alarmOnAny(this, 'ThrottlesRealtime', this.fn.metricThrottles({ period, statistic: 'Sum' }), 'The realtime function was throttled (concurrency limit reached)', topic);
   }
 
   private acknowledgeFindings(): void {

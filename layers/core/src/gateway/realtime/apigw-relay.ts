@@ -22,7 +22,7 @@ import { UpstreamError, asGantryError, type GantryError } from '../../http/error
 import type { ClientConnections } from '../../ports/connections.ts';
 import { RealtimeConnectionRepository, zeroCounts, type RealtimeConnectionRecord, type SessionCounts } from '../../store/realtime-connections.ts';
 import { connectUpstream, prepareRealtime, type PreparedRealtime } from './connect.ts';
-import { addUsage, checkProgress, emptyUsage, errorEvent, finishSession, noteSessionUsage, sendableCode, POLICY_CLOSE_CODE, type RealtimeUsage, type SessionSummary } from './relay.ts';
+import { addUsage, checkProgress, emptyUsage, errorEvent, finishSession, noteSessionUsage, responseDone, sendableCode, POLICY_CLOSE_CODE, type RealtimeUsage, type SessionSummary } from './relay.ts';
 
 export interface ApiGatewayRelayOptions {
   /** A `$default` invocation ends once the provider has sent nothing for this long and no response is in progress. */
@@ -56,7 +56,6 @@ interface Live {
 }
 
 const RESPONSE_CREATED = '"response.created"';
-const RESPONSE_DONE = '"response.done"';
 
 const bump = (delta: Partial<SessionCounts>, name: keyof SessionCounts, n = 1) => {
   delta[name] = (delta[name] ?? 0) + n;
@@ -197,21 +196,15 @@ export class ApiGatewayRelay {
   /** Responses in progress, and `response.done` usage (summed, and checked against limits where admitted). */
   #meter(live: Live, data: Buffer): void {
     if (data.indexOf(RESPONSE_CREATED) !== -1) live.openResponses++;
-    if (data.indexOf(RESPONSE_DONE) === -1) return;
-    let event: { type?: unknown; response?: { usage?: unknown } };
-    try {
-      event = JSON.parse(data.toString('utf8')) as typeof event;
-    } catch {
-      return;
-    }
-    if (event.type !== 'response.done') return;
+    const done = responseDone(data);
+    if (!done) return;
     live.openResponses = Math.max(0, live.openResponses - 1);
     bump(live.delta, 'responses');
-    const u = event.response?.usage;
-    if (!u || typeof u !== 'object') return;
+    const u = done.usage;
+    if (!u) return;
     const one = emptyUsage();
-    addUsage(one, u as Record<string, unknown>);
-    addUsage(live.usage, u as Record<string, unknown>);
+    addUsage(one, u);
+    addUsage(live.usage, u);
     addDelta(live.delta, one);
     if (!live.admitted) return;
     noteSessionUsage(live.prepared.flight.record, live.usage);

@@ -72,6 +72,23 @@ export function sendableCode(code: number): number {
 
 const RESPONSE_DONE = '"response.done"';
 
+/**
+ * A provider message that is a `response.done` event, with its usage when it reports one; only a
+ * message that can be one is parsed, so audio deltas pass untouched.
+ */
+export function responseDone(data: Buffer): { usage: Record<string, unknown> | undefined } | undefined {
+  if (data.indexOf(RESPONSE_DONE) === -1) return undefined;
+  let event: { type?: unknown; response?: { usage?: unknown } };
+  try {
+    event = JSON.parse(data.toString('utf8')) as typeof event;
+  } catch {
+    return undefined;
+  }
+  if (event.type !== 'response.done') return undefined;
+  const u = event.response?.usage;
+  return { usage: u && typeof u === 'object' ? (u as Record<string, unknown>) : undefined };
+}
+
 /** The `error` event, in OpenAI's realtime shape, by which the gateway tells a client why it ends a session. */
 export function errorEvent(e: GantryError, recordId: string): string {
   const error = { type: e.type, code: e.openaiCode ?? e.code, message: e.message, param: null, event_id: null };
@@ -87,18 +104,10 @@ export function relayRealtime(session: RealtimeSession, client: WebSocket): void
   const isOpen = (ws: WebSocket) => ws.readyState === ws.OPEN;
 
   const onProvider = (data: Buffer) => {
-    // Only a message that can be a response.done is parsed: audio deltas pass untouched.
-    if (data.indexOf(RESPONSE_DONE) === -1) return;
-    let event: { type?: unknown; response?: { usage?: unknown } };
-    try {
-      event = JSON.parse(data.toString('utf8')) as typeof event;
-    } catch {
-      return;
-    }
-    if (event.type !== 'response.done') return;
+    const done = responseDone(data);
+    if (!done) return;
     counts.responses++;
-    const u = event.response?.usage;
-    if (u && typeof u === 'object') addUsage(usage, u as Record<string, unknown>);
+    if (done.usage) addUsage(usage, done.usage);
     noteSessionUsage(f.record, usage);
     checks = checks.then(() => checkProgress(f, (e) => endOnPolicy(e)));
   };
