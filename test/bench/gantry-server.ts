@@ -85,6 +85,7 @@ try {
   const body = (await res.json()) as { key?: unknown };
   if (res.status !== 200 || typeof body.key !== 'string') throw new Error(`workspace key: ${res.status} ${JSON.stringify(body)}`);
   const limitedApiKey = await limitedKey(server.url, boot.createdAdminKey);
+  const approximateApiKey = await limitedKey(server.url, boot.createdAdminKey, { mode: 'approximate', lease_size: 100 });
   // Counts the limit counter calls, so the bench can report them per request.
   const counts = { reserves: 0, adjusts: 0 };
   const repo = deps.limits.repo;
@@ -115,7 +116,7 @@ try {
     }
   });
   const mcpSlug = process.env.BENCH_MCP_URL ? await registerMcpServer(deps, boot.organisationId, boot.workspaceId, process.env.BENCH_MCP_URL) : undefined;
-  const ready: ReadyMessage = { type: 'ready', url: server.url, apiKey: body.key, limitedApiKey, ...(mcpSlug ? { mcpSlug } : {}) };
+  const ready: ReadyMessage = { type: 'ready', url: server.url, apiKey: body.key, limitedApiKey, approximateApiKey, ...(mcpSlug ? { mcpSlug } : {}) };
   process.send?.(ready);
 } catch (err) {
   console.error(err);
@@ -139,8 +140,8 @@ async function registerMcpServer(deps: CoreDeps, org: string, workspaceId: strin
   return 'bench-mcp';
 }
 
-/** A second workspace key and one rate limits policy that matches it (and never refuses). */
-async function limitedKey(url: string, adminKey: string): Promise<string> {
+/** Another workspace key and one rate limits policy that matches it (and never refuses); `mode` names its mode. */
+async function limitedKey(url: string, adminKey: string, mode: Record<string, unknown> = {}): Promise<string> {
   const post = async (path: string, payload: unknown) => {
     const r = await fetch(`${url}${path}`, { method: 'POST', headers: { 'x-gw-api-key': adminKey, 'content-type': 'application/json' }, body: JSON.stringify(payload) });
     const json = (await r.json()) as Record<string, unknown>;
@@ -156,6 +157,7 @@ async function limitedKey(url: string, adminKey: string): Promise<string> {
     unit: 'rpm',
     value: 1_000_000_000,
     workspace_id: 'default',
+    ...mode,
   });
   return key.key as string;
 }

@@ -12,6 +12,8 @@ export interface ReadyMessage {
   limitedApiKey?: string;
   /** Gantry only, with BENCH_MCP_URL: the slug of an MCP server that relays to it. */
   mcpSlug?: string;
+  /** A key one rate limits policy in approximate mode (leases of 100) matches. */
+  approximateApiKey?: string;
 }
 
 export interface RssRequest {

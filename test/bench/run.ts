@@ -205,6 +205,10 @@ async function main(): Promise<void> {
   if (!limitedKey) throw new Error('gantry did not report a rate-limited key');
   const rateLimited: Target = { name: 'gantry_rate_limited', url: targets.gantry.url, headers: { ...targets.gantry.headers, 'x-gw-api-key': limitedKey } };
   await probe(rateLimited, false);
+  const approximateKey = gantry.ready.approximateApiKey;
+  if (!approximateKey) throw new Error('gantry did not report a key of an approximate-mode policy');
+  const approximate: Target = { name: 'gantry_rate_limited_approximate', url: targets.gantry.url, headers: { ...targets.gantry.headers, 'x-gw-api-key': approximateKey } };
+  await probe(approximate, false);
   const limitsWarmup = Math.min(500, settings.warmup_requests);
   log(`rate limits policy, 1 connection each, interleaved: ${limitsWarmup} warm-up + ${settings.requests} requests per target`);
   const countsBefore = await askLimits(gantry.child);
@@ -217,6 +221,7 @@ async function main(): Promise<void> {
   const dynamodb = {
     no_policy: await dynamoWindow(gantry.child, targets.gantry, settings.dynamodb_window_requests),
     one_rate_limit_policy: await dynamoWindow(gantry.child, rateLimited, settings.dynamodb_window_requests),
+    one_approximate_rate_limit_policy: await dynamoWindow(gantry.child, approximate, settings.dynamodb_window_requests),
   };
 
   const throughput: Record<string, ThroughputResult> = {};
@@ -355,7 +360,8 @@ async function main(): Promise<void> {
         'included) in a window of sequential warm requests of one key, by origin: sync = made for a request before its answer ended ' +
         '(the caller waited for it), after_answer = for a request after its answer ended, log_ingest = the log-ingest worker ' +
         'in the serving process (0: it runs in a process of its own, as a function of its own in AWS; its writes are in request_logs.ingest_local), ' +
-        'other = timers and the rest.',
+        'other = timers and the rest. one_approximate_rate_limit_policy: the policy in approximate mode with leases of 100 ' +
+        '(docs/limits.md), one lease UpdateItem per 100 requests.',
     },
     request_logs: {
       latency_1conn: {

@@ -19,6 +19,8 @@ import type { TableClient } from './repositories.ts';
 
 export type PolicyStatus = 'active' | 'archived';
 export type RateLimitType = 'requests' | 'tokens';
+/** `exact`: one counter update per request; `approximate`: per-instance leases (policy/limits/leases.ts). */
+export type RateLimitMode = 'exact' | 'approximate';
 export type UsageLimitType = 'cost' | 'tokens';
 
 /** What both kinds of policy have, apart from their workspace. */
@@ -41,6 +43,10 @@ export interface RateLimitPolicyRecord extends PolicyBase {
   type: RateLimitType;
   unit: RateUnit;
   value: number;
+  /** Absent on policies saved before the mode existed: exact. */
+  mode?: RateLimitMode;
+  /** Approximate mode only: the units a lease takes; null for the default. */
+  lease_size?: number | null;
 }
 
 export interface UsageLimitPolicyRecord extends PolicyBase {

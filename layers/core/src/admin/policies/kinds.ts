@@ -9,7 +9,8 @@ import { ValidationError, type FieldProblem } from '../../http/errors.ts';
 import { currentPeriod, fromUnits, toUnits } from '../../policy/limits/hook.ts';
 import { entityIdOf, type PolicyCondition, type PolicyGroupBy } from '../../policy/limits/match.ts';
 import { budgetPeriod, defaultAnchor, resets, type ResetRule } from '../../policy/limits/windows.ts';
-import type { AlertFlag, LimitsRepository, PolicyBase, RateLimitPolicyRecord, UsageCounterRecord, UsageLimitPolicyRecord } from '../../store/limits.ts';
+import { DEFAULT_LEASE_SIZE } from '../../policy/limits/leases.ts';
+import type { AlertFlag, LimitsRepository, PolicyBase, RateLimitMode, RateLimitPolicyRecord, UsageCounterRecord, UsageLimitPolicyRecord } from '../../store/limits.ts';
 import {
   createRateLimitSchema,
   createUsageLimitSchema,
@@ -95,7 +96,10 @@ const optionalEnum = <const T extends readonly [string, ...string[]]>(values: T)
 
 // ---- rate limits -------------------------------------------------------------------------------
 
-export type RateLimitPolicyView = Omit<RateLimitPolicyRecord, 'created_by' | 'last_updated_by'> & {
+export type RateLimitPolicyView = Omit<RateLimitPolicyRecord, 'created_by' | 'last_updated_by' | 'mode' | 'lease_size'> & {
+  mode: RateLimitMode;
+  /** The units a lease takes in approximate mode (the default when not set); null in exact mode. */
+  lease_size: number | null;
   object: typeof RATE_OBJECT;
   /** `organisation` for a policy without a workspace: it applies to every workspace. */
   applies_to: 'workspace' | 'organisation';
@@ -110,6 +114,8 @@ export const rateView = (r: RateLimitPolicyRecord): RateLimitPolicyView => ({
   type: r.type,
   unit: r.unit,
   value: r.value,
+  mode: r.mode ?? 'exact',
+  lease_size: r.mode === 'approximate' ? (r.lease_size ?? DEFAULT_LEASE_SIZE) : null,
   status: r.status,
   workspace_id: r.workspace_id,
   organisation_id: r.organisation_id,
@@ -143,9 +149,11 @@ export const RATE_LIMITS: PolicyKind<RateLimitPolicyRecord, CreateRateLimitBody,
   listFilters: z.object({ type: optionalEnum(['requests', 'tokens']), unit: optionalEnum(['rpm', 'rph', 'rpd', 'rpw']) }),
   matches: (p, f) => (!f.type || p.type === f.type) && (!f.unit || p.unit === f.unit),
   view: rateView,
-  build: (common, body) => ({ ...common, type: body.type, unit: body.unit, value: body.value }),
+  build: (common, body) => ({ ...common, type: body.type, unit: body.unit, value: body.value, mode: body.mode ?? 'exact', lease_size: body.lease_size ?? null }),
   async change(cur, body, tools) {
     await sameOwner(cur, body, tools);
+    const mode = body.mode ?? cur.mode ?? 'exact';
+    if (body.lease_size != null && mode !== 'approximate') throw ValidationError.field('lease_size', 'needs mode approximate');
     return {
       ...cur,
       name: body.name === undefined ? cur.name : body.name,
@@ -154,6 +162,9 @@ export const RATE_LIMITS: PolicyKind<RateLimitPolicyRecord, CreateRateLimitBody,
       type: body.type ?? cur.type,
       unit: body.unit ?? cur.unit,
       value: body.value ?? cur.value,
+      mode,
+      // Back to exact mode, a lease size would mean nothing: it is dropped.
+      lease_size: mode === 'exact' ? null : body.lease_size === undefined ? (cur.lease_size ?? null) : body.lease_size,
       last_updated_at: tools.now,
       last_updated_by: tools.keyId,
     };

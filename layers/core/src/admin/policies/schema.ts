@@ -64,6 +64,17 @@ const rateValue = z
   .min(1, 'must be at least 1')
   .max(MAX_COUNT, `must be at most ${MAX_COUNT}`);
 
+/** `approximate` counts through per-instance leases (docs/limits.md: the error bound). */
+const rateMode = z.enum(['exact', 'approximate'], { error: 'must be one of exact, approximate' });
+/** The units a lease takes: at most a million, so a lease stays a small share of any window. */
+export const MAX_LEASE_SIZE = 1_000_000;
+const leaseSize = z
+  .number({ error: 'must be a number' })
+  .int('must be an integer')
+  .min(1, 'must be at least 1')
+  .max(MAX_LEASE_SIZE, `must be at most ${MAX_LEASE_SIZE}`)
+  .nullish();
+
 export const createRateLimitSchema = z
   .object({
     name,
@@ -72,10 +83,15 @@ export const createRateLimitSchema = z
     type: rateType,
     unit: rateUnit,
     value: rateValue,
+    mode: rateMode.optional(),
+    lease_size: leaseSize,
     workspace_id: workspaceId.optional(),
     organisation_id: organisationId.optional(),
   })
-  .strict();
+  .strict()
+  .superRefine((b, ctx) => {
+    if (b.lease_size != null && b.mode !== 'approximate') ctx.addIssue({ code: 'custom', path: ['lease_size'], message: 'needs mode approximate' });
+  });
 
 /** Any of the create fields (at least one); the workspace and organisation cannot move. */
 export const updateRateLimitSchema = z
@@ -86,6 +102,8 @@ export const updateRateLimitSchema = z
     type: rateType.optional(),
     unit: rateUnit.optional(),
     value: rateValue.optional(),
+    mode: rateMode.optional(),
+    lease_size: leaseSize,
     workspace_id: workspaceId.optional(),
     organisation_id: organisationId.optional(),
   })

@@ -26,8 +26,9 @@ import { providerBudgetCounter } from './counters.ts';
 import { alertOnce } from './crossings.ts';
 import { estimateTokens, type CostEstimator, type TokenEstimate } from './estimate.ts';
 import { attachedBudget, budgetPlan, planRequest, rateHeaders, refusal, type BudgetPlan, type Demand, type LimitFlags, type Plan } from './plans.ts';
+import { isLeased, LeasePool } from './leases.ts';
 import { isEmpty, type PolicyCache } from './policy-cache.ts';
-import { settle, settledAmount, type Held } from './settle.ts';
+import { settle, settledAmount, type Held, type SettleDeps } from './settle.ts';
 import { budgetPeriod, calendarAnchor } from './windows.ts';
 
 export { anchorOf, currentPeriod, fromUnits, keyBudgetCounter, providerBudgetCounter, toUnits, workspaceBudgetCounter } from './counters.ts';
@@ -53,9 +54,14 @@ export class LimitsHook implements GatewayHook {
   readonly #pending = new Set<Promise<void>>();
   /** A warm key's principal is the same object on every request: its limits are parsed once. */
   readonly #keyLimitsOf = new WeakMap<Principal, AttachedLimits>();
+  /** This instance's leases of the counters of policies in approximate mode. */
+  readonly #leases: LeasePool;
+  readonly #settleDeps: SettleDeps;
 
   constructor(deps: LimitsHookDeps) {
     this.#d = deps;
+    this.#leases = new LeasePool(deps.repo, deps.clock);
+    this.#settleDeps = { ...deps, giveBack: (plan, amount) => plan.kind === 'rate' && isLeased(plan) && this.#leases.giveBack(plan, amount) };
   }
 
   /** Policies of both kinds need POLICY_ENABLED; budgets of every source USAGE_LIMITS_ENABLED. */
@@ -145,7 +151,7 @@ export class LimitsHook implements GatewayHook {
     const held = this.#held.get(record);
     if (!held) return;
     this.#held.delete(record);
-    this.#later(settle(this.#d, record, held));
+    this.#later(settle(this.#settleDeps, record, held));
   }
 
   /** Resolves once every settlement and alert started so far is done (Lambda, tests). */
@@ -180,7 +186,9 @@ export class LimitsHook implements GatewayHook {
 
   /** Reserves every plan in parallel. */
   async #reserve(plans: readonly Plan[]): Promise<{ held: Held[]; refused: Refused[]; failure: unknown }> {
-    const results = await Promise.allSettled(plans.map((plan) => this.#d.repo.reserve(plan.key, plan.amount, plan.limit, plan.set)));
+    const results = await Promise.allSettled(
+      plans.map((plan) => (isLeased(plan) ? this.#leases.take(plan) : this.#d.repo.reserve(plan.key, plan.amount, plan.limit, plan.set))),
+    );
     const held: Held[] = [];
     const refused: Refused[] = [];
     let failure: unknown;
@@ -210,8 +218,10 @@ export class LimitsHook implements GatewayHook {
 
   async #release(held: readonly Held[]): Promise<void> {
     await Promise.all(
-      held.map((h) =>
-        this.#d.repo.adjust(h.plan.key, -h.plan.amount).catch((err: unknown) => this.#d.logger.error('limits: release failed', { error: err })),
+      held.map(async (h) =>
+        this.#settleDeps.giveBack?.(h.plan, h.plan.amount)
+          ? undefined
+          : this.#d.repo.adjust(h.plan.key, -h.plan.amount).catch((err: unknown) => this.#d.logger.error('limits: release failed', { error: err })),
       ),
     );
   }

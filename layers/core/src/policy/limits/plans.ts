@@ -10,6 +10,7 @@ import type { AlertSource } from './alerts.ts';
 import type { AttachedLimits, AttachedUsageLimit } from './attached.ts';
 import { BUDGET_COUNTER_GRACE_MS, currentPeriod, fromUnits, keyBudgetCounter, RATE_COUNTER_GRACE_MS, toUnits, workspaceBudgetCounter } from './counters.ts';
 import type { TokenEstimate } from './estimate.ts';
+import { DEFAULT_LEASE_SIZE } from './leases.ts';
 import { entityIdOf, groupValueKey, matchesConditions, type LimitContext } from './match.ts';
 import type { WorkspacePolicies } from './policy-cache.ts';
 import { budgetPeriod, calendarAnchor, formatDuration, rateWindow, UNIT_NAMES, type Period, type WindowUnit } from './windows.ts';
@@ -32,6 +33,8 @@ export interface RatePlan {
   limit: number;
   windowEnd: number;
   set: Record<string, unknown>;
+  /** Approximate mode: the lease size; reserved from this instance's lease (leases.ts). */
+  lease?: number;
 }
 
 /** What a budget is, wherever it is declared (a policy, a key, a workspace). */
@@ -97,7 +100,9 @@ export function planRequest(d: Demand, policies: WorkspacePolicies, key: Attache
     for (const policy of policies.rate) {
       if (!matchesConditions(policy.conditions, ctx)) continue;
       const entityId = entityIdOf(groupValueKey(policy.group_by, ctx));
-      plans.push(ratePlan(d, `policy "${policy.name ?? policy.id}"`, policy.type, policy.unit, policy.value, (w) => rateCounterPk(policy, entityId, w)));
+      const plan = ratePlan(d, `policy "${policy.name ?? policy.id}"`, policy.type, policy.unit, policy.value, (w) => rateCounterPk(policy, entityId, w));
+      if (policy.mode === 'approximate') plan.lease = policy.lease_size ?? DEFAULT_LEASE_SIZE;
+      plans.push(plan);
     }
   }
   // An API key's and a workspace's own rate limits count for the key / the workspace as a whole.

@@ -24,6 +24,8 @@ export interface SettleDeps extends CrossingDeps {
   logger: Logger;
   /** Read on every use, so the pricing catalogue can be plugged in after start. */
   costs: () => CostEstimator;
+  /** Keeps units a request gave back in this instance's lease (approximate mode); false: give them to the counter. */
+  giveBack?: (plan: Plan, amount: number) => boolean;
 }
 
 /** What a reservation turns into once the request is over. */
@@ -59,7 +61,8 @@ export async function settle(d: SettleDeps, record: GatewayRecord, held: readonl
       try {
         // Most settlements change nothing (a request counted as reserved): no counter call then.
         const delta = settledAmount(h.plan, record, d.costs()) - h.plan.amount;
-        const changed = delta === 0 ? undefined : await d.repo.adjust(h.plan.key, delta);
+        const local = delta < 0 && d.giveBack?.(h.plan, -delta) === true;
+        const changed = delta === 0 || local ? undefined : await d.repo.adjust(h.plan.key, delta);
         if (h.plan.kind === 'budget') await checkCrossings(d, h.plan, changed ?? h.after, now);
       } catch (err) {
         d.logger.error('limits: settle failed', { error: err, counter: h.plan.key.pk });
