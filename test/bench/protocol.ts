@@ -64,7 +64,24 @@ export interface DynamoCallsMessage {
   sync_by_operation: Record<string, number>;
 }
 
-export type ChildMessage = ReadyMessage | RssMessage | LimitsMessage | IngestMessage | DynamoCallsMessage;
+/** The gateway Lambda handler's figures (lambda-handler.ts), per warm invocation. */
+export interface LambdaMessage {
+  type: 'lambda';
+  requests: number;
+  statuses: number[];
+  cpu_ms_per_request: number;
+  cpu_user_ms_per_request: number;
+  wall_ms_per_request: number;
+  rss_mb: number;
+  heap_used_mb: number;
+  max_rss_mb: number;
+  /** DynamoDB writes the handler made (the limit counter), and their estimated write units. */
+  gateway_writes_per_request: { requests: number; units: number };
+  /** The log ingest's writes for the same requests' events. */
+  log_ingest_writes_per_request: { requests: number; units: number };
+}
+
+export type ChildMessage = ReadyMessage | RssMessage | LimitsMessage | IngestMessage | DynamoCallsMessage | LambdaMessage;
 
 export const toMb = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
 
@@ -82,5 +99,5 @@ export function rssReport(): RssMessage {
 }
 
 export function isChildMessage(m: unknown): m is ChildMessage {
-  return typeof m === 'object' && m !== null && 'type' in m && (m.type === 'ready' || m.type === 'rss' || m.type === 'limits' || m.type === 'ingest' || m.type === 'dynamodb');
+  return typeof m === 'object' && m !== null && 'type' in m && (m.type === 'ready' || m.type === 'rss' || m.type === 'limits' || m.type === 'ingest' || m.type === 'dynamodb' || m.type === 'lambda');
 }

@@ -15,6 +15,7 @@ import { freePort } from '../../lambdas/local/dynamodb-local.ts';
 import { ask, askRss, startNodeChild, startPortkey, stopAll, type Child } from './children.ts';
 import { CHAT_BODY, closedLoop, interleaved, round, STREAM_BODY, type Stats, type Target, type ThroughputResult } from './load.ts';
 import { dynamoWindow } from './dynamo-window.ts';
+import { benchLambda } from './lambda-cost.ts';
 import { CHAT_PATH, type IngestMessage, type LimitsMessage } from './protocol.ts';
 
 const envInt = (name: string, fallback: number): number => {
@@ -33,6 +34,7 @@ const settings = {
   stream_requests: envInt('BENCH_STREAM_REQUESTS', 250),
   stream_gap_ms: envInt('BENCH_STREAM_GAP_MS', 5),
   dynamodb_window_requests: envInt('BENCH_DYNAMODB_REQUESTS', 500),
+  lambda_requests: envInt('BENCH_LAMBDA_REQUESTS', 1000),
 };
 
 const BUDGETS = {
@@ -52,6 +54,8 @@ const BUDGETS = {
   // Issue 17: a warm prompt render.
   prompt_render_p99_ms: 1,
   gateway_cold_import_ms: 80,
+  // Issue 22: CPU time of the gateway Lambda handler per warm non-streamed request.
+  lambda_cpu_ms_per_request: 1,
   // Issue 17: a label move or makeDefault reaches every warm instance within 5 s.
   prompt_pointer_stale_ms: 5_000,
 };
@@ -284,6 +288,9 @@ async function main(): Promise<void> {
   const logsOnThroughput = await closedLoop(targets.gantry, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds);
   const noLogsThroughput = await closedLoop(noLogs, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds);
 
+  log(`gateway Lambda handler in a process of its own: ${settings.lambda_requests} warm invocations`);
+  const lambda = await benchLambda(mockUrl, settings.lambda_requests);
+
   await stopAll();
   const busyAfter = await cpuBusy(1_000);
 
@@ -433,6 +440,7 @@ async function main(): Promise<void> {
       prompt_render_p99_ms: budget(promptRender.p99_ms, BUDGETS.prompt_render_p99_ms),
       gateway_bundle_kb: budget(gatewayBundle.eager_kb, BUDGETS.gateway_bundle_kb),
       gateway_cold_import_ms: budget(gatewayBundle.cold_import_ms.median, BUDGETS.gateway_cold_import_ms),
+      lambda_cpu_ms_per_request: budget(lambda.handler.cpu_ms_per_request, BUDGETS.lambda_cpu_ms_per_request),
       // DESIGN.md: "with auth, logging and one rate-limit policy on".
       added_p50_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).p50, BUDGETS.added_p50_ms),
       added_p99_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).p99, BUDGETS.added_p99_ms),
@@ -441,6 +449,7 @@ async function main(): Promise<void> {
       ...gatewayBundle,
       note: 'eager_kb is what a cold start loads (the entry and its static chunks); lazily imported chunks (native providers ...) are in total_kb only. The cold import includes loading the AWS SDK the runtime provides.',
     },
+    lambda,
     duration_s: round((Date.now() - started) / 1000, 1),
   };
   process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
