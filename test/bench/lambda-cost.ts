@@ -5,7 +5,7 @@
  * handler's CPU time per warm request: what Gantry adds; the wait for the model is billed too, at
  * the same rate per second, and depends on the model, not on Gantry.
  */
-import { ask, startNodeChild } from './children.ts';
+import { ask, startNodeChild, type Child } from './children.ts';
 import type { LambdaMessage } from './protocol.ts';
 import { round } from './load.ts';
 import { DEFAULT_MEMORY_MB } from '../../infra/settings.ts';
@@ -35,9 +35,12 @@ export interface LambdaCost {
   note: string;
 }
 
-/** Starts the handler's own process against the mock, runs `n` warm invocations, prices them. */
-export async function benchLambda(mockUrl: string, n: number): Promise<LambdaCost> {
-  const { child } = await startNodeChild('lambda_handler', 'lambda-handler.ts', { BENCH_MOCK_URL: mockUrl }, 90_000);
+/** Starts the handler's own process against the mock (early: its DynamoDB Local takes a while to start). */
+export const startLambda = (mockUrl: string): Promise<Child> =>
+  startNodeChild('lambda_handler', 'lambda-handler.ts', { BENCH_MOCK_URL: mockUrl }, 90_000).then((c) => c.child);
+
+/** Runs `n` warm invocations in the handler's process, stops it, and prices them. */
+export async function benchLambda(child: Child, n: number): Promise<LambdaCost> {
   let figures: LambdaMessage;
   try {
     figures = await ask(child, { type: 'lambda', requests: n }, 120_000);
