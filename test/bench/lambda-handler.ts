@@ -90,7 +90,7 @@ try {
 
 async function measure(invoke: () => Promise<number>, n: number, queued: QueueMessage<LogQueueMessage>[], ingest: () => (b: readonly QueueMessage<LogQueueMessage>[]) => Promise<string[]>): Promise<LambdaMessage> {
   // Warm: the first invocation loads the key, the policies and the HTTP connection.
-  for (let k = 0; k < Math.min(200, n); k++) await invoke();
+  for (let k = 0; k < Math.min(100, n); k++) await invoke();
   const statuses = new Set<number>();
   writes.requests = 0;
   writes.units = 0;

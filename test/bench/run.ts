@@ -34,7 +34,7 @@ const settings = {
   stream_requests: envInt('BENCH_STREAM_REQUESTS', 250),
   stream_gap_ms: envInt('BENCH_STREAM_GAP_MS', 5),
   dynamodb_window_requests: envInt('BENCH_DYNAMODB_REQUESTS', 500),
-  lambda_requests: envInt('BENCH_LAMBDA_REQUESTS', 500),
+  lambda_requests: envInt('BENCH_LAMBDA_REQUESTS', 300),
 };
 
 const BUDGETS = {
