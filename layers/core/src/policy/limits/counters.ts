@@ -8,6 +8,9 @@ import { budgetPeriod, type Period } from './windows.ts';
 const MICROS_PER_DOLLAR = 1_000_000;
 /** Counters outlive their window or period by this much, then DynamoDB's TTL drops them. */
 export const RATE_COUNTER_GRACE_MS = 60 * 60_000;
+
+/** The units a lease takes when a policy in approximate mode does not say (see leases.ts). */
+export const DEFAULT_LEASE_SIZE = 10;
 export const BUDGET_COUNTER_GRACE_MS = 7 * 24 * 60 * 60_000;
 
 /** A budget's limit and threshold in counter units: micro-dollars for cost, tokens for tokens. */

@@ -14,8 +14,7 @@ import type { Clock } from '../../ports/clock.ts';
 import type { LimitsRepository, ReserveResult } from '../../store/limits.ts';
 import type { RatePlan } from './plans.ts';
 
-/** The units a lease takes when a policy in approximate mode does not say. */
-export const DEFAULT_LEASE_SIZE = 10;
+export { DEFAULT_LEASE_SIZE } from './counters.ts';
 
 interface Lease {
   /** Units leased and not yet spent by this instance. */
