@@ -20,7 +20,7 @@ import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
 import { round } from './load.ts';
 
 const KEY = 'gw_bench-prompts-owner-key-0123456789abcdef';
-const ROUNDS = 4;
+const ROUNDS = 3;
 const LOOKUPS = 20_000;
 
 /** Nearest-rank percentile of microsecond samples. */

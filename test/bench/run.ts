@@ -268,7 +268,7 @@ async function main(): Promise<void> {
 
   log('prompts: warm lookups, and label and default pointers moved under another instance (about 30 s)');
   const prompts = await benchPromptPointers();
-  // Gantry has served nothing while the prompts were measured (about 40 s): does its memory come back?
+  // Gantry has served nothing while the prompts were measured (about 30 s): does its memory come back?
   const afterIdle = await askRss(gantry.child);
 
   log('log-ingest worker: draining the logs of the run (at most 60 s)');
@@ -427,7 +427,7 @@ async function main(): Promise<void> {
       bare_proxy_rss_after_load_mb: bareProxyAfterLoad.rssMb,
       note:
         'idle: all servers up, before any load; peak_under_load: sampled every 250 ms during the 32-connection run; after_load: as ' +
-        'it ends; after_load_then_idle: after the stream and guardrail steps, once Gantry has served nothing for about 40 s (the prompts step)',
+        'it ends; after_load_then_idle: after the stream and guardrail steps, once Gantry has served nothing for about 30 s (the prompts step)',
     },
     budgets: {
       added_p50_ms: budget(gwAdded.p50, BUDGETS.added_p50_ms),
