@@ -7,6 +7,7 @@ import { GantryError } from '../../../../layers/core/src/http/errors.ts';
 import { PromptRenderer, TemplateValuesError } from '../../../../layers/core/src/prompts/render.ts';
 import { workspacePrincipal } from '../../../support/identity.ts';
 import { partialVersion, promptVersion, PromptsDouble } from '../../../support/prompts.ts';
+import { promptRoutes } from '../../../../layers/core/src/admin/prompts/routes.ts';
 
 const principal = workspacePrincipal();
 
@@ -126,5 +127,18 @@ describe('PromptRenderer', () => {
     const r = new PromptRenderer(new PromptsDouble([promptVersion({ template })]));
     const out = await r.render(principal, 'greeting', { variables: { q: 'hi' }, hyperparameters: {} });
     expect(out.request.messages).toEqual([{ role: 'user', content: 'hi', name: 'n', metadata: { source: 's', tokens: 't' } }]);
+  });
+});
+
+describe('the create example of POST /v1/prompts', () => {
+  it('renders to the system and user messages it shows (the console pre-fills new prompts with it)', async () => {
+    const create = promptRoutes.find((r) => r.method === 'POST' && r.path === '/v1/prompts');
+    const example = create?.example as { string: string; model: string } | undefined;
+    const renderer = new PromptRenderer(new PromptsDouble([promptVersion({ template: example?.string ?? '', model: example?.model ?? '' })]));
+    const out = await renderer.render(principal, 'greeting', { variables: { company: 'Acme', question: 'Where is my order?' }, hyperparameters: {} });
+    expect(out.request.messages).toEqual([
+      { role: 'system', content: 'You answer for Acme.' },
+      { role: 'user', content: 'Where is my order?' },
+    ]);
   });
 });

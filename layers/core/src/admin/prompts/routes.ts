@@ -21,7 +21,7 @@ export const promptRoutes: readonly AdminRoute[] = [
     example: {
       name: 'Support reply',
       collection_id: 'support-bot',
-      string: '{{#system}}You answer for {{company}}.{{/system}}\n{{#user}}{{question}}{{/user}}',
+      string: '[{"role": "system", "content": "You answer for {{company}}."}, {"role": "user", "content": "{{question}}"}]',
       parameters: { temperature: 0.2, max_tokens: 400 },
       provider: '@openai-prod',
       model: 'gpt-4o-mini',
