@@ -8,6 +8,7 @@ import { IdentityStack, KEY_LIFECYCLE_RATE } from './stacks/identity-stack.ts';
 import { ObservabilityStack } from './stacks/observability-stack.ts';
 import { MonitoringStack } from './stacks/monitoring-stack.ts';
 import { ConsoleStack } from './stacks/console-stack.ts';
+import { McpStack } from './stacks/mcp-stack.ts';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RealtimeStack } from './stacks/realtime-stack.ts';
@@ -36,6 +37,7 @@ export interface GantryApp {
   readonly console: ConsoleStack;
   readonly realtime: RealtimeStack;
   readonly batches: BatchesStack;
+  readonly mcp: McpStack;
 }
 
 /**
@@ -116,6 +118,16 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     ],
     ...(settings.alarmEmail ? { alarmEmail: settings.alarmEmail } : {}),
   });
+  const mcp = new McpStack(app, 'Gantry-Mcp', {
+    stackName: `${prefix}-Mcp`,
+    description: 'Gantry: MCP integration discovery (the mcp-sync queue and its worker)',
+    table: data.table,
+    credentialsKey: data.credentialsKey,
+    syncQueueName: `${prefix}-mcp-sync`,
+    memoryMb: memoryMb['mcp-sync'],
+    alarmTopic: monitoring.topic,
+  });
+  mcp.allowSyncFrom('Admin', api.admin);
   const consoleStack = new ConsoleStack(app, 'Gantry-Console', {
     stackName: `${prefix}-Console`,
     description: 'Gantry: the admin console (S3 and CloudFront), with /v1/* sent to the REST API',
@@ -150,7 +162,7 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     // cdk-nag 3 runs as CDK policy-validation plugins (not Aspects) and fails synth on findings.
     Validations.of(app).addPlugins(new AwsSolutionsChecks(app), new ServerlessChecks(app));
   }
-  return { app, settings, data, api, limits, identity, observability, monitoring, console: consoleStack, realtime, batches };
+  return { app, settings, data, api, limits, identity, observability, monitoring, console: consoleStack, realtime, batches, mcp };
 }
 
 /**

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 
 /** Functions whose memory can be set with `gantry:memory:<name>`. */
-export const FUNCTION_NAMES = ['gateway', 'admin', 'log-ingest', 'log-export', 'limits-alerts', 'usage-reset', 'key-lifecycle', 'bootstrap', 'realtime', 'batch'] as const;
+export const FUNCTION_NAMES = ['gateway', 'admin', 'log-ingest', 'log-export', 'limits-alerts', 'usage-reset', 'key-lifecycle', 'bootstrap', 'realtime', 'batch', 'mcp-sync'] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /** Memory (MB) each function gets unless `gantry:memory:<name>` says otherwise. */
@@ -24,6 +24,8 @@ export const DEFAULT_MEMORY_MB: Readonly<Record<FunctionName, number>> = {
   // Holds provider sockets and relays JSON events; no audio is decoded.
   realtime: 512,
   batch: 512,
+  // Waits on MCP servers' answers; a discovery holds a few tool lists.
+  'mcp-sync': 256,
 };
 
 /** Feature flags by setting name and the variable each one sets (all on unless listed). */

@@ -1,7 +1,7 @@
 /**
  * An alarm on any occurrence in five minutes (a failed invocation, a throttle, a failed execution),
  * notifying the alarm topic when it fires and when it clears. For stacks that watch their own
- * resources beside the monitoring stack (realtime, batches).
+ * resources beside the monitoring stack (realtime, batches, mcp).
  */
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData, type IMetric } from 'aws-cdk-lib/aws-cloudwatch';

@@ -25,6 +25,7 @@ import { ADMIN_ENTRY, GATEWAY_ENTRY } from '../../infra/stacks/api-stack.ts';
 import { KEY_LIFECYCLE_ENTRY } from '../../infra/stacks/identity-stack.ts';
 import { ALERTS_WORKER_ENTRY, USAGE_RESET_ENTRY } from '../../infra/stacks/limits-stack.ts';
 import { LOG_EXPORT_ENTRY, LOG_INGEST_ENTRY } from '../../infra/stacks/observability-stack.ts';
+import { MCP_SYNC_ENTRY } from '../../infra/stacks/mcp-stack.ts';
 import { installAwsLambdaGlobals, PreludeDecoder, ResponseStream, type Prelude } from '../../lambdas/local/awslambda.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { requestEvent } from '../support/apigw-event.ts';
@@ -33,7 +34,7 @@ import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { REALTIME_ENTRY } from '../../infra/stacks/realtime-stack.ts';
 import { BATCH_ENTRY } from '../../infra/stacks/batches-stack.ts';
 
-const ENTRIES = [GATEWAY_ENTRY, ADMIN_ENTRY, LOG_INGEST_ENTRY, LOG_EXPORT_ENTRY, ALERTS_WORKER_ENTRY, USAGE_RESET_ENTRY, KEY_LIFECYCLE_ENTRY, BOOTSTRAP_ENTRY, REALTIME_ENTRY, BATCH_ENTRY];
+const ENTRIES = [GATEWAY_ENTRY, ADMIN_ENTRY, LOG_INGEST_ENTRY, LOG_EXPORT_ENTRY, ALERTS_WORKER_ENTRY, USAGE_RESET_ENTRY, KEY_LIFECYCLE_ENTRY, BOOTSTRAP_ENTRY, REALTIME_ENTRY, BATCH_ENTRY, MCP_SYNC_ENTRY];
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:gantry-admin-key-AbCdEf';
 const context = { functionName: 'gantry', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
 
