@@ -2,7 +2,6 @@
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { randomUUID } from 'node:crypto';
 import type { Context, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { PolicyService } from '../../../layers/core/src/admin/policies/service.ts';
@@ -11,20 +10,11 @@ import type { UsageAlert } from '../../../layers/core/src/policy/limits/alerts.t
 import { OutboxMailer } from '../../../layers/core/src/ports/local/outbox-mailer.ts';
 import { createLimitsAlertsHandler } from '../../../lambdas/workers/limits-alerts/handler.ts';
 import { createTestDeps } from '../../support/deps.ts';
+import { sqsRecord as queueRecord } from '../../support/sqs-event.ts';
 
 const ADMIN = 'gw_alerts-worker-owner-key-0123456789abcdef';
 
-const sqsRecord = (body: string): SQSRecord => ({
-  messageId: randomUUID(),
-  receiptHandle: 'r',
-  body,
-  attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 's', ApproximateFirstReceiveTimestamp: '0' },
-  messageAttributes: {},
-  md5OfBody: '',
-  eventSource: 'aws:sqs',
-  eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:alerts',
-  awsRegion: 'eu-west-1',
-});
+const sqsRecord = (body: string): SQSRecord => queueRecord(body, 'alerts');
 
 describe('limits alerts worker', () => {
   it('mails each alert and reports the unreadable message as failed', async () => {

@@ -3,7 +3,6 @@
  * logs stored and failures reported per message; and the gateway function does not end its
  * invocation before the request's log event has been queued (a frozen Lambda would stall it).
  */
-import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEvent, Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { ensureBootstrap } from '../../../layers/core/src/bootstrap.ts';
@@ -16,22 +15,13 @@ import { createLogIngestHandler } from '../../../lambdas/workers/log-ingest/hand
 import { ensureTraceId } from '../../../lambdas/shared/observability.ts';
 import { requestEvent } from '../../support/apigw-event.ts';
 import { createTestDeps } from '../../support/deps.ts';
+import { sqsRecord as queueRecord } from '../../support/sqs-event.ts';
 import { ADMIN_KEY } from '../../support/gantry.ts';
 import { syntheticEvents } from '../../support/observability.ts';
 
 const context = { functionName: 'gantry-log-ingest', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
 
-const sqsRecord = (body: string): SQSRecord => ({
-  messageId: randomUUID(),
-  receiptHandle: 'r',
-  body,
-  attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 's', ApproximateFirstReceiveTimestamp: '0' },
-  messageAttributes: {},
-  md5OfBody: '',
-  eventSource: 'aws:sqs',
-  eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:logs',
-  awsRegion: 'eu-west-1',
-});
+const sqsRecord = (body: string): SQSRecord => queueRecord(body, 'logs');
 
 describe('log-ingest worker', () => {
   it('stores the log events of an SQS batch and reports the unreadable message as failed', async () => {

@@ -11,23 +11,14 @@ import type { McpSyncMessage } from '../../../layers/core/src/mcp/messages.ts';
 import { McpRepository, sealMcpSecrets, type McpIntegrationRecord } from '../../../layers/core/src/store/mcp.ts';
 import { createMcpSyncHandler } from '../../../lambdas/workers/mcp-sync/handler.ts';
 import { createTestDeps } from '../../support/deps.ts';
+import { sqsRecord as queueRecord } from '../../support/sqs-event.ts';
 import { MCP_DEFAULT_TOOLS, MCP_PROMPTS, startMcpUpstream, type McpUpstream } from '../../support/mcp-upstream.ts';
 
 const context = { functionName: 'gantry-mcp-sync', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
 const HEADER = { name: 'x-api-key', value: 'sync-secret-0123456789' };
 const ORG = 'org-sync';
 
-const sqsRecord = (body: string): SQSRecord => ({
-  messageId: randomUUID(),
-  receiptHandle: 'r',
-  body,
-  attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 's', ApproximateFirstReceiveTimestamp: '0' },
-  messageAttributes: {},
-  md5OfBody: '',
-  eventSource: 'aws:sqs',
-  eventSourceARN: 'arn:aws:sqs:eu-west-1:000000000000:mcp-sync',
-  awsRegion: 'eu-west-1',
-});
+const sqsRecord = (body: string): SQSRecord => queueRecord(body, 'mcp-sync');
 const message = (id: string): SQSRecord => sqsRecord(JSON.stringify({ organisation_id: ORG, mcp_integration_id: id } satisfies McpSyncMessage));
 
 describe('mcp-sync worker', () => {
