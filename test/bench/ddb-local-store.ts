@@ -12,7 +12,7 @@
  * come from the table's own metadata row. `ddb-local-store.test.ts` compares rows written here with
  * rows DynamoDB Local wrote for the same items, so a change of format fails a test, not a benchmark.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { DatabaseSync, type StatementSync } from 'node:sqlite';
 import path from 'node:path';
 import { marshall } from '@aws-sdk/util-dynamodb';
@@ -23,11 +23,7 @@ const SALT = Buffer.from('LocalDdb', 'latin1');
 /** The file DynamoDB Local keeps its tables in when started with `-sharedDb`. */
 export const SHARED_DB_FILE = 'shared-local-instance.db';
 
-const sha1 = (...parts: Uint8Array[]): Buffer => {
-  const h = createHash('sha1').update(SALT);
-  for (const p of parts) h.update(p);
-  return h.digest();
-};
+const sha1 = (...parts: Uint8Array[]): Buffer => hash('sha1', Buffer.concat([SALT, ...parts]), 'buffer');
 
 interface Decimal {
   negative: boolean;
@@ -37,7 +33,23 @@ interface Decimal {
   exponent: number;
 }
 
+/** Whole numbers written plainly (nearly every number stored): no regular expression needed. */
+function parseWhole(text: string): Decimal | undefined {
+  const n = text.length;
+  if (n === 0 || n > 40 || (text.charCodeAt(0) === 48 && n > 1)) return undefined;
+  let zeros = 0;
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c < 48 || c > 57) return undefined;
+    zeros = c === 48 ? zeros + 1 : 0;
+  }
+  if (text === '0') return { negative: false, digits: '', exponent: 0 };
+  return { negative: false, digits: zeros ? text.slice(0, n - zeros) : text, exponent: zeros };
+}
+
 function parseNumber(text: string): Decimal {
+  const whole = parseWhole(text);
+  if (whole) return whole;
   const m = /^([+-]?)(\d*)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$/.exec(text.trim());
   if (!m || (m[2] === '' && !m[3])) throw new Error(`not a DynamoDB number: ${text}`);
   const frac = m[3] ?? '';
@@ -51,6 +63,7 @@ function parseNumber(text: string): Decimal {
 
 /** The number as DynamoDB Local stores it: plain notation, no leading or trailing zeros. */
 export function normaliseNumber(text: string): string {
+  if (parseWhole(text)) return text;
   const { negative, digits, exponent } = parseNumber(text);
   if (!digits) return '0';
   const sign = negative ? '-' : '';

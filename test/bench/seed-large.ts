@@ -22,6 +22,9 @@ import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { ApiKey, ApiKeyByHash } from '../../layers/core/src/store/entities.ts';
 import { newKeyRecord } from '../../layers/core/src/admin/api-keys/service.ts';
+import { mergeInto } from '../../layers/core/src/observability/aggregate.ts';
+import { rollupsOf, type PendingRollup } from '../../layers/core/src/observability/rollups.ts';
+import { GRANULARITY_MS } from '../../layers/core/src/observability/time.ts';
 import { syntheticEvents } from '../support/observability.ts';
 import { BulkTable } from './ddb-local-store.ts';
 
@@ -85,21 +88,47 @@ function keyItems(orgId: string, wsId: string) {
   };
 }
 
-/** Request logs of the default workspace over the last 36 hours, each with its id pointer. */
-function logItems(deps: CoreDeps, orgId: string, wsId: string) {
-  const store = observability(deps).logs;
-  const now = deps.clock.now();
+const LOG_SPAN_MS = 36 * 3_600_000;
+
+/**
+ * Request logs of the default workspace over the last 36 hours, each with its id pointer, and the
+ * analytics rollups the ingest would have built from them (the logs page's total and the overview
+ * read those). Blocks of logs come in time order, so a rollup is written once its bucket is complete.
+ */
+function logItems(deps: CoreDeps, orgId: string, wsId: string, total: number) {
+  const { logs: store, rollups } = observability(deps);
+  const start = deps.clock.now() - LOG_SPAN_MS;
   const per = 1000;
+  const slice = LOG_SPAN_MS / Math.ceil(total / per);
+  // Rollups not yet complete, by the end of their bucket (only a few ends are open at a time).
+  const open = new Map<number, Map<string, PendingRollup>>();
+  const complete = (before: number): Record<string, unknown>[] => {
+    const done: Record<string, unknown>[] = [];
+    for (const [end, group] of open) {
+      if (end > before) continue;
+      for (const p of group.values()) done.push(rollups.itemOf(p.key, p.agg));
+      open.delete(end);
+    }
+    return done;
+  };
+  const add = (p: PendingRollup, id: string) => {
+    const end = p.key.bucket + GRANULARITY_MS[p.key.gran];
+    let group = open.get(end);
+    if (!group) open.set(end, (group = new Map()));
+    const seen = group.get(id);
+    if (seen) mergeInto(seen.agg, p.agg);
+    else group.set(id, p);
+  };
   return (from: number, to: number) => {
     const out: Record<string, unknown>[] = [];
     for (let block = Math.floor(from / per); block * per < to; block++) {
-      const events = syntheticEvents(per, { start: now - 36 * 3_600_000, spanMs: 36 * 3_600_000 - 60_000, workspaceId: wsId, organisationId: orgId, seed: block + 1 });
-      for (let i = Math.max(from, block * per); i < Math.min(to, (block + 1) * per); i++) {
-        const e = events[i - block * per];
-        if (!e) continue;
-        out.push(store.itemOf(e), store.pointerOf(e));
-      }
+      const events = syntheticEvents(per, { start: start + block * slice, spanMs: slice, workspaceId: wsId, organisationId: orgId, seed: block + 1 });
+      const mine = events.slice(Math.max(from, block * per) - block * per, Math.min(to, (block + 1) * per) - block * per);
+      for (const e of mine) out.push(store.itemOf(e), store.pointerOf(e));
+      for (const [id, p] of rollupsOf(mine.map((event) => ({ messageId: event.id, event })))) add(p, id);
+      out.push(...complete(start + (block + 1) * slice));
     }
+    if (to >= total) out.push(...complete(Infinity));
     return out;
   };
 }
@@ -174,7 +203,7 @@ async function seed(dataDir: string, heapMb: number): Promise<{ organisationId: 
   const table = new BulkTable(dataDir, 'gantry');
   try {
     if (KEYS) seconds.keys = writeAll(table, 'api keys', KEYS, keyItems(boot.organisationId, boot.workspaceId), 2);
-    if (LOGS) seconds.logs = writeAll(table, 'request logs', LOGS, logItems(deps, boot.organisationId, boot.workspaceId), 2);
+    if (LOGS) seconds.logs = writeAll(table, 'request logs', LOGS, logItems(deps, boot.organisationId, boot.workspaceId, LOGS), 2);
   } finally {
     const t = Date.now();
     table.close();

@@ -95,30 +95,40 @@ export class RollupStore {
     return Math.floor((key.bucket + GRANULARITY_MS[key.gran] + days * DAY_MS) / 1000);
   }
 
+  /**
+   * What one aggregate writes to its item: attributes set to the key's values, and amounts added to
+   * what the item holds (zero amounts and empty sets (of user and trace hashes) are left out, as DynamoDB's ADD would keep nothing).
+   */
+  #fields(key: RollupKey, agg: Aggregate): { set: Record<string, unknown>; add: Record<string, number | Set<number>> } {
+    const set: Record<string, unknown> = { _type: ROLLUP_TYPE, b: key.bucket, g: key.gran, ws: key.ws };
+    for (const d of GROUP_DIMENSIONS) set[VALUE_PREFIX + d] = key.values[d];
+    const add: Record<string, number | Set<number>> = {};
+    for (const s of SUMS) if (agg.sums[s] !== 0) add[s] = agg.sums[s];
+    for (const c of Object.keys(COUNTERS) as CounterName[]) {
+      for (const [k, v] of agg.counters[c]) if (v !== 0) add[`${COUNTERS[c]}${k}`] = v;
+    }
+    if (agg.users.size > 0) add.u = new Set(agg.users);
+    if (agg.seen.size > 0) add.t = new Set(agg.seen);
+    return { set, add };
+  }
+
   /** Adds an aggregate to its item in one atomic UpdateItem (creating it on the first add). */
   async add(key: RollupKey, agg: Aggregate): Promise<void> {
-    const names: Record<string, string> = { '#ty': '_type', '#ttl': 'ttl', '#b': 'b', '#g': 'g', '#ws': 'ws' };
-    const values: Record<string, unknown> = { ':ty': ROLLUP_TYPE, ':ttl': this.ttlOf(key), ':b': key.bucket, ':g': key.gran, ':ws': key.ws };
-    const sets = ['#ty = :ty', '#b = :b', '#g = :g', '#ws = :ws', '#ttl = if_not_exists(#ttl, :ttl)'];
-    GROUP_DIMENSIONS.forEach((d, j) => {
-      names[`#d${j}`] = VALUE_PREFIX + d;
-      values[`:d${j}`] = key.values[d];
-      sets.push(`#d${j} = :d${j}`);
-    });
+    const { set, add } = this.#fields(key, agg);
+    const names: Record<string, string> = { '#ttl': 'ttl' };
+    const values: Record<string, unknown> = { ':ttl': this.ttlOf(key) };
+    const sets = ['#ttl = if_not_exists(#ttl, :ttl)'];
     const adds: string[] = [];
-    let i = 0;
-    const add = (attr: string, value: unknown) => {
+    Object.entries(set).forEach(([attr, value], i) => {
+      names[`#s${i}`] = attr;
+      values[`:s${i}`] = value;
+      sets.push(`#s${i} = :s${i}`);
+    });
+    Object.entries(add).forEach(([attr, value], i) => {
       names[`#a${i}`] = attr;
       values[`:a${i}`] = value;
       adds.push(`#a${i} :a${i}`);
-      i++;
-    };
-    for (const s of SUMS) if (agg.sums[s] !== 0) add(s, agg.sums[s]);
-    for (const c of Object.keys(COUNTERS) as CounterName[]) {
-      for (const [k, v] of agg.counters[c]) if (v !== 0) add(`${COUNTERS[c]}${k}`, v);
-    }
-    if (agg.users.size > 0) add('u', new Set(agg.users));
-    if (agg.seen.size > 0) add('t', new Set(agg.seen));
+    });
     await this.#doc.send(
       new UpdateCommand({
         TableName: this.#table,
@@ -128,6 +138,12 @@ export class RollupStore {
         ExpressionAttributeValues: values,
       }),
     );
+  }
+
+  /** The item one `add` of `agg` creates where none was (bulk loading of whole aggregates, and its test). */
+  itemOf(key: RollupKey, agg: Aggregate): Record<string, unknown> {
+    const { set, add } = this.#fields(key, agg);
+    return { pk: rollupPk(key.ws, key.gran), sk: rollupSk(key.bucket, key.values), ttl: this.ttlOf(key), ...set, ...add };
   }
 
   /**

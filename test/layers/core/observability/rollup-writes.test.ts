@@ -12,7 +12,8 @@ import { DIMENSIONS, dimensionValue } from '../../../../layers/core/src/observab
 import { createIngestConsumer } from '../../../../layers/core/src/observability/ingest.ts';
 import { LogStore } from '../../../../layers/core/src/observability/log-store.ts';
 import type { LogQueueMessage } from '../../../../layers/core/src/observability/messages.ts';
-import { RollupStore } from '../../../../layers/core/src/observability/rollups.ts';
+import { RollupStore, rollupPk, rollupSk, rollupsOf } from '../../../../layers/core/src/observability/rollups.ts';
+import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../../../layers/core/src/observability/time.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import { InProcessQueue } from '../../../../layers/core/src/ports/local/in-process-queue.ts';
@@ -57,5 +58,26 @@ describe('writes per logged request', () => {
         expect(rows.map((r) => [r.value, r.agg.sums.n]), `${gran} ${dim}`).toEqual([[dimensionValue(event!, dim), 1]]);
       }
     }
+  });
+
+  it('a whole aggregate written as one item reads back as the same item its adds create', async () => {
+    const { doc, tableName } = deps.repos.table;
+    const rollups = new RollupStore(doc, tableName, 365);
+    const [first] = syntheticEvents(1, { start: NOW - HOUR_MS, spanMs: 10 * MINUTE_MS, workspaceId: 'ws-item-of', organisationId: 'org-1', seed: 11 });
+    if (!first) throw new Error('no synthetic event');
+    // Same dimensions, other amounts, user, status and time: one rollup combination, two events.
+    const second = { ...first, id: `${first.id}-b`, started_ms: first.started_ms + 90_000, total_tokens: 999, cost_micros: 77, user: 'someone-else', total_ms: 12_345, trace_id: 'trace-b' };
+    const both = [...rollupsOf([first, second].map((event, i) => ({ messageId: String(i), event }))).values()];
+    const day = both.find((p) => p.key.gran === 'd');
+    if (!day) throw new Error('no day rollup');
+    expect(day.messageIds.size).toBe(2);
+    // Added in two parts, as two ingest batches would; built at once, as the bulk loader does.
+    for (const event of [first, second]) {
+      const p = [...rollupsOf([{ messageId: event.id, event }]).values()].find((x) => x.key.gran === 'd');
+      if (p) await rollups.add(p.key, p.agg);
+    }
+    const stored = await doc.send(new GetCommand({ TableName: tableName, Key: { pk: rollupPk(day.key.ws, 'd'), sk: rollupSk(day.key.bucket, day.key.values) } }));
+    expect(stored.Item).toEqual(rollups.itemOf(day.key, day.agg));
+    expect(stored.Item?.n).toBe(2);
   });
 });
