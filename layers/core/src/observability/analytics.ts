@@ -8,7 +8,7 @@ import type { Clock } from '../ports/clock.ts';
 import { addEvent, dimensionValue, emptyAggregate, mergeInto, type Aggregate, type Dimension } from './aggregate.ts';
 import { rollupPlan, type LogFilters } from './filters.ts';
 import type { LogStore } from './log-store.ts';
-import type { RollupStore } from './rollups.ts';
+import type { ReadBudget, RollupStore } from './rollups.ts';
 import { DAY_MS, decompose, floorTo, GRANULARITY_MS, MINUTE_MS, MINUTE_ROLLUP_DAYS, type Granularity } from './time.ts';
 
 const QUERY_CONCURRENCY = 16;
@@ -29,6 +29,8 @@ export interface CollectOptions {
   groupBy?: GroupBy | undefined;
   /** Data points of this granularity; none: one cell per group. */
   point?: Granularity | undefined;
+  /** Rollup items read at most; past it `collect` rejects with ReadBudgetSpent. */
+  maxRollupItems?: number | undefined;
 }
 
 export interface Cell {
@@ -82,10 +84,11 @@ export class Analytics {
       const now = this.#o.clock.now();
       const segments = decompose(from, to, opts.point ?? 'd', now - MINUTE_ROLLUP_DAYS * DAY_MS);
       const reads = scope.workspaces.flatMap((ws) => segments.map((s) => ({ ws, s })));
+      const budget: ReadBudget | undefined = opts.maxRollupItems === undefined ? undefined : { left: opts.maxRollupItems };
       // A bounded number of Queries at once, however many workspaces an organisation has.
       const results: Awaited<ReturnType<RollupStore['query']>>[] = [];
       for (let i = 0; i < reads.length; i += QUERY_CONCURRENCY) {
-        results.push(...(await Promise.all(reads.slice(i, i + QUERY_CONCURRENCY).map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s)))));
+        results.push(...(await Promise.all(reads.slice(i, i + QUERY_CONCURRENCY).map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, budget)))));
       }
       for (const rows of results) {
         for (const r of rows) {

@@ -70,6 +70,19 @@ export function rollupsOf(events: readonly { messageId: string; event: LogEvent 
   return out;
 }
 
+/** Rollup items a caller may still read, shared by its queries. */
+export interface ReadBudget {
+  left: number;
+}
+
+/** A query would read past its budget (the answer is then not worth its cost). */
+export class ReadBudgetSpent extends Error {
+  override name = 'ReadBudgetSpent';
+  constructor() {
+    super('rollup read budget spent');
+  }
+}
+
 export interface RollupRow {
   ws: string;
   gran: Granularity;
@@ -150,9 +163,9 @@ export class RollupStore {
    * One row per bucket and value of `dim` in one workspace and segment: the items of every
    * combination, grouped by that dimension's value (`all`: one row per bucket).
    */
-  async query(ws: string, dim: Dimension, segment: Segment): Promise<RollupRow[]> {
+  async query(ws: string, dim: Dimension, segment: Segment, budget?: ReadBudget): Promise<RollupRow[]> {
     const rows = new Map<string, RollupRow>();
-    for (const item of await this.#items(ws, segment)) {
+    for (const item of await this.#items(ws, segment, budget)) {
       const value = dim === 'all' ? '*' : String(item[VALUE_PREFIX + dim]);
       const bucket = Number(item.b);
       const id = `${bucket}#${value}`;
@@ -163,8 +176,8 @@ export class RollupStore {
     return [...rows.values()];
   }
 
-  /** Every item of one workspace and segment, following pagination. */
-  async #items(ws: string, segment: Segment): Promise<Record<string, unknown>[]> {
+  /** Every item of one workspace and segment, following pagination (within the budget, when one is given). */
+  async #items(ws: string, segment: Segment, budget?: ReadBudget): Promise<Record<string, unknown>[]> {
     const unit = GRANULARITY_MS[segment.gran];
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
@@ -180,10 +193,16 @@ export class RollupStore {
             ':hi': `${bucketKey(segment.end - unit)}$`,
           },
           ExclusiveStartKey: start,
+          // One item past the budget tells that it is spent.
+          ...(budget ? { Limit: Math.max(1, budget.left + 1) } : {}),
         }),
       );
       items.push(...(page.Items ?? []));
       start = page.LastEvaluatedKey;
+      if (budget) {
+        budget.left -= page.Items?.length ?? 0;
+        if (budget.left < 0) throw new ReadBudgetSpent();
+      }
     } while (start);
     return items;
   }
