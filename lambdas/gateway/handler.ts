@@ -31,11 +31,24 @@ export function createGatewayHandler(getDeps: () => Promise<CoreDeps>, logger: L
     const res = await app.fetch(eventToRequest(event));
     const { headers, cookies } = splitHeaders(res);
     // A provider's answer (audio and file bytes too) is piped from its Node stream; everything else
-    // is text or a web stream. Middy takes strings and streams only.
+    // is text or a web stream. Middy takes strings and streams only, and pipes a stream through
+    // stream.pipeline (an AbortController and a DOMException per answer): bytes whole in memory (a
+    // priced answer) go as a string when they are valid UTF-8, and are written at once.
     const fast = fastBodyOf(res);
-    const body = fast instanceof Uint8Array ? Readable.from([fast]) : (fast ?? res.body ?? '');
+    const body = fast instanceof Uint8Array ? (utf8OrUndefined(fast) ?? Readable.from([fast])) : (fast ?? res.body ?? '');
     return { statusCode: res.status, headers, cookies, body };
   });
+}
+
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** The bytes as text when they are exactly UTF-8 (written back, they are the same bytes); else undefined. */
+function utf8OrUndefined(bytes: Uint8Array): string | undefined {
+  try {
+    return strictUtf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
 }
 
 export const handler = createGatewayHandler(depsFromEnv);

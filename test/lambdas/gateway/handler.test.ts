@@ -3,6 +3,8 @@
  * stream out (JSON prelude, eight NUL bytes, body), decoded as API Gateway decodes it.
  */
 import type { APIGatewayProxyEvent, Context } from 'aws-lambda';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBootstrap } from '../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../layers/core/src/deps.ts';
@@ -137,5 +139,38 @@ describe('gateway handler', () => {
     const out = await invoke(requestEvent('GET', '/v1/api-keys', { 'x-gw-api-key': key }));
     expect(out.prelude.statusCode).toBe(404);
     expect(JSON.parse(out.body)).toMatchObject({ object: 'error', errorCode: 'AB02' });
+  });
+
+  it('relays a priced JSON answer byte for byte, a leading BOM and bytes that are not UTF-8 included', async () => {
+    const usage = '"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}';
+    const answers = [
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`{"id":"a","object":"chat.completion","model":"gpt-4o-mini",${usage},"choices":[]}`)]),
+      Buffer.concat([Buffer.from(`{"id":"b","object":"chat.completion","model":"gpt-4o-mini",${usage},"choices":[],"x":"`), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]),
+    ];
+    let next = 0;
+    const provider = createServer((req, res) => {
+      req.resume();
+      res.writeHead(200, { 'content-type': 'application/json' }).end(answers[next++]);
+    });
+    await new Promise<void>((r) => provider.listen(0, '127.0.0.1', r));
+    try {
+      const host = `http://127.0.0.1:${(provider.address() as AddressInfo).port}/v1`;
+      for (const expected of answers) {
+        const chunks: Buffer[] = [];
+        let status = 0;
+        const decoder = new PreludeDecoder(
+          (p) => (status = p.statusCode),
+          (c) => chunks.push(c),
+        );
+        const stream = new ResponseStream((c) => decoder.push(c));
+        const headers = { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': host, authorization: 'Bearer sk-x' };
+        await handler(requestEvent('POST', '/v1/chat/completions', headers, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })), stream, context);
+        if (!stream.writableFinished) await new Promise((r) => stream.once('finish', r));
+        expect(status).toBe(200);
+        expect(Buffer.concat(chunks).equals(expected)).toBe(true);
+      }
+    } finally {
+      await new Promise((r) => provider.close(r));
+    }
   });
 });

@@ -4,9 +4,9 @@
  * (streams as they come, provider errors in OpenAI's shape), and the gateway's own refusal. A
  * dialect renders its own answers and refusals.
  */
-import { PassThrough, Readable } from 'node:stream';
+import { PassThrough, type Readable } from 'node:stream';
 import { asGantryError, toOpenAIBody, type GantryError } from '../http/errors.ts';
-import { fastBodyOf } from '../http/bodies.ts';
+import { bytesResponse, fastBodyOf } from '../http/bodies.ts';
 import { tryParseJson } from '../http/json.ts';
 import { toResponse } from '../http/error-response.ts';
 import { readUpTo } from '../http/node-streams.ts';
@@ -15,7 +15,7 @@ import type { EndpointType } from '../providers/types.ts';
 import type { Flight } from './flight.ts';
 import type { Input } from './input.ts';
 import { observeBody } from './observe.ts';
-import { brokenAnswer, readProvider, relay, relayRaw, transformJsonAnswer, type ProviderAnswer } from './respond.ts';
+import { brokenAnswer, passedHeaders, readProvider, relay, relayRaw, transformJsonAnswer, type ProviderAnswer } from './respond.ts';
 import type { Outcome } from './routing/execute.ts';
 import { noteOpenAIUsage, priceRecord } from './usage.ts';
 
@@ -50,20 +50,27 @@ function answerProxied(f: Flight, up: ProviderAnswer): Response {
   return relayRaw(up, f.out);
 }
 
-/** A complete JSON answer, read whole so that its cost goes with it; a very large one is relayed instead. */
+/**
+ * A complete JSON answer, read whole so that its cost goes with it; a very large one is relayed
+ * instead. Its bytes are in memory, so they go out as they are (no stream to watch): the record is
+ * finished here and the hooks' `complete` still runs after the response (completeLater).
+ */
 async function answerPriced(f: Flight, up: ProviderAnswer): Promise<Response> {
   const whole = await readProvider(readUpTo(up.body, MAX_PRICED_JSON));
   if (!('bytes' in whole)) return answerRelayed(f, { ...up, body: whole.rest });
+  const { record, deps } = f;
+  record.firstByteAt = record.endedAt = deps.clock.now();
+  record.responseBytes = whole.bytes.length;
   const parsed = tryParseJson(whole.bytes.toString('utf8'));
   if (parsed.ok && parsed.value !== null && typeof parsed.value === 'object') {
-    f.record.response = parsed.value;
-    noteOpenAIUsage(f.record, parsed.value);
+    record.response = parsed.value;
+    noteOpenAIUsage(record, parsed.value);
   }
-  const micros = priceRecord(f.record, f.deps.pricing);
+  const micros = priceRecord(record, deps.pricing);
   if (micros !== undefined) f.out['x-gw-cost'] = formatUsd(micros);
-  const body = Readable.from([whole.bytes]);
-  observeBody(body, String(up.headers['content-type'] ?? ''), f.record, f.deps.clock, f.done, { parsed: true });
-  return relay({ ...up, body }, f.out);
+  const res = bytesResponse(whole.bytes, { status: up.status, headers: passedHeaders(up, f.out) });
+  f.done();
+  return res;
 }
 
 /** Streams and other answers as they come; a provider error keeps its status, in OpenAI's shape. */

@@ -33,6 +33,16 @@ export function textResponse(text: string, init: ResponseInit): Response {
 }
 
 /**
+ * A Response with a body already whole in memory (a priced answer): an adapter writes it with the
+ * headers in one go, with no stream between.
+ */
+export function bytesResponse(bytes: Uint8Array, init: ResponseInit): Response {
+  const res = new Response(bytes as Uint8Array<ArrayBuffer>, init);
+  responseBodies.set(res, bytes);
+  return res;
+}
+
+/**
  * A Response streaming a Node Readable. The web stream is lazy (high-water mark 0): it starts
  * reading the Node stream only if someone reads it, so an adapter piping the Readable directly
  * pays nothing for it.
