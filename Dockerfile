@@ -36,4 +36,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=60s --retries=3 \
   CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 8787) + '/v1/health').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
 # `docker stop` sends SIGTERM: requests in flight finish (GW_SHUTDOWN_GRACE_SECONDS) before it exits.
 # Run with `--init` (compose: `init: true`) so that a process init reaps what the server does not.
-CMD ["node", "--enable-source-maps", "dist/local/main.mjs"]
+# The heap flags bound resident memory under load (infra/local-build.ts, LOCAL_SERVER_NODE_FLAGS).
+CMD ["node", "--enable-source-maps", "--max-semi-space-size=8", "--initial-old-space-size=32", "--heap-growing-percent=50", "dist/local/main.mjs"]

@@ -1,4 +1,6 @@
 /** Messages between the bench (parent) and the servers it runs as child processes, over IPC. */
+import { readFileSync } from 'node:fs';
+import v8 from 'node:v8';
 
 export const CHAT_PATH = '/v1/chat/completions';
 
@@ -28,6 +30,13 @@ export interface RssMessage {
   externalMb: number;
   /** Peak resident set since the process started (getrusage). */
   maxRssMb: number;
+  /** Where the resident memory is: Buffer and ArrayBuffer bytes, V8's young generation (capacity) and old space (capacity), and V8's malloc'd memory. */
+  arrayBuffersMb: number;
+  newSpaceMb: number;
+  oldSpaceMb: number;
+  mallocedMb: number;
+  /** Resident memory of this process alone (Linux: smaps_rollup Private_*): RSS also counts the node binary's pages, shared with every node process. */
+  privateMb?: number;
 }
 
 /** Gantry only: limit counter calls made so far (asked with `{type: 'limits'}`). */
@@ -88,6 +97,7 @@ export const toMb = (bytes: number): number => Math.round((bytes / (1024 * 1024)
 /** A child's answer to `{type: 'rss'}`: its own memory now. */
 export function rssReport(): RssMessage {
   const mem = process.memoryUsage();
+  const space = (name: string) => toMb(v8.getHeapSpaceStatistics().find((s) => s.space_name === name)?.space_size ?? 0);
   return {
     type: 'rss',
     rssMb: toMb(mem.rss),
@@ -95,7 +105,22 @@ export function rssReport(): RssMessage {
     heapTotalMb: toMb(mem.heapTotal),
     externalMb: toMb(mem.external),
     maxRssMb: toMb(process.resourceUsage().maxRSS * 1024),
+    arrayBuffersMb: toMb(mem.arrayBuffers),
+    newSpaceMb: space('new_space'),
+    oldSpaceMb: space('old_space'),
+    mallocedMb: toMb(v8.getHeapStatistics().malloced_memory),
+    ...privateMemory(),
   };
+}
+
+function privateMemory(): { privateMb?: number } {
+  try {
+    const text = readFileSync('/proc/self/smaps_rollup', 'utf8');
+    const kb = [...text.matchAll(/^Private_(?:Clean|Dirty):\s+(\d+) kB/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+    return { privateMb: toMb(kb * 1024) };
+  } catch {
+    return {};
+  }
 }
 
 export function isChildMessage(m: unknown): m is ChildMessage {

@@ -1,4 +1,4 @@
-import { buildBundle, LOCAL_BUNDLES } from '../../infra/local-build.ts';
+import { buildBundle, LOCAL_BUNDLES, LOCAL_SERVER_NODE_FLAGS } from '../../infra/local-build.ts';
 import { benchEngine, FALLBACK_CONFIG } from './engine.ts';
 import { benchGatewayBundle } from './bundle.ts';
 import { benchGuardrails } from './guardrails.ts';
@@ -127,7 +127,8 @@ async function main(): Promise<void> {
   log('starting the mock provider, a bare pass-through proxy, Gantry (with DynamoDB Local) and the Portkey gateway');
   const gwEnv = { LOG_LEVEL: 'INFO' };
   // For a profile of Gantry under the bench's load, e.g. BENCH_GANTRY_NODE_ARGS="--cpu-prof --cpu-prof-dir=/tmp/prof".
-  const gwNodeArgs = (process.env.BENCH_GANTRY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean);
+  // Gantry runs with the local server's heap flags, as `npm start` runs it.
+  const gwNodeArgs = [...LOCAL_SERVER_NODE_FLAGS, ...(process.env.BENCH_GANTRY_NODE_ARGS ?? '').split(/\s+/).filter(Boolean)];
   const bundle = buildBundle(LOCAL_BUNDLES.bench!);
   const mockStarted = startNodeChild('mock', 'mock-provider.ts', { BENCH_STREAM_GAP_MS: String(settings.stream_gap_ms) }, 15_000);
   const [mock, bareProxy, gantry, portkeyPort, gantryNoLogs] = await Promise.all([
@@ -424,7 +425,18 @@ async function main(): Promise<void> {
       gantry_rss_peak_under_load_mb: rssPeakUnderLoad,
       gantry_max_rss_lifetime_mb: afterLoad.maxRssMb,
       gantry_heap_after_load_mb: { used: afterLoad.heapUsedMb, total: afterLoad.heapTotalMb, external: afterLoad.externalMb },
+      // Where the resident memory is: V8's young and old generations (capacity), Buffers, V8's malloc, and the process's own
+      // pages (RSS also counts the node binary's, shared with every node process).
+      gantry_breakdown_after_load_mb: {
+        young_generation: afterLoad.newSpaceMb,
+        old_generation: afterLoad.oldSpaceMb,
+        array_buffers: afterLoad.arrayBuffersMb,
+        malloced: afterLoad.mallocedMb,
+        private: afterLoad.privateMb ?? null,
+      },
+      gantry_node_flags: gwNodeArgs,
       bare_proxy_rss_after_load_mb: bareProxyAfterLoad.rssMb,
+      bare_proxy_private_after_load_mb: bareProxyAfterLoad.privateMb ?? null,
       note:
         'idle: all servers up, before any load; peak_under_load: sampled every 250 ms during the 32-connection run; after_load: as ' +
         'it ends; after_load_then_idle: after the stream and guardrail steps, once Gantry has served nothing for about 30 s (the prompts step)',
