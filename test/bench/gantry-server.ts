@@ -49,6 +49,8 @@ try {
     GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
     // The bench runs one Gantry with request logs and one without (GW_REQUEST_LOGS=OFF).
     GW_REQUEST_LOGS: process.env.GW_REQUEST_LOGS,
+    // The local server's default unless the bench is told otherwise (to measure what the bound costs).
+    GW_QUEUE_MAX_IN_MEMORY: process.env.GW_QUEUE_MAX_IN_MEMORY,
     // As `npm start` runs: the logs queue spools to the data directory past GW_QUEUE_MAX_IN_MEMORY.
     GW_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'gantry-bench-data-')),
   };
