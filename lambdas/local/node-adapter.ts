@@ -21,11 +21,22 @@ const EAGER_BODY_BYTES = 1 << 20;
 /** No endpoint takes more: refused from the Content-Length without reading or authenticating. */
 const MAX_BODY_BYTES = 512 << 20;
 
-async function readBody(req: IncomingMessage): Promise<Uint8Array | undefined> {
-  const chunks: Buffer[] = [];
-  for await (const c of req as AsyncIterable<Buffer>) chunks.push(c);
-  if (chunks.length === 0) return undefined;
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks);
+/**
+ * The whole (small) body, from 'data' and 'end' events: `for await` over the request builds an
+ * async iterator, its promises and an end-of-stream watcher per request (1.5% of the local server's
+ * allocations under load, profiled).
+ */
+function readBody(req: IncomingMessage): Promise<Uint8Array | undefined> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.once('error', reject);
+    // A client that goes away mid-body: 'close' without 'end', and the request is not served.
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the client closed the request before its body was complete'));
+    });
+    req.once('end', () => resolve(chunks.length === 0 ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
+  });
 }
 
 /** The core's Request: the body in memory when small, else the socket's stream. */
