@@ -55,6 +55,23 @@ describe('gateway bundle, split', () => {
     expect(eager.some((i) => i.endsWith('providers/native-declarations.ts'))).toBe(true);
   });
 
+  it('loads the SQS client on the first log event sent, not at cold start', () => {
+    const outputs = meta.outputs;
+    const eager = new Set<string>();
+    const visit = (name: string) => {
+      if (eager.has(name) || !outputs[name]) return;
+      eager.add(name);
+      for (const imp of outputs[name].imports) if (imp.kind === 'import-statement' && !imp.external) visit(imp.path);
+    };
+    const entry = Object.keys(outputs).find((o) => outputs[o]?.entryPoint?.endsWith('lambdas/gateway/handler.ts'));
+    if (entry) visit(entry);
+    const staticSdk = [...eager].flatMap((name) => outputs[name]!.imports.filter((i) => i.kind === 'import-statement').map((i) => i.path));
+    expect(staticSdk).toContain('@aws-sdk/client-dynamodb');
+    expect(staticSdk).not.toContain('@aws-sdk/client-sqs');
+    const dynamic = Object.values(outputs).flatMap((o) => o.imports.filter((i) => i.kind === 'dynamic-import').map((i) => i.path));
+    expect(dynamic).toContain('@aws-sdk/client-sqs');
+  });
+
   it('emits them in lazily imported chunks', () => {
     const all = Object.values(meta.outputs).flatMap((o) => Object.keys(o.inputs));
     expect(all.some((i) => i.endsWith('providers/native/bedrock.ts'))).toBe(true);

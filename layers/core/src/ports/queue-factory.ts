@@ -3,8 +3,8 @@
  * queue whose URL the function's environment names (`QUEUE_URL_<NAME>`), consumed by its worker.
  */
 import path from 'node:path';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { SqsQueue } from './aws/sqs-queue.ts';
+import type { SQSClient } from '@aws-sdk/client-sqs';
+import { SqsClientRef, SqsQueue } from './aws/sqs-queue.ts';
 import { InProcessQueue, type InProcessQueueOptions } from './local/in-process-queue.ts';
 import { DiskSpool } from './local/spool.ts';
 import type { Logger } from './logger.ts';
@@ -90,11 +90,12 @@ export interface SqsQueueFactoryOptions {
 export class SqsQueueFactory implements QueueFactory {
   readonly #opts: SqsQueueFactoryOptions;
   readonly #queues = new Map<string, SqsQueue<unknown>>();
-  #client: SQSClient | undefined;
+  /** One client for every queue of the process, built on the first send. */
+  readonly #client: SqsClientRef;
 
   constructor(opts: SqsQueueFactoryOptions) {
     this.#opts = opts;
-    this.#client = opts.client;
+    this.#client = new SqsClientRef(opts.client ?? (opts.region ? { region: opts.region } : {}));
   }
 
   /** Throws naming the variable when this function's environment has no URL for the queue. */
@@ -104,8 +105,6 @@ export class SqsQueueFactory implements QueueFactory {
       const variable = queueUrlVariable(name);
       const queueUrl = this.#opts.queueUrls[variable];
       if (!queueUrl) throw new Error(`No URL for queue "${name}": set ${variable}`);
-      // One client for every queue of the process.
-      this.#client ??= new SQSClient(this.#opts.region ? { region: this.#opts.region } : {});
       queue = new SqsQueue<unknown>({ queueUrl, client: this.#client });
       this.#queues.set(name, queue);
     }

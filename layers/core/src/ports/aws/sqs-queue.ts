@@ -1,11 +1,40 @@
 /** Queue over an SQS standard queue: JSON bodies, sent with SendMessageBatch. */
-import { SendMessageBatchCommand, SQSClient, type BatchResultErrorEntry } from '@aws-sdk/client-sqs';
+import type { BatchResultErrorEntry, SQSClient, SQSClientConfig } from '@aws-sdk/client-sqs';
 import type { Queue } from '../queue.ts';
+
+/**
+ * An SQS client built on the first send, with the SDK's SQS module: the gateway function sends its
+ * first log event after its first answer, so its cold start does not load that module (about 28 KB
+ * of the eager bundle). One per process, shared by every queue (SqsQueueFactory).
+ */
+export class SqsClientRef {
+  readonly #config: SQSClientConfig;
+  #client: Promise<SQSClient> | undefined;
+
+  constructor(client: SQSClient | SQSClientConfig = {}) {
+    if (isClient(client)) {
+      this.#config = {};
+      this.#client = Promise.resolve(client);
+    } else this.#config = client;
+  }
+
+  get(): Promise<SQSClient> {
+    if (!this.#client) {
+      const made = import('@aws-sdk/client-sqs').then(({ SQSClient }) => new SQSClient(this.#config));
+      // A failed import is tried again on the next send rather than remembered.
+      made.catch(() => (this.#client = undefined));
+      this.#client = made;
+    }
+    return this.#client;
+  }
+}
+
+const isClient = (c: SQSClient | SQSClientConfig): c is SQSClient => typeof (c as Partial<SQSClient>).send === 'function';
 
 export interface SqsQueueOptions {
   queueUrl: string;
-  /** A shared client; when absent one is built from the options below. */
-  client?: SQSClient;
+  /** A shared client; when absent one is built from the options below on the first send. */
+  client?: SQSClient | SqsClientRef;
   region?: string;
   /** An SQS-compatible endpoint (tests, ElasticMQ); absent in AWS. */
   endpoint?: string;
@@ -43,17 +72,20 @@ interface Entry {
 }
 
 export class SqsQueue<T> implements Queue<T> {
-  readonly client: SQSClient;
+  readonly client: SqsClientRef;
   readonly queueUrl: string;
 
   constructor(opts: SqsQueueOptions) {
     this.queueUrl = opts.queueUrl;
     this.client =
-      opts.client ??
-      new SQSClient({
-        ...(opts.region ? { region: opts.region } : {}),
-        ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
-      });
+      opts.client instanceof SqsClientRef
+        ? opts.client
+        : new SqsClientRef(
+            opts.client ?? {
+              ...(opts.region ? { region: opts.region } : {}),
+              ...(opts.endpoint ? { endpoint: opts.endpoint } : {}),
+            },
+          );
   }
 
   async send(body: T): Promise<void> {
@@ -72,8 +104,9 @@ export class SqsQueue<T> implements Queue<T> {
   async #sendChunk(chunk: Entry[]): Promise<SqsSendFailure[]> {
     let pending = chunk;
     const final: SqsSendFailure[] = [];
+    const [client, { SendMessageBatchCommand }] = await Promise.all([this.client.get(), import('@aws-sdk/client-sqs')]);
     for (let send = 1; pending.length > 0; send++) {
-      const out = await this.client.send(
+      const out = await client.send(
         new SendMessageBatchCommand({
           QueueUrl: this.queueUrl,
           // Ids are only unique within a request; the body's position is one.
