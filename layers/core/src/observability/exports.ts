@@ -20,6 +20,7 @@ import { withBodies, type LogStore } from './log-store.ts';
 import { redact } from './redact.ts';
 import { BODY_COLUMNS, exportLine, type ExportColumn } from './log-views.ts';
 import type { ExportQueueMessage } from './messages.ts';
+import { prefixRange } from '../store/prefix-range.ts';
 
 export type ExportStatus = 'draft' | 'in_progress' | 'success' | 'failed' | 'stopped';
 
@@ -124,8 +125,7 @@ export class ExportRepository {
           ExpressionAttributeValues: { ':p': `WS#${workspaceId}#LOGEXPORTS` },
         })
       : await this.#t.queryAll(LogExport, {
-          KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-          ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'LOGEXPORT#' },
+          ...prefixRange(`ORG#${orgId}`, 'LOGEXPORT#'),
         });
     return rows.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
   }

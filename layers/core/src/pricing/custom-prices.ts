@@ -6,6 +6,7 @@
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { Entity } from '../store/entity.ts';
 import type { TableClient } from '../store/repositories.ts';
+import { prefixRange } from '../store/prefix-range.ts';
 
 export interface CustomPriceRecord {
   organisation_id: string;
@@ -61,8 +62,7 @@ export class CustomPriceRepository {
   /** Every custom price of the organisation, its own and its workspaces'. */
   list(orgId: string): Promise<CustomPriceRecord[]> {
     return this.#t.queryAll(CustomPrice, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': PRICE_SK_PREFIX },
+      ...prefixRange(`ORG#${orgId}`, PRICE_SK_PREFIX),
       ConsistentRead: true,
     });
   }

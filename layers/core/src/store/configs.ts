@@ -7,6 +7,7 @@ import { BatchWriteCommand, TransactWriteCommand, type TransactWriteCommandInput
 import { ConflictError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export type ConfigStatus = 'active' | 'archived';
 
@@ -139,8 +140,7 @@ export class ConfigRepository {
   listByOrganisation(orgId: string): Promise<SavedConfigRecord[]> {
     return this.#t
       .queryAll(SavedConfig, {
-        KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-        ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'CONFIG#' },
+        ...prefixRange(`ORG#${orgId}`, 'CONFIG#'),
         ConsistentRead: true,
       })
       .then((all) => all.sort((a, b) => a.created_at.localeCompare(b.created_at)));

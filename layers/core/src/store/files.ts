@@ -7,6 +7,7 @@ import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { Entity, type Item } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export interface HeldFileRecord {
   id: string;
@@ -63,6 +64,7 @@ export class HeldFileRepository {
   /** Newest first (or oldest with `asc`), `limit` at most, after the file `after` (a cursor that need not exist any more). */
   async list(workspaceId: string, opts: { limit: number; after?: string; purpose?: string; asc?: boolean }): Promise<FilePage> {
     const pk = `WS#${workspaceId}`;
+    const files = prefixRange(pk, 'FILE#');
     const data: HeldFileRecord[] = [];
     let start: Record<string, unknown> | undefined = opts.after ? { pk, sk: `FILE#${opts.after}` } : undefined;
     // A filter applies after DynamoDB's own page limit: read until one more than asked is found.
@@ -70,8 +72,8 @@ export class HeldFileRepository {
       const page = await this.#t.doc.send(
         new QueryCommand({
           TableName: this.#t.tableName,
-          KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-          ExpressionAttributeValues: { ':p': pk, ':s': 'FILE#', ...(opts.purpose ? { ':purpose': opts.purpose } : {}) },
+          KeyConditionExpression: files.KeyConditionExpression,
+          ExpressionAttributeValues: { ...files.ExpressionAttributeValues, ...(opts.purpose ? { ':purpose': opts.purpose } : {}) },
           ...(opts.purpose ? { FilterExpression: 'purpose = :purpose' } : {}),
           ScanIndexForward: opts.asc === true,
           ConsistentRead: true,

@@ -9,6 +9,7 @@ import type { CheckRef, GuardrailActions } from '../guardrails/contract.ts';
 import { ConflictError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export interface GuardrailRecord {
   id: string;
@@ -117,8 +118,7 @@ export class GuardrailRepository {
   /** Every guardrail of the organisation, oldest first. */
   async list(orgId: string): Promise<GuardrailRecord[]> {
     const all = await this.#t.queryAll(Guardrail, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'GUARDRAIL#' },
+      ...prefixRange(`ORG#${orgId}`, 'GUARDRAIL#'),
       ConsistentRead: true,
     });
     return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));

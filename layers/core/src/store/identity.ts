@@ -8,6 +8,7 @@ import { QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynam
 import { ConflictError, NotFoundError } from '../http/errors.ts';
 import { Entity, type Item, type ItemKey } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export type OrganisationRole = 'owner' | 'admin' | 'member';
 export type WorkspaceRole = 'manager' | 'member';
@@ -111,8 +112,7 @@ export class IdentityRepository {
 
   async listUsers(orgId: string): Promise<UserRecord[]> {
     const all = await this.#t.queryAll(User, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'USER#' },
+      ...prefixRange(`ORG#${orgId}`, 'USER#'),
       ConsistentRead: true,
     });
     return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
@@ -160,8 +160,7 @@ export class IdentityRepository {
 
   listMembers(orgId: string, workspaceId: string): Promise<MemberRecord[]> {
     return this.#t.queryAll(Member, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': `WSMEMBER#${workspaceId}#` },
+      ...prefixRange(`ORG#${orgId}`, `WSMEMBER#${workspaceId}#`),
       ConsistentRead: true,
     });
   }
@@ -233,8 +232,7 @@ export class IdentityRepository {
 
   async listInvites(orgId: string): Promise<InviteRecord[]> {
     const all = await this.#t.queryAll(Invite, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'INVITE#' },
+      ...prefixRange(`ORG#${orgId}`, 'INVITE#'),
       ConsistentRead: true,
     });
     return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));

@@ -15,6 +15,7 @@ import type { SecretMapping } from '../secrets/contract.ts';
 import { mappingTouches } from './secret-references.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export type IntegrationStatus = 'active' | 'archived';
 
@@ -229,8 +230,7 @@ export class IntegrationRepository {
   /** Every integration of the organisation, oldest first. */
   async list(orgId: string): Promise<IntegrationRecord[]> {
     const all = await this.#t.queryAll(Integration, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'INTEGRATION#' },
+      ...prefixRange(`ORG#${orgId}`, 'INTEGRATION#'),
       ConsistentRead: true,
     });
     return all.sort(byCreation);
@@ -335,8 +335,7 @@ export class ProviderRepository {
   /** The providers of one workspace, or of the whole organisation; oldest first. */
   async list(orgId: string, workspaceId?: string): Promise<ProviderRecord[]> {
     const all = await this.#t.queryAll(Provider, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': workspaceId ? `PROVIDER#${workspaceId}#` : 'PROVIDER#' },
+      ...prefixRange(`ORG#${orgId}`, workspaceId ? `PROVIDER#${workspaceId}#` : 'PROVIDER#'),
       ConsistentRead: true,
     });
     return all.sort(byCreation);

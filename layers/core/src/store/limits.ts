@@ -16,6 +16,7 @@ import type { PolicyCondition, PolicyGroupBy } from '../policy/limits/match.ts';
 import type { PeriodicReset, RateUnit, WindowUnit } from '../policy/limits/windows.ts';
 import { Entity, type Item } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export type PolicyStatus = 'active' | 'archived';
 export type RateLimitType = 'requests' | 'tokens';
@@ -254,8 +255,7 @@ export class LimitsRepository {
 
   #orgQuery(orgId: string, prefix: string) {
     return {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': prefix },
+      ...prefixRange(`ORG#${orgId}`, prefix),
       ConsistentRead: true,
     };
   }

@@ -17,6 +17,7 @@ import type { Cipher, CipherContext } from '../ports/cipher.ts';
 import type { SecretMapping } from '../secrets/contract.ts';
 import { Entity, type Item, type ItemKey } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export type McpAuthType = 'none' | 'headers' | 'oauth';
 export type McpTransport = 'http' | 'sse';
@@ -321,8 +322,7 @@ export class McpRepository {
 
   async listIntegrations(org: string): Promise<McpIntegrationRecord[]> {
     const all = await this.#t.queryAll(McpIntegration, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': orgPk(org), ':s': 'MCPINT#' },
+      ...prefixRange(orgPk(org), 'MCPINT#'),
       ConsistentRead: true,
     });
     return all.sort(byCreation);
@@ -432,8 +432,7 @@ export class McpRepository {
   /** The organisation's servers, or one workspace's; oldest first. */
   async listServers(org: string, workspaceId?: string): Promise<McpServerRecord[]> {
     const all = await this.#t.queryAll(McpServer, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': orgPk(org), ':s': 'MCPSRV#' },
+      ...prefixRange(orgPk(org), 'MCPSRV#'),
       ConsistentRead: true,
     });
     return all.filter((s) => workspaceId === undefined || s.workspace_id === workspaceId).sort(byCreation);
@@ -449,8 +448,7 @@ export class McpRepository {
   /** A server's connections, oldest first. */
   async listConnections(org: string, serverId: string): Promise<McpConnectionRecord[]> {
     const all = await this.#t.queryAll(McpConnectionEntity, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': orgPk(org), ':s': `MCPCONN#${serverId}#` },
+      ...prefixRange(orgPk(org), `MCPCONN#${serverId}#`),
       ConsistentRead: true,
     });
     return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.user_id.localeCompare(b.user_id));

@@ -8,6 +8,7 @@ import { ConflictError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 import { isCancelled } from './versioned.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export interface CollectionRecord {
   id: string;
@@ -110,8 +111,7 @@ export class CollectionRepository {
 
   list(orgId: string): Promise<CollectionRecord[]> {
     return this.#t.queryAll(Collection, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'COLLECTION#' },
+      ...prefixRange(`ORG#${orgId}`, 'COLLECTION#'),
       ConsistentRead: true,
     });
   }
@@ -153,8 +153,7 @@ export class LabelRepository {
   /** The stored labels of the organisation (the universal ones are not stored). */
   list(orgId: string): Promise<LabelRecord[]> {
     return this.#t.queryAll(Label, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'LABEL#' },
+      ...prefixRange(`ORG#${orgId}`, 'LABEL#'),
       ConsistentRead: true,
     });
   }

@@ -24,6 +24,7 @@ import {
   type OrganisationRecord,
   type WorkspaceRecord,
 } from './entities.ts';
+import { prefixRange } from './prefix-range.ts';
 
 const isCancelled = (err: unknown): boolean =>
   err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
@@ -123,8 +124,7 @@ export class WorkspaceRepository {
   /** Every workspace of the organisation, oldest first. */
   async list(orgId: string): Promise<WorkspaceRecord[]> {
     const all = await this.#t.queryAll(Workspace, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'WS#' },
+      ...prefixRange(`ORG#${orgId}`, 'WS#'),
       ConsistentRead: true,
     });
     return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
@@ -209,8 +209,7 @@ export class ApiKeyRepository {
           ...(after ? { ExclusiveStartKey: { ...base, gsi1pk: `WS#${workspaceId}#APIKEYS`, gsi1sk: `${after.created_at}#${after.id}` } } : {}),
         }
       : {
-          KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-          ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'APIKEY#' },
+          ...prefixRange(`ORG#${orgId}`, 'APIKEY#'),
           ConsistentRead: true,
           ...(after ? { ExclusiveStartKey: base } : {}),
         };
@@ -230,8 +229,7 @@ export class ApiKeyRepository {
     }
     return this.#t
       .queryAll(ApiKey, {
-        KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-        ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'APIKEY#' },
+        ...prefixRange(`ORG#${orgId}`, 'APIKEY#'),
         ConsistentRead: true,
       })
       .then((keys) => keys.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id)));

@@ -9,6 +9,7 @@ import type { ManagerType } from '../secrets/contract.ts';
 import { ConflictError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export interface SecretReferenceRecord {
   id: string;
@@ -126,8 +127,7 @@ export class SecretReferenceRepository {
 
   async list(orgId: string): Promise<SecretReferenceRecord[]> {
     const all = await this.#t.queryAll(SecretReference, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'SECRETREF#' },
+      ...prefixRange(`ORG#${orgId}`, 'SECRETREF#'),
       ConsistentRead: true,
     });
     return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));

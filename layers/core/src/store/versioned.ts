@@ -7,6 +7,7 @@
 import { ConflictError } from '../http/errors.ts';
 import { Entity, type ItemKey } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export interface HeadBase {
   id: string;
@@ -120,8 +121,7 @@ export class VersionedRepository<H extends HeadBase, V extends VersionBase> {
   /** Every head of the organisation, oldest first. */
   async list(orgId: string): Promise<H[]> {
     return this.#t.queryAll(this.#e.head, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': `${this.#e.kind}#` },
+      ...prefixRange(`ORG#${orgId}`, `${this.#e.kind}#`),
       ConsistentRead: true,
     });
   }
@@ -129,8 +129,7 @@ export class VersionedRepository<H extends HeadBase, V extends VersionBase> {
   /** Every version, oldest first. */
   versions(id: string): Promise<V[]> {
     return this.#t.queryAll(this.#e.version, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `${this.#e.kind}#${id}`, ':s': 'VER#' },
+      ...prefixRange(`${this.#e.kind}#${id}`, 'VER#'),
       ConsistentRead: true,
     });
   }

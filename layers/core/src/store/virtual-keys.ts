@@ -7,6 +7,7 @@ import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { prefixRange } from './prefix-range.ts';
 
 export interface VirtualKeyRecord {
   id: string;
@@ -84,8 +85,7 @@ export class VirtualKeyRepository {
   /** The virtual keys of one workspace, or of the whole organisation; oldest first. */
   async list(orgId: string, workspaceId?: string): Promise<VirtualKeyRecord[]> {
     const all = await this.#t.queryAll(VirtualKey, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': workspaceId ? `VK#${workspaceId}#` : 'VK#' },
+      ...prefixRange(`ORG#${orgId}`, workspaceId ? `VK#${workspaceId}#` : 'VK#'),
       ConsistentRead: true,
     });
     return all.sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));

@@ -17,6 +17,7 @@ import { validateConfigurations } from './configurations.ts';
 import type { CreateIntegrationBody, UpdateIntegrationBody } from './schema.ts';
 import { checkMappings, dropPlaceholders, withMappedFields } from '../secret-references/mappings.ts';
 import type { SecretMapping } from '../../secrets/contract.ts';
+import { prefixRange } from '../../store/prefix-range.ts';
 
 /** A transaction holds 100 items; the integration takes three of them. */
 export const MAX_DEFAULT_PROVIDERS = 97;
@@ -116,8 +117,7 @@ export class IntegrationService {
 
   async #activeWorkspaces(orgId: string): Promise<string[]> {
     const all = await this.#deps.repos.table.queryAll(Workspace, {
-      KeyConditionExpression: 'pk = :p AND begins_with(sk, :s)',
-      ExpressionAttributeValues: { ':p': `ORG#${orgId}`, ':s': 'WS#' },
+      ...prefixRange(`ORG#${orgId}`, 'WS#'),
       ConsistentRead: true,
     });
     return all.filter((w) => w.status === 'active').map((w) => w.id);
