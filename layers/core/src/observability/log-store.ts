@@ -74,10 +74,30 @@ function decodeCursor(cursor: string): string {
   throw ValidationError.field('cursor', 'is not a cursor this API returned');
 }
 
-interface ShardRead {
+/** Items a list page reads at most (filters may skip many); the page then comes back short, with a cursor. */
+export const LIST_MAX_EXAMINED = 1_000;
+/** Items each workspace of an organisation-wide list may read at least. */
+const MIN_SHARE = 100;
+/** Items one Query reads at most. */
+const MAX_CHUNK = 250;
+
+/** What one page reads, shared by the days it visits. */
+interface DayRead {
+  lo: string;
+  hi: string;
+  /** The cursor's own sort key, read again by BETWEEN and skipped. */
+  exclusive: string | undefined;
+  f: LogFilters;
+  bodies: boolean;
+  budget: { left: number };
+}
+
+interface ShardState {
+  pk: string;
   matches: { sk: string; event: LogEvent }[];
-  /** The last sort key read; everything above it (within the range) has been read. */
-  lowest: string | undefined;
+  /** The last sort key read: everything above it (within the range) has been read. */
+  lowest?: string;
+  start?: Record<string, unknown>;
   exhausted: boolean;
 }
 
@@ -136,35 +156,27 @@ export class LogStore {
     return event.started_ms < this.#clock.now() - this.#retentionDays * DAY_MS ? undefined : event;
   }
 
-  /** One page of a workspace's logs matching the filters, newest first. */
+  /**
+   * One page of a workspace's logs matching the filters, newest first. At most `maxExamined` items
+   * are read: a page whose filter matches rarely comes back short, with a cursor where reading stopped.
+   */
   async page(ws: string, f: LogFilters, opts: PageOptions): Promise<LogPage> {
     const hi = opts.cursor ? decodeCursor(opts.cursor) : `${iso(f.to)}#~`;
-    const exclusive = opts.cursor ? hi : undefined;
     const lo = iso(f.from);
     if (hi < lo) return { events: [], examined: 0 };
     const days = await this.#days(ws, f, hi.slice(0, 10));
-    const max = opts.maxExamined ?? 2_000;
-    const budget = { left: max };
+    const max = opts.maxExamined ?? LIST_MAX_EXAMINED;
+    const read: DayRead = { lo, hi, exclusive: opts.cursor ? hi : undefined, f, bodies: opts.bodies ?? false, budget: { left: max } };
     const out: { sk: string; event: LogEvent }[] = [];
+    const done = (cursor?: string): LogPage => ({ events: out.map((m) => m.event), ...(cursor !== undefined ? { cursor } : {}), examined: max - read.budget.left });
     for (const day of days) {
       const need = opts.limit - out.length;
-      const reads = await Promise.all(
-        Array.from({ length: LOG_SHARDS }, (_, s) => this.#readShard(logPk(ws, day, s), lo, hi, exclusive, need, f, budget, opts.bodies ?? false)),
-      );
-      const open = reads.filter((r) => !r.exhausted);
-      // Below the highest place a shard stopped at, not every shard has been read yet.
-      const boundary = open.length ? open.map((r) => r.lowest ?? hi).reduce((a, b) => (a > b ? a : b)) : undefined;
-      const kept = reads
-        .flatMap((r) => r.matches)
-        .filter((m) => boundary === undefined || m.sk >= boundary)
-        .sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
-      out.push(...kept.slice(0, need));
-      if (out.length >= opts.limit) {
-        return { events: out.map((m) => m.event), cursor: encodeCursor((out[out.length - 1] as { sk: string }).sk), examined: max - budget.left };
-      }
-      if (boundary !== undefined) return { events: out.map((m) => m.event), cursor: encodeCursor(boundary), examined: max - budget.left };
+      const { matches, boundary } = await this.#readDay(ws, day, need, read);
+      out.push(...matches.slice(0, need));
+      if (out.length >= opts.limit) return done(encodeCursor((out[out.length - 1] as { sk: string }).sk));
+      if (boundary !== undefined) return done(encodeCursor(boundary));
     }
-    return { events: out.map((m) => m.event), examined: max - budget.left };
+    return done();
   }
 
   /**
@@ -174,7 +186,9 @@ export class LogStore {
    */
   async pageAcross(workspaces: readonly string[], f: LogFilters, opts: PageOptions): Promise<LogPage> {
     if (workspaces.length === 1) return this.page(workspaces[0] as string, f, opts);
-    const pages = await Promise.all(workspaces.map((ws) => this.page(ws, f, opts)));
+    // The page's budget is shared, so that an organisation with many workspaces reads no more.
+    const share = { ...opts, maxExamined: Math.max(Math.ceil((opts.maxExamined ?? LIST_MAX_EXAMINED) / workspaces.length), MIN_SHARE) };
+    const pages = await Promise.all(workspaces.map((ws) => this.page(ws, f, share)));
     const floor = pages
       .filter((p) => p.cursor !== undefined && p.events.length < opts.limit)
       .map((p) => decodeCursor(p.cursor as string))
@@ -213,46 +227,64 @@ export class LogStore {
     return [...new Set([...active, ...recent])].filter((d) => d >= first && d <= last).sort().reverse();
   }
 
-  async #readShard(
-    pk: string,
-    lo: string,
-    hi: string,
-    exclusive: string | undefined,
-    need: number,
-    f: LogFilters,
-    budget: { left: number },
-    bodies: boolean,
-  ): Promise<ShardRead> {
-    const found: ShardRead['matches'] = [];
-    let lowest: string | undefined;
-    let start: Record<string, unknown> | undefined;
+  /**
+   * A day's matches, newest first, read as a merge of its shards that reads no more than it must:
+   * every shard is read in small chunks, sized from the matches the chunks so far gave, and a match
+   * is known to be in order only above `boundary`, the highest place where a shard still open
+   * stopped. Returns once `need` matches are known, the shards are exhausted (no boundary), or the
+   * budget is spent.
+   */
+  async #readDay(ws: string, day: string, need: number, r: DayRead): Promise<{ matches: { sk: string; event: LogEvent }[]; boundary?: string }> {
+    const shards: ShardState[] = Array.from({ length: LOG_SHARDS }, (_, s) => ({ pk: logPk(ws, day, s), matches: [], exhausted: false }));
+    let read = 0;
     for (;;) {
-      if (budget.left <= 0) return { matches: found, lowest, exhausted: false };
-      const page = await this.#doc.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
-          ExpressionAttributeValues: { ':pk': pk, ':lo': lo, ':hi': hi },
-          ...(bodies
-            ? { ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' } }
-            : { ProjectionExpression: SUMMARY_PROJECTION.ProjectionExpression, ExpressionAttributeNames: { ...SUMMARY_PROJECTION.ExpressionAttributeNames, '#pk': 'pk', '#sk': 'sk' } }),
-          ScanIndexForward: false,
-          Limit: Math.max(1, Math.min(Math.max(need - found.length, 25), 250, budget.left)),
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        budget.left--;
-        const sk = String(item.sk);
-        lowest = sk;
-        if (sk === exclusive) continue;
-        const event = eventOf(item);
-        if (matches(event, f)) found.push({ sk, event });
-      }
-      start = page.LastEvaluatedKey;
-      if (!start) return { matches: found, lowest, exhausted: true };
-      if (found.length >= need) return { matches: found, lowest, exhausted: false };
+      const open = shards.filter((s) => !s.exhausted);
+      const boundary = open.length ? open.map((s) => s.lowest ?? r.hi).reduce((a, b) => (a > b ? a : b)) : undefined;
+      const known = shards
+        .flatMap((s) => s.matches)
+        .filter((m) => boundary === undefined || m.sk >= boundary)
+        .sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
+      if (known.length >= need || boundary === undefined || r.budget.left <= 0) return { matches: known, ...(boundary !== undefined ? { boundary } : {}) };
+      // Matches per item read so far (a guess of one before the first chunk), never below 1 in 100.
+      const found = shards.reduce((n, s) => n + s.matches.length, 0);
+      const rate = read ? Math.max(found / read, 0.01) : 1;
+      const chunk = Math.ceil(((need - known.length) / rate / open.length) * 1.25) + 2;
+      const reads = await Promise.all(open.map((s) => this.#readChunk(s, Math.min(chunk, MAX_CHUNK), r)));
+      read += reads.reduce((a, b) => a + b, 0);
     }
+  }
+
+  /** Reads up to `limit` more items of a shard (fewer if the budget is short); returns how many were read. */
+  async #readChunk(s: ShardState, limit: number, r: DayRead): Promise<number> {
+    const n = Math.min(limit, r.budget.left);
+    if (n <= 0) return 0;
+    r.budget.left -= n;
+    const page = await this.#doc.send(
+      new QueryCommand({
+        TableName: this.#table,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
+        ExpressionAttributeValues: { ':pk': s.pk, ':lo': r.lo, ':hi': r.hi },
+        ...(r.bodies
+          ? { ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' } }
+          : { ProjectionExpression: SUMMARY_PROJECTION.ProjectionExpression, ExpressionAttributeNames: { ...SUMMARY_PROJECTION.ExpressionAttributeNames, '#pk': 'pk', '#sk': 'sk' } }),
+        ScanIndexForward: false,
+        Limit: n,
+        ExclusiveStartKey: s.start,
+      }),
+    );
+    const items = page.Items ?? [];
+    // Give back what was not read (a shard's last chunk).
+    r.budget.left += n - items.length;
+    for (const item of items) {
+      const sk = String(item.sk);
+      s.lowest = sk;
+      if (sk === r.exclusive) continue;
+      const event = eventOf(item);
+      if (matches(event, r.f)) s.matches.push({ sk, event });
+    }
+    s.start = page.LastEvaluatedKey;
+    if (!s.start) s.exhausted = true;
+    return items.length;
   }
 }
 
