@@ -1,0 +1,88 @@
+/**
+ * The work behind one logs page, on DynamoDB Local: a page reads about as many logs as it shows
+ * (not every shard's full page), a rare filter stops at the page's read budget with a short page
+ * and a cursor instead of reading the whole range, and following the cursors still lists every
+ * match exactly once, newest first. An organisation-wide page shares one budget across workspaces.
+ */
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
+import { parseFilters } from '../../../../layers/core/src/observability/filters.ts';
+import { observability } from '../../../../layers/core/src/observability/install.ts';
+import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
+import { LIST_MAX_EXAMINED, type LogStore } from '../../../../layers/core/src/observability/log-store.ts';
+import { HOUR_MS } from '../../../../layers/core/src/observability/time.ts';
+import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
+import { createTestDeps } from '../../../support/deps.ts';
+import { syntheticEvents } from '../../../support/observability.ts';
+
+const NOW = Date.UTC(2026, 6, 14, 20, 0, 0);
+const WS = 'ws-pages';
+const OTHERS = ['ws-pages-b', 'ws-pages-c'];
+const LOGS = 3_000;
+
+describe('logs pages read a bounded number of items', () => {
+  const clock = new ManualClock(NOW);
+  let deps: CoreDeps;
+  let store: LogStore;
+  let events: LogEvent[];
+  const filters = (q: Record<string, string> = {}) => parseFilters(q, { now: NOW, retentionDays: deps.config.logRetentionDays });
+  const newestFirst = (xs: LogEvent[]) => [...xs].sort((a, b) => b.started_ms - a.started_ms || (b.id > a.id ? 1 : -1)).map((e) => e.id);
+
+  async function write(list: readonly LogEvent[]): Promise<void> {
+    const items = list.flatMap((e) => [store.itemOf(e), store.pointerOf(e)]);
+    const batches = [];
+    for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })));
+    for (let i = 0; i < batches.length; i += 8) {
+      await Promise.all(batches.slice(i, i + 8).map((b) => deps.repos.table.doc.send(new BatchWriteCommand({ RequestItems: { [deps.config.tableName]: b } }))));
+    }
+  }
+
+  beforeAll(async () => {
+    deps = await createTestDeps({}, { clock });
+    store = observability(deps).logs;
+    // Within today (UTC), so the list needs no rollups to find the day.
+    events = syntheticEvents(LOGS, { start: NOW - 19 * HOUR_MS, spanMs: 19 * HOUR_MS, workspaceId: WS, organisationId: 'org-pages', seed: 7 });
+    const others = OTHERS.flatMap((ws, n) => syntheticEvents(LOGS, { start: NOW - 19 * HOUR_MS, spanMs: 19 * HOUR_MS, workspaceId: ws, organisationId: 'org-pages', seed: 8 + n }));
+    await write([...events, ...others]);
+  });
+  afterAll(() => deps.upstream.close());
+
+  it('shows the 50 newest logs after reading fewer than twice as many', async () => {
+    const page = await store.page(WS, filters(), { limit: 50 });
+    expect(page.events.map((e) => e.id)).toEqual(newestFirst(events).slice(0, 50));
+    expect(page.cursor).toBeDefined();
+    expect(page.examined).toBeLessThan(100);
+  });
+
+  it('reads about as many logs as a common filter needs, not a full page per shard', async () => {
+    const page = await store.page(WS, filters({ model: 'gpt-4o-mini' }), { limit: 50 });
+    expect(page.events.map((e) => e.id)).toEqual(newestFirst(events.filter((e) => e.model === 'gpt-4o-mini')).slice(0, 50));
+    // About one log in four matches: some 200 items, where four shards of 50 matches each read 800.
+    expect(page.examined).toBeLessThan(400);
+  });
+
+  it('stops a rare filter at the read budget with a short page, and the cursor still lists every match once', async () => {
+    const rare = (e: LogEvent) => e.trace_id === 'trace-7' && e.status_code >= 400;
+    const expected = newestFirst(events.filter(rare));
+    expect(expected.length).toBeGreaterThan(3);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await store.page(WS, filters({ trace_id: 'trace-7', status_code: '400,401,429,500,502' }), { limit: 50, cursor });
+      expect(page.examined).toBeLessThanOrEqual(LIST_MAX_EXAMINED);
+      seen.push(...page.events.map((e) => e.id));
+      cursor = page.cursor;
+      pages++;
+    } while (cursor);
+    expect(seen).toEqual(expected);
+    expect(pages).toBeGreaterThanOrEqual(Math.ceil(LOGS / LIST_MAX_EXAMINED));
+  });
+
+  it('shares one budget across the workspaces of an organisation-wide page', async () => {
+    const page = await store.pageAcross([WS, ...OTHERS], filters({ trace_id: 'trace-7', status_code: '500' }), { limit: 50 });
+    expect(page.examined).toBeLessThanOrEqual(LIST_MAX_EXAMINED + 3 * 4);
+    expect(page.cursor).toBeDefined();
+  });
+});
