@@ -154,12 +154,13 @@ async function time(url: string, path: string): Promise<{ p50_ms: number; p95_ms
   return { p50_ms: round(percentile(ms, 50)), p95_ms: round(percentile(ms, 95)), items: runs[0]?.items ?? 0, total: runs[0]?.total };
 }
 
-/** The lists the console's pages load. */
+/** The lists the console's pages load (`console/src/pages/*`, `console/src/resources.ts`). */
 async function listPaths(url: string, wsId: string): Promise<Record<string, string>> {
   const first = (await (await fetch(`${url}/v1/logs?page_size=50`, { headers: { 'x-gw-api-key': ADMIN_KEY } })).json()) as { next_cursor?: string | null };
   const keys = (await (await fetch(`${url}/v1/api-keys?page_size=50&cursor=`, { headers: { 'x-gw-api-key': ADMIN_KEY } })).json()) as { next_cursor?: string | null };
   const day = new Date(Date.now() - 86_400_000).toISOString();
-  return {
+  const lists: Record<string, string> = {
+    'api-keys (console page)': '/v1/api-keys?page_size=20&cursor=',
     'api-keys (cursor, first page)': '/v1/api-keys?page_size=50&cursor=',
     ...(keys.next_cursor ? { 'api-keys (cursor, next page)': `/v1/api-keys?page_size=50&cursor=${keys.next_cursor}` } : {}),
     'api-keys of a workspace (cursor)': `/v1/api-keys?workspace_id=${wsId}&page_size=50&cursor=`,
@@ -167,16 +168,19 @@ async function listPaths(url: string, wsId: string): Promise<Record<string, stri
     ...(first.next_cursor ? { 'logs (next page)': `/v1/logs?page_size=50&cursor=${first.next_cursor}` } : {}),
     'logs filtered by model': '/v1/logs?page_size=50&model=gpt-4o-mini',
     'logs filtered by status': '/v1/logs?page_size=50&status_code=500',
-    'logs filtered by time range': `/v1/logs?page_size=50&start_time=${day}`,
+    'logs filtered by time range': `/v1/logs?page_size=50&time_of_generation_min=${day}`,
+    'logs filtered by trace (rare)': '/v1/logs?page_size=50&trace_id=trace-7&status_code=502',
     'audit logs': '/v1/audit-logs?page_size=50',
     users: '/v1/admin/users?page_size=50',
+    invites: '/v1/admin/users/invites?page_size=50',
     workspaces: '/v1/admin/workspaces?page_size=50',
-    configs: '/v1/configs?page_size=50',
-    'prompts': '/v1/prompts?page_size=50',
-    'guardrails': '/v1/guardrails?page_size=50',
-    'integrations': '/v1/integrations?page_size=50',
-    'virtual keys': '/v1/virtual-keys?page_size=50',
+    'workspace members': `/v1/admin/workspaces/${wsId}/users?page_size=50`,
   };
+  // The console's generic resource pages (20 a page there; 50 here).
+  for (const path of ['/v1/configs', '/v1/prompts', '/v1/prompts/partials', '/v1/collections', '/v1/labels', '/v1/guardrails', '/v1/integrations', '/v1/providers', '/v1/virtual-keys', '/v1/secret-references', '/v1/mcp-integrations', '/v1/mcp-servers', '/v1/model-configs/pricing', '/v1/policies/rate-limits', '/v1/policies/usage-limits', '/v1/logs/exports']) {
+    lists[path.slice(4)] = `${path}?page_size=50`;
+  }
+  return lists;
 }
 
 const gantryConfig = (endpoint: string): AppConfig =>

@@ -1,8 +1,8 @@
-/** API keys: list (paged on the server), create with scopes and expiry, the show-once dialog, rotate, revoke. */
+/** API keys: list (cursor-paged on the server: a page reads only its keys, at a million of them), create with scopes and expiry, the show-once dialog, rotate, revoke. */
 import { useState } from 'preact/hooks';
 import { can, homeWorkspace, type Session } from '../session.ts';
 import { api, problemsFor, query, type Json, type ListBody } from '../api.ts';
-import { cell, Confirm, CreateButton, Dialog, ErrorNote, Field, FormActions, Pager, problemsOf, Table, useLoad, useSubmit } from '../ui.tsx';
+import { cell, Confirm, CreateButton, CursorPager, Dialog, ErrorNote, Field, FormActions, problemsOf, Table, useLoad, useSubmit } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 
@@ -18,11 +18,13 @@ interface Shown {
 }
 
 export function ApiKeys({ session }: { session: Session }) {
-  const [page, setPage] = useState(0);
+  const [cursors, setCursors] = useState<string[]>([]);
+  const cursor = cursors[cursors.length - 1] ?? '';
   const [creating, setCreating] = useState(false);
   const [shown, setShown] = useState<Shown | null>(null);
   const [confirm, setConfirm] = useState<{ question: string; action: () => Promise<unknown> } | null>(null);
-  const keys = useLoad(() => api<ListBody>('GET', `/v1/api-keys${query({ current_page: page, page_size: PAGE_SIZE })}`), [page, session]);
+  // `cursor=` even on the first page: without it the server counts every key for `total`.
+  const keys = useLoad(() => api<ListBody>('GET', `/v1/api-keys${query({ page_size: PAGE_SIZE })}&cursor=${encodeURIComponent(cursor)}`), [cursor, session]);
   const rotate = (k: Json) =>
     setConfirm({
       question: `Rotate the key "${String(k.name)}"? The old key keeps working only for its transition period.`,
@@ -68,7 +70,7 @@ export function ApiKeys({ session }: { session: Session }) {
           },
         ]}
       />
-      <Pager page={page} size={PAGE_SIZE} total={keys.data?.total ?? null} count={keys.data?.data.length ?? 0} onPage={setPage} />
+      <CursorPager cursors={cursors} next={keys.data?.next_cursor} onChange={setCursors} />
       {creating && (
         <CreateKey
           session={session}
