@@ -164,12 +164,11 @@ export class LogStore {
     const hi = opts.cursor ? decodeCursor(opts.cursor) : `${iso(f.to)}#~`;
     const lo = iso(f.from);
     if (hi < lo) return { events: [], examined: 0 };
-    const days = await this.#days(ws, f, hi.slice(0, 10));
     const max = opts.maxExamined ?? LIST_MAX_EXAMINED;
     const read: DayRead = { lo, hi, exclusive: opts.cursor ? hi : undefined, f, bodies: opts.bodies ?? false, budget: { left: max } };
     const out: { sk: string; event: LogEvent }[] = [];
     const done = (cursor?: string): LogPage => ({ events: out.map((m) => m.event), ...(cursor !== undefined ? { cursor } : {}), examined: max - read.budget.left });
-    for (const day of days) {
+    for await (const day of this.#days(ws, f, hi.slice(0, 10))) {
       const need = opts.limit - out.length;
       const { matches, boundary } = await this.#readDay(ws, day, need, read);
       out.push(...matches.slice(0, need));
@@ -218,13 +217,23 @@ export class LogStore {
     } while (cursor);
   }
 
-  async #days(ws: string, f: LogFilters, hiDay: string): Promise<string[]> {
+  /**
+   * The days to read, newest first, found as the page goes (most pages end in the first day): the
+   * days the rollups say have requests, one Query each, and the last two days (their rollups may lag).
+   */
+  async *#days(ws: string, f: LogFilters, hiDay: string): AsyncGenerator<string> {
     const now = this.#clock.now();
-    const recent = [dayKey(now), dayKey(now - DAY_MS)];
-    const active = await this.#rollups.activeDays(ws, f.from, f.to);
     const first = dayKey(f.from);
-    const last = dayKey(f.to) < hiDay ? dayKey(f.to) : hiDay;
-    return [...new Set([...active, ...recent])].filter((d) => d >= first && d <= last).sort().reverse();
+    let next = dayKey(f.to) < hiDay ? dayKey(f.to) : hiDay;
+    const recent = [dayKey(now), dayKey(now - DAY_MS)];
+    let active: string | undefined;
+    while (next >= first) {
+      if (active === undefined || active > next) active = await this.#rollups.latestActiveDay(ws, first, next);
+      const day = recent.find((d) => d <= next && d >= first && (active === undefined || d > active)) ?? active;
+      if (day === undefined) return;
+      yield day;
+      next = dayKey(Date.parse(day) - DAY_MS);
+    }
   }
 
   /**

@@ -207,6 +207,27 @@ export class RollupStore {
     return items;
   }
 
+  /**
+   * The latest UTC day (`YYYY-MM-DD`) in [first, last] on which the workspace has requests, or
+   * undefined: one item read, where reading the days' rollups would read every combination of
+   * model, key, status... each day holds (thousands, for a busy workspace).
+   */
+  async latestActiveDay(ws: string, first: string, last: string): Promise<string | undefined> {
+    const out = await this.#doc.send(
+      new QueryCommand({
+        TableName: this.#table,
+        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+        // Day buckets are `YYYY-MM-DDT00:00`; `$` sorts right after `#`, so every value of `last` is in.
+        ExpressionAttributeValues: { ':pk': rollupPk(ws, 'd'), ':lo': `${first}T00:00#`, ':hi': `${last}T00:00$` },
+        ProjectionExpression: 'b',
+        ScanIndexForward: false,
+        Limit: 1,
+      }),
+    );
+    const item = out.Items?.[0];
+    return item ? bucketKey(Number(item.b)).slice(0, 10) : undefined;
+  }
+
   /** Days (UTC, `YYYY-MM-DD`) in [from, to] on which the workspace has requests, newest first. */
   async activeDays(ws: string, from: number, to: number): Promise<string[]> {
     const rows = await this.query(ws, 'all', { gran: 'd', start: floorTo(from, DAY_MS), end: floorTo(to, DAY_MS) + DAY_MS });

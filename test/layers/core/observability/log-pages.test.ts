@@ -3,14 +3,16 @@
  * (not every shard's full page), a rare filter stops at the page's read budget with a short page
  * and a cursor instead of reading the whole range, and following the cursors still lists every
  * match exactly once, newest first. An organisation-wide page shares one budget across workspaces.
+ * The days to read come from one rollup item each, not from every combination a day's rollups hold.
  */
-import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { parseFilters } from '../../../../layers/core/src/observability/filters.ts';
 import { observability } from '../../../../layers/core/src/observability/install.ts';
 import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
 import { LIST_MAX_EXAMINED, type LogStore } from '../../../../layers/core/src/observability/log-store.ts';
+import { rollupPk, rollupsOf } from '../../../../layers/core/src/observability/rollups.ts';
 import { HOUR_MS } from '../../../../layers/core/src/observability/time.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import { createTestDeps } from '../../../support/deps.ts';
@@ -29,8 +31,13 @@ describe('logs pages read a bounded number of items', () => {
   const filters = (q: Record<string, string> = {}) => parseFilters(q, { now: NOW, retentionDays: deps.config.logRetentionDays });
   const newestFirst = (xs: LogEvent[]) => [...xs].sort((a, b) => b.started_ms - a.started_ms || (b.id > a.id ? 1 : -1)).map((e) => e.id);
 
+  /** Rollup items returned by DynamoDB since the last reset. */
+  const rollupReads = { items: 0 };
+
+  /** The logs, their pointers and the rollups the ingest would have built from them. */
   async function write(list: readonly LogEvent[]): Promise<void> {
-    const items = list.flatMap((e) => [store.itemOf(e), store.pointerOf(e)]);
+    const rollups = [...rollupsOf(list.map((event) => ({ messageId: event.id, event }))).values()].map((p) => observability(deps).rollups.itemOf(p.key, p.agg));
+    const items = [...list.flatMap((e) => [store.itemOf(e), store.pointerOf(e)]), ...rollups];
     const batches = [];
     for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25).map((Item) => ({ PutRequest: { Item } })));
     for (let i = 0; i < batches.length; i += 8) {
@@ -45,6 +52,15 @@ describe('logs pages read a bounded number of items', () => {
     events = syntheticEvents(LOGS, { start: NOW - 19 * HOUR_MS, spanMs: 19 * HOUR_MS, workspaceId: WS, organisationId: 'org-pages', seed: 7 });
     const others = OTHERS.flatMap((ws, n) => syntheticEvents(LOGS, { start: NOW - 19 * HOUR_MS, spanMs: 19 * HOUR_MS, workspaceId: ws, organisationId: 'org-pages', seed: 8 + n }));
     await write([...events, ...others]);
+    deps.repos.table.doc.middlewareStack.add(
+      (next) => async (args) => {
+        const out = await next(args);
+        const items = (out.output as { Items?: Record<string, unknown>[] }).Items ?? [];
+        rollupReads.items += items.filter((i) => String(i.pk ?? '').startsWith('RC#') || i.b !== undefined).length;
+        return out;
+      },
+      { step: 'initialize', name: 'countRollupReads' },
+    );
   });
   afterAll(() => deps.upstream.close());
 
@@ -78,6 +94,17 @@ describe('logs pages read a bounded number of items', () => {
     } while (cursor);
     expect(seen).toEqual(expected);
     expect(pages).toBeGreaterThanOrEqual(Math.ceil(LOGS / LIST_MAX_EXAMINED));
+  });
+
+  it('finds the day to read from one rollup item, not every combination the day holds', async () => {
+    const dayItems = await deps.repos.table.doc.send(
+      new QueryCommand({ TableName: deps.config.tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': rollupPk(WS, 'd') }, Select: 'COUNT' }),
+    );
+    expect(dayItems.Count).toBeGreaterThan(300);
+    rollupReads.items = 0;
+    const page = await store.page(WS, filters(), { limit: 50 });
+    expect(page.events).toHaveLength(50);
+    expect(rollupReads.items).toBeLessThanOrEqual(2);
   });
 
   it('shares one budget across the workspaces of an organisation-wide page', async () => {
