@@ -31,6 +31,8 @@ export interface CollectOptions {
   point?: Granularity | undefined;
   /** Rollup items read at most; past it `collect` rejects with ReadBudgetSpent. */
   maxRollupItems?: number | undefined;
+  /** Only the request count is wanted (every other figure of the answer is zero). */
+  countOnly?: boolean | undefined;
 }
 
 export interface Cell {
@@ -88,7 +90,7 @@ export class Analytics {
       // A bounded number of Queries at once, however many workspaces an organisation has.
       const results: Awaited<ReturnType<RollupStore['query']>>[] = [];
       for (let i = 0; i < reads.length; i += QUERY_CONCURRENCY) {
-        results.push(...(await Promise.all(reads.slice(i, i + QUERY_CONCURRENCY).map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, budget)))));
+        results.push(...(await Promise.all(reads.slice(i, i + QUERY_CONCURRENCY).map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, countOnly: opts.countOnly })))));
       }
       for (const rows of results) {
         for (const r of rows) {

@@ -75,6 +75,12 @@ export interface ReadBudget {
   left: number;
 }
 
+export interface RollupRead {
+  budget?: ReadBudget | undefined;
+  /** Only the request count (`sums.n`) is wanted: the rest of each item is not read. */
+  countOnly?: boolean | undefined;
+}
+
 /** A query would read past its budget (the answer is then not worth its cost). */
 export class ReadBudgetSpent extends Error {
   override name = 'ReadBudgetSpent';
@@ -163,9 +169,11 @@ export class RollupStore {
    * One row per bucket and value of `dim` in one workspace and segment: the items of every
    * combination, grouped by that dimension's value (`all`: one row per bucket).
    */
-  async query(ws: string, dim: Dimension, segment: Segment, budget?: ReadBudget): Promise<RollupRow[]> {
+  async query(ws: string, dim: Dimension, segment: Segment, read: RollupRead = {}): Promise<RollupRow[]> {
     const rows = new Map<string, RollupRow>();
-    for (const item of await this.#items(ws, segment, budget)) {
+    // A count needs the bucket, the request count and the grouping value, not the item's sketches and histograms.
+    const projection = read.countOnly ? ['b', 'n', ...(dim === 'all' ? [] : [VALUE_PREFIX + dim])] : undefined;
+    for (const item of await this.#items(ws, segment, read.budget, projection)) {
       const value = dim === 'all' ? '*' : String(item[VALUE_PREFIX + dim]);
       const bucket = Number(item.b);
       const id = `${bucket}#${value}`;
@@ -177,7 +185,7 @@ export class RollupStore {
   }
 
   /** Every item of one workspace and segment, following pagination (within the budget, when one is given). */
-  async #items(ws: string, segment: Segment, budget?: ReadBudget): Promise<Record<string, unknown>[]> {
+  async #items(ws: string, segment: Segment, budget?: ReadBudget, projection?: readonly string[]): Promise<Record<string, unknown>[]> {
     const unit = GRANULARITY_MS[segment.gran];
     const items: Record<string, unknown>[] = [];
     let start: Record<string, unknown> | undefined;
@@ -193,6 +201,7 @@ export class RollupStore {
             ':hi': `${bucketKey(segment.end - unit)}$`,
           },
           ExclusiveStartKey: start,
+          ...(projection ? { ProjectionExpression: projection.map((_, i) => `#p${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(projection.map((a, i) => [`#p${i}`, a])) } : {}),
           // One item past the budget tells that it is spent.
           ...(budget ? { Limit: Math.max(1, budget.left + 1) } : {}),
         }),
