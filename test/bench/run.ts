@@ -37,14 +37,14 @@ const settings = {
   lambda_requests: envInt('BENCH_LAMBDA_REQUESTS', 300),
 };
 
+// DESIGN.md's performance budgets (issue 22); the peer's figures are reported beside them, not budgeted.
 const BUDGETS = {
-  added_p50_ms: 0.15,
+  added_mean_ms: 0.15,
   added_p99_ms: 0.5,
-  throughput_vs_portkey: 10,
   // Issue 22: the ceiling is a bare node:http pass-through proxy in front of the same mock.
   throughput_vs_bare_proxy: 0.8,
-  first_chunk_added_ms: 1,
-  rss_mb: 80,
+  first_chunk_added_ms: 0.5,
+  rss_mb: 100,
   // Issue 16: a before-request hook of local checks, and a local output check on a stream.
   before_hook_added_p50_ms: 0.05,
   stream_check_added_p99_ms: 2,
@@ -442,9 +442,8 @@ async function main(): Promise<void> {
         'it ends; after_load_then_idle: after the stream and guardrail steps, once Gantry has served nothing for about 30 s (the prompts step)',
     },
     budgets: {
-      added_p50_ms: budget(gwAdded.p50, BUDGETS.added_p50_ms),
+      added_mean_ms: budget(gwAdded.mean, BUDGETS.added_mean_ms),
       added_p99_ms: budget(gwAdded.p99, BUDGETS.added_p99_ms),
-      throughput_vs_portkey: budget(ratio, BUDGETS.throughput_vs_portkey, true),
       throughput_vs_bare_proxy: budget(vsBareProxy, BUDGETS.throughput_vs_bare_proxy, true),
       first_chunk_added_ms: budget(firstChunkAdded, BUDGETS.first_chunk_added_ms),
       rss_mb: budget(rssPeakUnderLoad, BUDGETS.rss_mb),
@@ -457,7 +456,7 @@ async function main(): Promise<void> {
       gateway_cold_import_ms: budget(gatewayBundle.cold_import_ms.median, BUDGETS.gateway_cold_import_ms),
       lambda_cpu_ms_per_request: budget(lambda.handler.cpu_ms_per_request, BUDGETS.lambda_cpu_ms_per_request),
       // DESIGN.md: "with auth, logging and one rate-limit policy on".
-      added_p50_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).p50, BUDGETS.added_p50_ms),
+      added_mean_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).mean, BUDGETS.added_mean_ms),
       added_p99_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).p99, BUDGETS.added_p99_ms),
     },
     gateway_bundle: {
