@@ -4,6 +4,8 @@
  * server standing in for the stage's `@connections` endpoint, which records what is posted to the
  * client. Two handlers on two sets of dependencies sharing the table are two Lambda instances.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBootstrap } from '../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../layers/core/src/deps.ts';
@@ -144,5 +146,31 @@ describe('realtime function (relay)', () => {
     await send(second, id, { type: 'response.create' });
     expect(endpoint.deleted.has(id)).toBe(true);
     expect(endpoint.posted.get(id)).toBeUndefined();
+  });
+
+  it('keeps going when the @connections endpoint refuses: the invocation ends, nothing is left unhandled, the provider socket closes', async () => {
+    // A port nothing listens on any more: every post is refused (ECONNREFUSED).
+    const gone = createServer();
+    await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
+    const port = (gone.address() as AddressInfo).port;
+    await new Promise((r) => gone.close(r));
+    const refusing = createRealtimeHandler(() => Promise.resolve(deps), () => new ApiGatewayConnections(`http://127.0.0.1:${port}`, { region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }));
+    const unhandled: unknown[] = [];
+    const note = (reason: unknown) => unhandled.push(reason);
+    process.on('unhandledRejection', note);
+    try {
+      const id = `c${++n}`;
+      const before = mock.connections.length;
+      await refusing(connectEvent(id, upgrade()));
+      await send(refusing, id, { type: 'response.create' });
+      const conn = mock.connections[before];
+      for (let i = 0; i < 50 && conn?.closedWith === undefined; i++) await new Promise((r) => setTimeout(r, 20));
+      expect(conn?.closedWith).toBe(1011);
+      await disconnect(refusing, id, 1006);
+      await new Promise((r) => setTimeout(r, 50));
+      expect(unhandled).toEqual([]);
+    } finally {
+      process.off('unhandledRejection', note);
+    }
   });
 });

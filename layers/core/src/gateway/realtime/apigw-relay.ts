@@ -170,7 +170,7 @@ export class ApiGatewayRelay {
       upstream.on('message', (data: Buffer, binary: boolean) => this.#fromProvider(live, data, binary));
       upstream.once('close', (code: number) => {
         live.closedBy ??= { code, by: 'provider' };
-        live.posting = live.posting.then(() => live.connections?.close(live.connectionId));
+        this.#post(live, () => live.connections?.close(live.connectionId));
       });
       upstream.on('error', () => upstream.terminate());
       upstream.resume();
@@ -186,11 +186,26 @@ export class ApiGatewayRelay {
     bump(live.delta, 'from_provider');
     if (!binary) this.#meter(live, data);
     const connections = live.connections;
-    live.posting = live.posting.then(async () => {
+    this.#post(live, async () => {
       const sent = await connections?.send(live.connectionId, data, binary);
       if (sent === 'gone') live.upstream?.close(1001);
       if (sent === 'too_large') await this.#end(live, new UpstreamError(502, `The provider sent an event of ${data.length} bytes, above API Gateway's 128 KB message limit`), 1009);
     });
+  }
+
+  /**
+   * Queues a step after the posts before it. A step that fails (the @connections endpoint refused or
+   * timed out) is logged and the provider's socket closed: the chain itself never rejects, as nothing
+   * may be left to await it when the provider's events outlive the invocation.
+   */
+  #post(live: Live, step: () => Promise<unknown> | undefined): void {
+    live.posting = live.posting.then(step).then(
+      () => undefined,
+      (err: unknown) => {
+        this.#deps.logger.warn('realtime: posting to the client failed; closing the provider socket', { connectionId: live.connectionId, error: err });
+        live.upstream?.close(1011);
+      },
+    );
   }
 
   /** Responses in progress, and `response.done` usage (summed, and checked against limits where admitted). */
@@ -209,7 +224,7 @@ export class ApiGatewayRelay {
     if (!live.admitted) return;
     noteSessionUsage(live.prepared.flight.record, live.usage);
     const progress = checkProgress(live.prepared.flight, (e) => void this.#end(live, e, POLICY_CLOSE_CODE));
-    live.posting = live.posting.then(() => progress);
+    this.#post(live, () => progress);
   }
 
   /** Tells the client why in an `error` event, then closes both sides. */
