@@ -52,6 +52,14 @@ export async function stopAll(): Promise<void> {
 
 const here = path.dirname(new URL(import.meta.url).pathname);
 
+/** Ends a bench script: its JSON on stdout (or the error on stderr), every child stopped, the exit code. */
+export async function endBench(outcome: { result: unknown } | { error: unknown }): Promise<never> {
+  if ('result' in outcome) process.stdout.write(`${JSON.stringify(outcome.result, null, 2)}\n`);
+  else console.error(outcome.error);
+  await stopAll();
+  process.exit('result' in outcome ? 0 : 1);
+}
+
 /** Starts one of the bench's own TypeScript servers and waits for its `ready` message. */
 export async function startNodeChild(
   name: string,

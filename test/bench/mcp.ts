@@ -8,7 +8,7 @@
  * child processes; this process is only the client. Prints one JSON document.
  */
 import http from 'node:http';
-import { startNodeChild, stopAll } from './children.ts';
+import { endBench, startNodeChild } from './children.ts';
 import { medianAndTail, quantile, round3 } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_MCP_ROUNDS ?? 10);
@@ -96,12 +96,8 @@ try {
     budget_added_p50_ms: BUDGET_MS,
     within_budget: added <= BUDGET_MS,
   };
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
   agent.destroy();
-  await stopAll();
-  process.exit(0);
+  await endBench({ result });
 } catch (err) {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
+  await endBench({ error: err });
 }

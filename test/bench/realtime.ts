@@ -7,7 +7,7 @@
  * and Gantry are child processes; this process is only the client. Prints one JSON document.
  */
 import WebSocket from 'ws';
-import { startNodeChild, stopAll } from './children.ts';
+import { endBench, startNodeChild } from './children.ts';
 import { medianAndTail, quantile, round3 } from './stats.ts';
 
 const ROUNDS = Number(process.env.BENCH_RT_ROUNDS ?? 10);
@@ -78,11 +78,7 @@ try {
     budget_added_per_event_p50_ms: BUDGET_MS,
     within_budget: addedPerEvent <= BUDGET_MS,
   };
-  process.stdout.write(`${JSON.stringify(result, null, 2)}\n`);
-  await stopAll();
-  process.exit(0);
+  await endBench({ result });
 } catch (err) {
-  console.error(err);
-  await stopAll();
-  process.exit(1);
+  await endBench({ error: err });
 }
