@@ -6,7 +6,7 @@ import { Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
 import type { CheckContext, GuardrailEvent, HookOutcome, SavedGuardrail } from '../guardrails/contract.ts';
 import type { HooksRun, RunnerDeps } from '../guardrails/runner.ts';
-import { requestText } from '../guardrails/text.ts';
+import { requestParts } from '../guardrails/text.ts';
 import type { GatewayPrincipal } from './access.ts';
 import type { CallInput } from './call-target.ts';
 import type { Flight } from './flight.ts';
@@ -52,11 +52,12 @@ export function noteRun(f: Flight, key: keyof HookResults, run: HooksRun, extra?
 export function contextOf(g: Guarded, target: ResolvedTarget, event: GuardrailEvent): CheckContext {
   const { f, call } = g;
   const json = call.body.kind === 'json' ? call.body.value : (f.record.request ?? {});
+  const parts = requestParts(f.spec.endpoint, json);
   return {
     event,
     requestType: f.spec.endpoint,
     provider: target.provider,
     metadata: f.record.metadata,
-    request: { json, text: requestText(f.spec.endpoint, json), isStreamingRequest: f.record.stream },
+    request: { json, text: parts.map((p) => p.text).join('\n'), parts, scope: 'all', isStreamingRequest: f.record.stream },
   };
 }

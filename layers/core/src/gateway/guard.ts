@@ -51,7 +51,7 @@ export function withHooks(inner: TargetCaller, f: Flight, call: CallInput, princ
       if (run.denied) return deniedAttempt(results);
       flagged = run.failed;
       // A mutator's request is what this target is sent.
-      if (run.transformed) call.body = { kind: 'json', value: { ...run.ctx.request.json }, text: JSON.stringify(run.ctx.request.json) };
+      if (run.transformed) call.body = { kind: 'json', value: { ...run.ctx.request.json }, text: JSON.stringify(run.ctx.request.json), rewritten: true };
     }
     const attempt = await inner(target, signal);
     if (!attempt.body || attempt.status < 200 || attempt.status >= 300) return attempt;
@@ -161,5 +161,6 @@ async function savedHook(g: Guarded, ref: Extract<HookEntry, { saved: string }>)
     onSuccess: saved.actions.on_success,
     onFail: saved.actions.on_fail,
     window: DEFAULT_WINDOW,
+    scope: 'all',
   };
 }

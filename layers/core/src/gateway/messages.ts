@@ -51,13 +51,44 @@ export function toChatRequest(kind: MessagesKind, body: Record<string, unknown>)
     return { chat: anthropicToOpenAI(source) };
   } catch (err) {
     if (!(err instanceof ValidationError) || !err.problems.every((p) => ANTHROPIC_ONLY.test(p.message))) throw err;
-    const chat: Record<string, unknown> = { model: source.model, max_tokens: source.max_tokens, messages: [{ role: 'user', content: '(a request only Anthropic can serve)' }] };
+    // Only Anthropic will take it, as it came; guardrails still read every text of it.
+    const chat: Record<string, unknown> = { model: source.model, max_tokens: source.max_tokens, messages: textMessages(source) };
     if (source.stream === true) {
       chat.stream = true;
       chat.stream_options = { include_usage: true };
     }
     return { chat, anthropicOnly: err };
   }
+}
+
+/** A block list's (or a string's) texts: text blocks, tool results' contents, tool inputs as JSON. */
+function blockTexts(content: unknown): string[] {
+  if (typeof content === 'string') return [content];
+  if (!Array.isArray(content)) return [];
+  return content.flatMap((b): string[] => {
+    if (!isRecord(b)) return [];
+    if (typeof b.text === 'string') return [b.text];
+    if (b.type === 'tool_result') return blockTexts(b.content);
+    if (b.input !== undefined) return [JSON.stringify(b.input)];
+    return [];
+  });
+}
+
+/** A Messages request's texts as chat messages with their roles (tool results speak as `tool`). */
+function textMessages(source: Record<string, unknown>): Record<string, unknown>[] {
+  const out: Record<string, unknown>[] = [];
+  const system = blockTexts(source.system).join('\n');
+  if (system) out.push({ role: 'system', content: system });
+  for (const m of Array.isArray(source.messages) ? source.messages : []) {
+    if (!isRecord(m)) continue;
+    const results = Array.isArray(m.content) ? m.content.filter((b) => isRecord(b) && b.type === 'tool_result') : [];
+    for (const r of results) out.push({ role: 'tool', tool_call_id: 'x', content: blockTexts([r]).join('\n') });
+    const rest = Array.isArray(m.content) ? m.content.filter((b) => !results.includes(b)) : m.content;
+    const text = blockTexts(rest).join('\n');
+    if (text) out.push({ role: m.role === 'assistant' ? 'assistant' : 'user', content: text });
+  }
+  if (!out.some((m) => m.role === 'user')) out.push({ role: 'user', content: '(a request only Anthropic can serve)' });
+  return out;
 }
 
 /**
@@ -224,11 +255,19 @@ interface AsIs {
 
 function messagesRequest(req: AsIs, openai: Record<string, unknown>): DialectRequest {
   const requestedModel = typeof req.value.model === 'string' ? req.value.model : '';
+  /** Anthropic targets sent the rewritten request in OpenAI's format: they answer in it too. */
+  const translated = new Set<ResolvedTarget>();
   return {
     openai,
     wrapCaller: (inner: TargetCaller, input: CallInput, deps: CallerDeps): TargetCaller => async (target, signal) => {
       const declared = target.provider ? findProvider(target.provider) : undefined;
-      if (declared?.native && isPassThrough({ provider: declared.id })) return callAsIs(deps, input, req, target, declared, signal);
+      // A guardrail rewrote the request: Anthropic gets the rewritten one (translated), never the original.
+      const rewritten = input.body.kind === 'json' && input.body.rewritten === true;
+      if (rewritten && req.anthropicOnly) throw req.anthropicOnly;
+      if (declared?.native && isPassThrough({ provider: declared.id })) {
+        if (!rewritten) return callAsIs(deps, input, req, target, declared, signal);
+        translated.add(target);
+      }
       if (req.kind === 'count_tokens') {
         // An unknown provider is still refused; every other one gets the gateway's estimate, no provider call.
         if (!declared?.native) resolveProvider(target, input);
@@ -242,7 +281,7 @@ function messagesRequest(req: AsIs, openai: Record<string, unknown>): DialectReq
         ...a,
         kind: req.kind,
         // count_tokens is Anthropic's or the gateway's estimate in its shape.
-        anthropicShaped: req.kind === 'count_tokens' || isPassThrough(a.target),
+        anthropicShaped: req.kind === 'count_tokens' || (isPassThrough(a.target) && !translated.has(a.target)),
         requestedModel,
       }),
   };

@@ -11,7 +11,8 @@ import type { BodyKind, FormSummary } from './endpoint.ts';
 
 /** The body a provider receives. */
 export type ProviderRequestBody =
-  | { kind: 'json'; text: string; value: Record<string, unknown> }
+  /** `rewritten`: a guardrail hook changed it for this target, so no dialect may send the client's original instead. */
+  | { kind: 'json'; text: string; value: Record<string, unknown>; rewritten?: true }
   | { kind: 'raw'; bytes: Uint8Array; contentType: string | undefined }
   | { kind: 'none' };
 

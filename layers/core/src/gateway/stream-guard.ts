@@ -39,7 +39,8 @@ export async function guardStream(g: Guarded, s: GuardedStream): Promise<Attempt
   let shown: { run: HooksRun; index: number } | undefined;
   let flaggedWindow = false;
   const gate = gateStream(ssePieces(body, text), windowOf(hooks), async (window, index) => {
-    const run = await runHooks(hooks, { ...base, response: { json: null, text: window, statusCode: attempt.status } }, g.runner);
+    // What was sent stays sent: rewrites of a streamed answer cannot apply, and are not claimed.
+    const run = await runHooks(hooks, { ...base, response: { json: null, text: window, statusCode: attempt.status } }, g.runner, { applies: false });
     if (run.failed && !run.denied && index === 0) flaggedWindow = true;
     // Keep the first failure (a denial over a mere flag), else the latest run.
     if (!shown || !shown.run.failed || (run.denied && !shown.run.denied)) shown = { run, index };

@@ -1,6 +1,9 @@
 /**
  * A streamed answer as guardrails see it: each SSE event with the text it adds (chat and
- * completions chunks, Responses' `response.output_text.delta`, Anthropic's `text_delta`), and,
+ * completions chunks with their content, refusals, reasoning and tool-call names and arguments;
+ * Responses' deltas of every kind; Anthropic's text, tool input and thinking deltas), events that
+ * repeat the answer (`.done` events, the final response) adding whatever they carry that the stream
+ * did not, and,
  * when a check denies mid-stream, the protocol's own way to end it: for chat and completions a
  * choice with `finish_reason: "content_filter"`, a chunk with `hook_results` and `[DONE]`; for
  * Responses `response.incomplete` (reason `content_filter`); for Anthropic's messages the open
@@ -10,6 +13,7 @@ import type { Readable } from 'node:stream';
 import type { EventSourceMessage } from 'eventsource-parser';
 import { sseReader } from '../providers/native/sse-in.ts';
 import type { Piece } from '../guardrails/window-gate.ts';
+import { mapResponseText } from '../guardrails/text.ts';
 
 type Json = Record<string, unknown>;
 const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -17,12 +21,18 @@ const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const frame = (e: EventSourceMessage): string => `${e.event ? `event: ${e.event}\n` : ''}data: ${e.data}\n\n`;
 const named = (type: string, data: Json): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
+const AUDIO_DELTA = /(^|[._])audio\.delta$/;
+
 export class StreamText {
   #format: 'chat' | 'completion' | 'responses' | 'anthropic' | undefined;
   #chunk: Json = {};
   #response: Json | undefined;
   #openBlock: number | undefined;
   #sequence = 0;
+  /** Where the last text came from (a choice's content, a tool call's arguments ...). */
+  #channel = '';
+  /** All the text so far: a whole-text event whose text is in it adds nothing new to check. */
+  #all = '';
 
   /** The text an event adds, noting what the terminal events will need. */
   textOf(e: EventSourceMessage): string {
@@ -40,14 +50,26 @@ export class StreamText {
     if (typeof type !== 'string') return '';
     if (type.startsWith('response.')) {
       this.#format = 'responses';
-      if (isRecord(data.response)) this.#response = data.response;
-      return type === 'response.output_text.delta' && typeof data.delta === 'string' ? data.delta : '';
+      return this.#responses(type, data);
     }
     this.#format = 'anthropic';
-    if (type === 'content_block_start' && typeof data.index === 'number') this.#openBlock = data.index;
-    if (type === 'content_block_stop') this.#openBlock = undefined;
-    const delta = data.delta;
-    return type === 'content_block_delta' && isRecord(delta) && delta.type === 'text_delta' && typeof delta.text === 'string' ? delta.text : '';
+    return this.#anthropic(type, data);
+  }
+
+  /** Text of one channel; a new channel starts on a new line, so texts of two channels never join into one phrase. */
+  #add(channel: string, text: string): string {
+    if (text === '') return '';
+    const out = channel === this.#channel || this.#all === '' ? text : `\n${text}`;
+    this.#channel = channel;
+    this.#all += out;
+    return out;
+  }
+
+  /** An event that repeats text (a `.done` event, the final response): only what the stream did not carry yet is new. */
+  #whole(texts: readonly string[]): string {
+    let out = '';
+    for (const t of texts) if (t !== '' && !this.#all.includes(t)) out += this.#add(`whole:${this.#all.length}`, t);
+    return out;
   }
 
   #choices(data: Json): string {
@@ -56,10 +78,54 @@ export class StreamText {
     let text = '';
     for (const c of data.choices as unknown[]) {
       if (!isRecord(c)) continue;
-      if (isRecord(c.delta) && typeof c.delta.content === 'string') text += c.delta.content;
-      else if (typeof c.text === 'string') text += c.text;
+      const at = `c${typeof c.index === 'number' ? c.index : 0}`;
+      if (typeof c.text === 'string') text += this.#add(at, c.text);
+      if (!isRecord(c.delta)) continue;
+      const d = c.delta;
+      for (const k of ['content', 'refusal', 'reasoning_content', 'reasoning'] as const) if (typeof d[k] === 'string') text += this.#add(`${at}:${k}`, d[k]);
+      if (Array.isArray(d.tool_calls)) {
+        for (const call of d.tool_calls) {
+          if (!isRecord(call) || !isRecord(call.function)) continue;
+          const ch = `${at}:tool${typeof call.index === 'number' ? call.index : 0}`;
+          if (typeof call.function.name === 'string') text += this.#add(`${ch}:name`, call.function.name);
+          if (typeof call.function.arguments === 'string') text += this.#add(ch, call.function.arguments);
+        }
+      }
     }
     return text;
+  }
+
+  #responses(type: string, data: Json): string {
+    // The response as it started (no output yet): the base of the terminal event.
+    if ((type === 'response.created' || type === 'response.in_progress') && isRecord(data.response)) this.#response ??= data.response;
+    const channel = `${String(data.item_id ?? data.output_index ?? '')}:${String(data.content_index ?? '')}`;
+    // Audio deltas are base64 sound, not text (their transcripts are text).
+    if (type.endsWith('.delta') && typeof data.delta === 'string') return AUDIO_DELTA.test(type) ? '' : this.#add(channel, data.delta);
+    if (type === 'response.output_item.added' && isRecord(data.item) && typeof data.item.name === 'string') return this.#add(`${channel}:name`, data.item.name);
+    const texts: string[] = [];
+    const collect = (t: string): string => (texts.push(t), t);
+    for (const k of ['text', 'refusal', 'arguments', 'input'] as const) if (typeof data[k] === 'string') texts.push(data[k]);
+    if (isRecord(data.part)) mapResponseText({ output: [{ type: 'message', content: [data.part] }] }, collect);
+    if (isRecord(data.item)) mapResponseText({ output: [data.item] }, collect);
+    if (isRecord(data.response)) mapResponseText({ output: data.response.output ?? [] }, collect);
+    return this.#whole(texts);
+  }
+
+  #anthropic(type: string, data: Json): string {
+    if (type === 'content_block_start' && typeof data.index === 'number') this.#openBlock = data.index;
+    if (type === 'content_block_stop') this.#openBlock = undefined;
+    const channel = `b${String(data.index ?? '')}`;
+    const delta = data.delta;
+    if (type === 'content_block_delta' && isRecord(delta)) {
+      for (const k of ['text', 'partial_json', 'thinking'] as const) if (typeof delta[k] === 'string') return this.#add(channel, delta[k]);
+      return '';
+    }
+    const texts: string[] = [];
+    const collect = (t: string): string => (texts.push(t), t);
+    if (type === 'content_block_start' && isRecord(data.content_block)) mapResponseText({ content: [data.content_block] }, collect);
+    if (type === 'message_start' && isRecord(data.message)) mapResponseText({ content: data.message.content ?? [] }, collect);
+    // A tool_use block starts with `input: {}`: nothing to check until its JSON streams.
+    return this.#whole(texts.filter((t) => t !== '{}'));
   }
 
   /** The events that end the stream once a check denied it; empty when the format is unknown. */
@@ -73,7 +139,9 @@ export class StreamText {
         return `data: ${JSON.stringify({ ...base, choices: [choice] })}\n\ndata: ${JSON.stringify({ ...base, choices: [], hook_results: hookResults })}\n\ndata: [DONE]\n\n`;
       }
       case 'responses': {
-        const response = { ...this.#response, status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
+        // Built from the response as it started: no output, so no text of the answer, checked or not.
+        const { output_text: _text, ...started } = this.#response ?? {};
+        const response = { ...started, output: [], status: 'incomplete', incomplete_details: { reason: 'content_filter' } };
         return named('response.incomplete', { sequence_number: this.#sequence + 1, response, hook_results: hookResults });
       }
       case 'anthropic': {

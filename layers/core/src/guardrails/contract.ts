@@ -7,6 +7,7 @@
 import type { FieldProblem } from '../http/errors.ts';
 import type { Principal } from '../policy/principal.ts';
 import type { EndpointType } from '../providers/types.ts';
+import type { TextPart, TextScope } from './text.ts';
 
 export type GuardrailEvent = 'beforeRequestHook' | 'afterRequestHook';
 
@@ -19,8 +20,12 @@ export interface CheckContext {
   metadata: Readonly<Record<string, unknown>>;
   request: {
     json: Readonly<Record<string, unknown>>;
-    /** The request's text (last user message for chat, prompt for completions, input for embeddings ...). */
+    /** The request's texts in the hook's scope, joined by new lines (guardrails/text.ts says which). */
     text: string;
+    /** The same texts one by one, each with its role, for checks that read a conversation. */
+    parts: readonly TextPart[];
+    /** Which of the request's texts the hook reads: every caller-controlled text, or the last user turn. */
+    scope: TextScope;
     isStreamingRequest: boolean;
   };
   /** After-request only: the answer (for a stream, the text assembled so far). */
@@ -54,6 +59,8 @@ export interface CheckDefinition {
   /** `default.regexMatch`, `azure.contentSafety` ... */
   readonly id: string;
   readonly events: readonly GuardrailEvent[];
+  /** The check may rewrite the request or the answer: hooks holding it run their checks in order, so each rewrite is applied. */
+  readonly transforms?: boolean;
   /** Problems with the parameters, paths relative to `parameters` (`operator: must be one of ...`). */
   validate(parameters: Readonly<Record<string, unknown>>): FieldProblem[];
   run(ctx: CheckContext, parameters: Readonly<Record<string, unknown>>, deps: CheckDeps): Promise<CheckResult>;

@@ -7,6 +7,7 @@
  */
 import type { FieldProblem } from '../http/errors.ts';
 import type { CheckDefinition, CheckRef, GuardrailEvent } from './contract.ts';
+import type { TextScope } from './text.ts';
 
 /** Looks a check up by id (the registry's `findCheck`, passed in: the gateway loads checks lazily). */
 export type FindCheck = (id: string) => CheckDefinition | undefined;
@@ -34,7 +35,11 @@ export interface HookSpec {
   onSuccess: { feedback?: unknown } | null;
   onFail: { feedback?: unknown } | null;
   window: StreamWindow;
+  /** Which of the request's texts its checks read (before-request hooks): every one, or the last user turn. */
+  scope: TextScope;
 }
+
+export const TEXT_SCOPES: readonly TextScope[] = ['all', 'last_user'];
 
 /** A saved guardrail named in a list, resolved per request. */
 export interface SavedRef {
@@ -46,9 +51,9 @@ export interface SavedRef {
 
 export type HookEntry = HookSpec | SavedRef;
 
-const HOOK_FIELDS = ['type', 'id', 'checks', 'deny', 'async', 'sequential', 'on_fail', 'on_success', 'window'] as const;
+const HOOK_FIELDS = ['type', 'id', 'checks', 'deny', 'async', 'sequential', 'on_fail', 'on_success', 'window', 'scope'] as const;
 /** Shorthand entries: check ids (they contain a dot) plus these. */
-const SHORTHAND_FIELDS = ['id', 'deny', 'async', 'sequential', 'on_fail', 'on_success', 'window'] as const;
+const SHORTHAND_FIELDS = ['id', 'deny', 'async', 'sequential', 'on_fail', 'on_success', 'window', 'scope'] as const;
 const CHECK_FIELDS = ['id', 'parameters', 'is_enabled'];
 
 export const eventOf = (key: HookListKey): GuardrailEvent =>
@@ -158,6 +163,7 @@ function actionProblems(hook: Record<string, unknown>, at: string, problems: Fie
     const v = hook[k];
     if (v !== undefined && v !== null && !isRecord(v)) problems.push({ path: `${at}.${k}`, message: 'must be an object ({"feedback": ...})' });
   }
+  if (hook.scope !== undefined && !(TEXT_SCOPES as readonly unknown[]).includes(hook.scope)) problems.push({ path: `${at}.scope`, message: `must be one of ${TEXT_SCOPES.join(', ')}` });
   const w = hook.window;
   if (w === undefined) return;
   if (!isRecord(w)) {
@@ -194,6 +200,7 @@ export function toHookEntries(key: HookListKey, list: readonly unknown[], path: 
       onSuccess: (hook.on_success as HookSpec['onSuccess'] | undefined) ?? null,
       onFail: (hook.on_fail as HookSpec['onFail'] | undefined) ?? null,
       window: windowOf(hook.window),
+      scope: hook.scope === 'last_user' ? 'last_user' : 'all',
     };
   });
 }

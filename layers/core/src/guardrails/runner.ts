@@ -7,7 +7,7 @@
  */
 import type { CheckContext, CheckDefinition, CheckDeps, CheckOutcome, CheckRef, CheckResult, HookOutcome } from './contract.ts';
 import type { HookSpec } from './hooks.ts';
-import { requestText, responseText } from './text.ts';
+import { requestParts, responseText, type TextScope } from './text.ts';
 
 export interface RunnerDeps {
   find(id: string): CheckDefinition | undefined;
@@ -27,47 +27,76 @@ export interface HooksRun {
   later: Promise<HookOutcome[]> | undefined;
 }
 
-export async function runHooks(hooks: readonly HookSpec[], ctx: CheckContext, deps: RunnerDeps): Promise<HooksRun> {
+export interface RunOptions {
+  /**
+   * Whether rewrites can take effect (false on a streamed answer, whose text was sent): when they
+   * cannot, no outcome claims `transformed`.
+   */
+  applies: boolean;
+}
+
+export async function runHooks(hooks: readonly HookSpec[], ctx: CheckContext, deps: RunnerDeps, options: RunOptions = { applies: true }): Promise<HooksRun> {
   const sync = hooks.filter((h) => !h.async);
   const background = hooks.filter((h) => h.async);
+  // Hooks that may rewrite run one after the other (mutators first), each on what the previous made;
+  // the others then check the result in parallel.
+  const rewriting = [...sync.filter((h) => h.type === 'mutator'), ...sync.filter((h) => h.type === 'guardrail' && mayTransform(h, deps))];
   const outcomes: HookOutcome[] = [];
   let current = ctx;
-  let transformed = false;
-  for (const hook of sync.filter((h) => h.type === 'mutator')) {
+  for (const hook of rewriting) {
     const run = await runHook(hook, current, deps);
     outcomes.push(run.outcome);
-    if (run.ctx !== current) transformed = true;
     current = run.ctx;
   }
-  const guards = await Promise.all(sync.filter((h) => h.type === 'guardrail').map((h) => runHook(h, current, deps)));
+  const guards = await Promise.all(sync.filter((h) => !rewriting.includes(h)).map((h) => runHook(h, current, deps)));
   for (const g of guards) outcomes.push(g.outcome);
+  // Async hooks never hold the request, so their rewrites never reach it.
   const later = background.length
-    ? Promise.all(background.map((h) => runHook(h, current, deps).then((r) => r.outcome)))
+    ? Promise.all(background.map((h) => runHook(h, current, deps).then((r) => untransformed(r.outcome))))
     : undefined;
   return {
-    outcomes,
+    outcomes: options.applies ? outcomes : outcomes.map(untransformed),
     failed: outcomes.some((o) => !o.verdict),
     denied: outcomes.some((o) => !o.verdict && o.deny),
     ctx: current,
-    transformed,
+    transformed: current.request.json !== ctx.request.json || current.response?.json !== ctx.response?.json,
     later,
   };
 }
 
-async function runHook(hook: HookSpec, ctx: CheckContext, deps: RunnerDeps): Promise<{ outcome: HookOutcome; ctx: CheckContext }> {
+const untransformed = (o: HookOutcome): HookOutcome => (o.checks.some((c) => c.transformed) ? { ...o, checks: o.checks.map((c) => ({ ...c, transformed: false })) } : o);
+
+const enabledChecks = (hook: HookSpec): CheckRef[] => hook.checks.filter((c) => c.is_enabled !== false);
+
+function mayTransform(hook: HookSpec, deps: RunnerDeps): boolean {
+  return enabledChecks(hook).some((c) => deps.find(c.id)?.transforms === true);
+}
+
+/** The context as a hook of `scope` reads it (the request's texts narrowed or widened). */
+function scoped(ctx: CheckContext, scope: TextScope): CheckContext {
+  if (ctx.request.scope === scope) return ctx;
+  const parts = requestParts(ctx.requestType, ctx.request.json, scope);
+  return { ...ctx, request: { ...ctx.request, scope, parts, text: parts.map((p) => p.text).join('\n') } };
+}
+
+async function runHook(hook: HookSpec, given: CheckContext, deps: RunnerDeps): Promise<{ outcome: HookOutcome; ctx: CheckContext }> {
   const started = deps.check.now();
-  const enabled = hook.checks.filter((c) => c.is_enabled !== false);
+  const ctx = scoped(given, hook.event === 'beforeRequestHook' ? hook.scope : 'all');
+  const enabled = enabledChecks(hook);
   const checks: CheckOutcome[] = [];
   let current = ctx;
-  if (hook.sequential || hook.type === 'mutator') {
+  if (hook.sequential || hook.type === 'mutator' || mayTransform(hook, deps)) {
     for (const ref of enabled) {
       const { outcome, result } = await runCheck(ref, current, deps);
-      checks.push(outcome);
-      current = applied(current, result);
+      const next = applied(current, result);
+      // A rewrite that left the JSON as it was is no transformation.
+      checks.push(next === current && outcome.transformed ? { ...outcome, transformed: false } : outcome);
+      current = next;
     }
   } else {
     const runs = await Promise.all(enabled.map((ref) => runCheck(ref, ctx, deps)));
-    for (const r of runs) checks.push(r.outcome);
+    // Checks that do not declare rewrites have them ignored, and say so.
+    for (const r of runs) checks.push(r.outcome.transformed ? { ...r.outcome, transformed: false } : r.outcome);
   }
   const verdict = checks.every((c) => c.verdict);
   const action = verdict ? hook.onSuccess : hook.onFail;
@@ -81,7 +110,7 @@ async function runHook(hook: HookSpec, ctx: CheckContext, deps: RunnerDeps): Pro
       feedback: action?.feedback ?? null,
       execution_time: deps.check.now() - started,
     },
-    ctx: current,
+    ctx: current === ctx ? given : scoped(current, given.request.scope),
   };
 }
 
@@ -116,7 +145,10 @@ function applied(ctx: CheckContext, result: CheckResult | undefined): CheckConte
   const t = result?.transformed ? result.transformedData : undefined;
   if (!t) return ctx;
   let next = ctx;
-  if (t.request) next = { ...next, request: { ...next.request, json: t.request.json, text: requestText(ctx.requestType, t.request.json) } };
-  if (t.response && next.response) next = { ...next, response: { ...next.response, json: t.response.json, text: responseText(t.response.json) } };
+  if (t.request && t.request.json !== ctx.request.json) {
+    const parts = requestParts(ctx.requestType, t.request.json, ctx.request.scope);
+    next = { ...next, request: { ...next.request, json: t.request.json, parts, text: parts.map((p) => p.text).join('\n') } };
+  }
+  if (t.response && next.response && t.response.json !== next.response.json) next = { ...next, response: { ...next.response, json: t.response.json, text: responseText(t.response.json) } };
   return next;
 }

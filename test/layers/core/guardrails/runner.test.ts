@@ -9,7 +9,7 @@ const ctx: CheckContext = {
   requestType: 'chatComplete',
   provider: 'openai',
   metadata: {},
-  request: { json: { model: 'm', messages: [{ role: 'user', content: 'my secret plan' }] }, text: 'my secret plan', isStreamingRequest: false },
+  request: { json: { model: 'm', messages: [{ role: 'user', content: 'my secret plan' }] }, text: 'my secret plan', parts: [{ role: 'user', text: 'my secret plan' }], scope: 'all', isStreamingRequest: false },
 };
 
 const hook = (checks: HookSpec['checks'], extra: Partial<HookSpec> = {}): HookSpec => ({
@@ -23,6 +23,7 @@ const hook = (checks: HookSpec['checks'], extra: Partial<HookSpec> = {}): HookSp
   onSuccess: null,
   onFail: null,
   window: DEFAULT_WINDOW,
+  scope: 'all',
   ...extra,
 });
 

@@ -1,6 +1,7 @@
 /** Contexts and a runner for check tests: what the hook runner hands a check, built by hand. */
 import type { CheckContext, CheckDeps, CheckResult, GuardrailEvent } from '../../../../layers/core/src/guardrails/contract.ts';
 import { findCheck } from '../../../../layers/core/src/guardrails/registry.ts';
+import { requestParts } from '../../../../layers/core/src/guardrails/text.ts';
 import type { EndpointType } from '../../../../layers/core/src/providers/types.ts';
 
 export interface CtxInput {
@@ -20,7 +21,13 @@ export function ctxOf(input: CtxInput): CheckContext {
     requestType: input.requestType ?? 'chatComplete',
     provider: input.provider ?? 'openai',
     metadata: input.metadata ?? {},
-    request: { json: input.json ?? { model: 'gpt-4o', messages: [{ role: 'user', content: text }] }, text, isStreamingRequest: false },
+    request: {
+      json: input.json ?? { model: 'gpt-4o', messages: [{ role: 'user', content: text }] },
+      text,
+      parts: input.json ? requestParts(input.requestType ?? 'chatComplete', input.json) : [{ role: 'user', text }],
+      scope: 'all',
+      isStreamingRequest: false,
+    },
   };
   if (input.response) ctx.response = { json: input.response.json ?? null, text: input.response.text, statusCode: 200 };
   return ctx;

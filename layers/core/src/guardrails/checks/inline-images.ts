@@ -53,6 +53,7 @@ function replaced(messages: readonly unknown[], urls: ReadonlyMap<string, string
 
 export const inlineImageUrls: CheckDefinition = {
   id: 'default.inlineImageUrls',
+  transforms: true,
   events: ['beforeRequestHook'],
   validate: paramValidator({
     providers: { type: 'strings' },

@@ -6,7 +6,7 @@ import type { CheckDefinition, CheckResult } from '../contract.ts';
 import { isRecord, paramValidator, str } from './params.ts';
 import { MAX_RULE_LENGTH } from './regex-match.ts';
 import { checkedText } from './text-of.ts';
-import { mapContent, mapRequestText, mapResponseText } from './transform.ts';
+import { mapCheckedText, mapContent } from './transform.ts';
 
 const replacers = new Map<string, RegExp>();
 
@@ -32,6 +32,7 @@ function ruleProblem(rule: string): string | null {
 
 export const regexReplace: CheckDefinition = {
   id: 'default.regexReplace',
+  transforms: true,
   events: ['beforeRequestHook', 'afterRequestHook'],
   validate: paramValidator({
     rule: { type: 'string', required: true, nonEmpty: true, maxLength: MAX_RULE_LENGTH, check: ruleProblem },
@@ -44,12 +45,8 @@ export const regexReplace: CheckDefinition = {
     const verdict = !(p.failOnDetection === true && matches > 0);
     if (matches === 0) return { verdict, data: { matches } };
     const redact = (t: string) => t.replace(re, str(p.redactText, '[REDACTED]'));
-    if (ctx.event === 'beforeRequestHook') {
-      const json = mapRequestText(ctx.requestType, ctx.request.json, redact);
-      return json ? { verdict, data: { matches }, transformed: true, transformedData: { request: { json } } } : { verdict, data: { matches } };
-    }
-    const json = mapResponseText(ctx.response?.json, redact);
-    return json ? { verdict, data: { matches }, transformed: true, transformedData: { response: { json } } } : { verdict, data: { matches } };
+    const transformedData = mapCheckedText(ctx, redact);
+    return transformedData ? { verdict, data: { matches }, transformed: true, transformedData } : { verdict, data: { matches } };
   },
 };
 
@@ -82,6 +79,7 @@ function prefixedMessages(messages: readonly unknown[], p: Readonly<Record<strin
 
 export const addPrefix: CheckDefinition = {
   id: 'default.addPrefix',
+  transforms: true,
   events: ['beforeRequestHook'],
   validate: paramValidator({
     prefix: { type: 'string', required: true, nonEmpty: true },

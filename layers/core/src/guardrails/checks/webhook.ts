@@ -19,6 +19,7 @@ function transformedOf(raw: unknown): CheckResult['transformedData'] | undefined
 
 export const webhook: CheckDefinition = {
   id: 'default.webhook',
+  transforms: true,
   events: ['beforeRequestHook', 'afterRequestHook'],
   validate: paramValidator({
     webhookURL: { ...httpUrl, required: true },

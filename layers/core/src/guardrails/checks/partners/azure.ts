@@ -75,7 +75,10 @@ export const azureShieldPrompt: CheckDefinition = {
   validate: paramValidator({ ...credentialsSpec, documents: { type: 'strings' } }, needsEndpoint),
   async run(ctx, p, deps) {
     try {
-      const answer = await callAzure(deps, p, 'shieldPrompt', '2024-09-01', { userPrompt: ctx.request.text, documents: strings(p.documents) });
+      // Tool results are third-party content, which Prompt Shields screens as documents (indirect attacks).
+      const documents = [...ctx.request.parts.filter((t) => t.role === 'tool').map((t) => t.text), ...strings(p.documents)];
+      const userPrompt = ctx.request.parts.filter((t) => t.role !== 'tool').map((t) => t.text).join('\n');
+      const answer = await callAzure(deps, p, 'shieldPrompt', '2024-09-01', { userPrompt, documents });
       const prompt = isRecord(answer.userPromptAnalysis) && answer.userPromptAnalysis.attackDetected === true;
       const docs = Array.isArray(answer.documentsAnalysis) ? answer.documentsAnalysis.filter((d) => isRecord(d) && d.attackDetected === true).length : 0;
       return { verdict: !prompt && docs === 0, data: { prompt_attack: prompt, document_attacks: docs } };

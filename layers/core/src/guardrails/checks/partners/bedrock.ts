@@ -25,6 +25,7 @@ function onlyAnonymised(assessments: unknown): boolean {
 
 export const bedrockGuard: CheckDefinition = {
   id: 'bedrock.guard',
+  transforms: true,
   events: ['beforeRequestHook', 'afterRequestHook'],
   validate: paramValidator({
     credentials: {

@@ -7,8 +7,7 @@
 import type { CheckContext, CheckDefinition, CheckResult } from '../../contract.ts';
 import { isRecord, num, paramValidator, str } from '../params.ts';
 import { errored, httpUrl, postJson, RemoteCheckError, timeoutRule } from '../remote.ts';
-import { checkedText } from '../text-of.ts';
-import { conversation, redacted } from './messages.ts';
+import { conversation, redacted, type Turn } from './messages.ts';
 
 export const LAKERA_BASE_URL = 'https://api.lakera.ai';
 
@@ -32,17 +31,26 @@ function redactSpans(text: string, spans: readonly Span[], endInclusive: boolean
   return out;
 }
 
-function verdictOf(ctx: CheckContext, answer: Record<string, unknown>, p: Readonly<Record<string, unknown>>, lastIndex: number): CheckResult {
+function verdictOf(ctx: CheckContext, answer: Record<string, unknown>, p: Readonly<Record<string, unknown>>, turns: readonly Turn[]): CheckResult {
   const data = { flagged: answer.flagged, breakdown: answer.breakdown ?? null };
   if (answer.flagged !== true) return { verdict: true, data };
   if (!piiOnly(answer) || !Array.isArray(answer.payload)) return { verdict: false, data };
-  const spans = answer.payload.filter((s): s is Span & Record<string, unknown> => isRecord(s) && typeof s.start === 'number' && typeof s.end === 'number' && (s.message_id === undefined || s.message_id === lastIndex));
-  const text = checkedText(ctx);
-  return redacted(ctx, text, redactSpans(text, spans, p.endInclusive === true), data) ?? { verdict: false, data };
+  const spans = answer.payload.filter((s): s is Span & Record<string, unknown> => isRecord(s) && typeof s.start === 'number' && typeof s.end === 'number');
+  // Spans name the turn they are in (the last when they do not); the checked text is the request's
+  // turns (before the request) or the answer (the last turn, after it).
+  const last = turns.length - 1;
+  const turnOf = (s: Record<string, unknown>): number => (typeof s.message_id === 'number' ? s.message_id : last);
+  const redactTurn = (i: number, text: string): string => redactSpans(text, spans.filter((s) => turnOf(s) === i), p.endInclusive === true);
+  const checked = ctx.event === 'afterRequestHook' ? [last] : turns.map((_, i) => i).slice(0, ctx.request.parts.length || 1);
+  if (spans.some((s) => !checked.includes(turnOf(s)))) return { verdict: false, data };
+  const original = checked.map((i) => turns[i]!.content).join('\n');
+  const replacement = checked.map((i) => redactTurn(i, turns[i]!.content)).join('\n');
+  return redacted(ctx, original, replacement, data) ?? { verdict: false, data };
 }
 
 export const lakeraGuard: CheckDefinition = {
   id: 'lakera.guard',
+  transforms: true,
   events: ['beforeRequestHook', 'afterRequestHook'],
   validate: paramValidator({
     credentials: { type: 'object', required: true, fields: { apiKey: { type: 'string', required: true, nonEmpty: true }, baseUrl: httpUrl } },
@@ -61,7 +69,7 @@ export const lakeraGuard: CheckDefinition = {
         timeoutMs: num(p.timeout, 30_000),
       });
       if (!isRecord(answer) || typeof answer.flagged !== 'boolean') throw new RemoteCheckError('Lakera Guard answered without "flagged"');
-      return verdictOf(ctx, answer, p, messages.length - 1);
+      return verdictOf(ctx, answer, p, messages);
     } catch (err) {
       return errored(p, err);
     }
