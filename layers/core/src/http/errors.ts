@@ -197,8 +197,27 @@ export interface AdminErrorBody {
   errors: FieldProblem[];
 }
 
+/** Quoted values (ids, slugs, names the client sent) longer than this are shortened in answers. */
+export const MAX_QUOTED_CHARS = 80;
+const LONG_QUOTE = new RegExp(`"([^"]{${MAX_QUOTED_CHARS + 1},})"`, 'g');
+/** Unquoted, a value is a run without spaces: none in a message of ours is this long. */
+const LONG_WORD = new RegExp(`[^\\s"]{${MAX_QUOTED_CHARS + 1},}`, 'g');
+
+/**
+ * A message with every quoted value (or run without spaces) over MAX_QUOTED_CHARS cut to its start: an error names what the
+ * client sent, never echoes kilobytes of it (a pasted secret, a fuzzed header) into answers and logs.
+ */
+export function clipQuoted(message: string): string {
+  return message
+    .replace(LONG_QUOTE, (_, v: string) => `"${v.slice(0, 40)}…" (${v.length} characters)`)
+    .replace(LONG_WORD, (v) => `${v.slice(0, 40)}… (${v.length} characters)`);
+}
+
+const clipProblems = (problems: FieldProblem[]): FieldProblem[] =>
+  problems.map((p) => ({ path: p.path.length > MAX_QUOTED_CHARS ? `${p.path.slice(0, 40)}…` : p.path, message: clipQuoted(p.message) }));
+
 export function toAdminBody(err: GantryError): AdminErrorBody {
-  return { object: 'error', errorCode: err.code, message: err.message, errors: err.problems };
+  return { object: 'error', errorCode: err.code, message: clipQuoted(err.message), errors: clipProblems(err.problems) };
 }
 
 export interface OpenAIErrorBody {
@@ -207,8 +226,8 @@ export interface OpenAIErrorBody {
 
 /** OpenAI's shape; several problems are also listed one by one in `errors` (clients ignore it). */
 export function toOpenAIBody(err: GantryError): OpenAIErrorBody {
-  const body: OpenAIErrorBody = { error: { message: err.message, type: err.type, param: err.param, code: err.openaiCode } };
-  if (err.problems.length > 1) body.error.errors = err.problems;
+  const body: OpenAIErrorBody = { error: { message: clipQuoted(err.message), type: err.type, param: err.param, code: err.openaiCode } };
+  if (err.problems.length > 1) body.error.errors = clipProblems(err.problems);
   return body;
 }
 

@@ -1,6 +1,7 @@
 /** The DynamoDB document client, created once per process from the configuration. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { guardKeyLimits } from './key-limits.ts';
 
 export interface DbTimeouts {
   /** Opening a connection. */
@@ -32,7 +33,9 @@ export function createDocumentClient(opts: DbOptions): DynamoDBDocumentClient {
       ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
       : {}),
   });
-  return DynamoDBDocumentClient.from(client, {
+  const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
+  guardKeyLimits(doc);
+  return doc;
 }

@@ -2,6 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   asGantryError,
+  clipQuoted,
   AuthenticationError,
   ConflictError,
   ForbiddenError,
@@ -196,5 +197,20 @@ describe('toResponse', () => {
       expect(res.status).toBe(500);
       expect(await res.text()).not.toContain('hunter2');
     }
+  });
+});
+
+describe('long values in messages', () => {
+  it('are cut to their start in both shapes, short ones kept whole', () => {
+    const slug = 's'.repeat(3000);
+    const err = new NotFoundError(`Workspace ${slug} not found; also "${'q '.repeat(100)}"`);
+    const admin = JSON.stringify(toAdminBody(err));
+    const openai = JSON.stringify(toOpenAIBody(err));
+    for (const body of [admin, openai]) {
+      expect(body).not.toContain('s'.repeat(81));
+      expect(body).toContain(`${'s'.repeat(40)}… (3000 characters)`);
+      expect(body).toContain('(200 characters)');
+    }
+    expect(clipQuoted('x-gw-config: no saved config "pc-prod-42"')).toBe('x-gw-config: no saved config "pc-prod-42"');
   });
 });
