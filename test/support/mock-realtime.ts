@@ -4,6 +4,12 @@
  * `session.updated`; `response.create` answers `response.created`, `response.output_text.delta`
  * events (as many as `response.metadata.deltas` asks, default 2, numbered in `delta`) and
  * `response.done` with `usage` in OpenAI's shape. Every event gets a fresh `event_id`.
+ * `response.metadata.text` makes a whole GA-shaped response say that text instead, in deltas of
+ * `metadata.chunk` characters (default 4): an assistant message (`metadata.kind` `text`, default),
+ * an audio message with its transcript (`audio`) or a function call's arguments (`function_call`),
+ * with the item events, the `.done` events and `response.done` that repeat the whole text.
+ * `response.cancel` answers OpenAI's `response_cancel_not_active` error (every response is over by
+ * then); `conversation.item.delete` answers `conversation.item.deleted`.
  * Test affordances, not OpenAI's: a binary frame is echoed back as binary, `mock.close` makes the
  * provider close with `code`, `mock.echo` comes back as it was sent (the bench's round trip), and a model named `refuse-<status>` is refused at the upgrade with
  * that HTTP status. Also mints client secrets (`POST /v1/realtime/client_secrets`, `/v1/realtime/sessions`).
@@ -56,11 +62,18 @@ function onEvent(ws: WebSocket, mock: MockRealtime, conn: RealtimeConnection, se
     case 'response.create': {
       const id = `resp_mock_${++ids}`;
       const meta = ((event.response as Record<string, unknown> | undefined)?.metadata ?? {}) as Record<string, unknown>;
+      if (typeof meta.text === 'string') return sayText(ws, mock, id, meta);
       const deltas = Number(meta.deltas ?? 2);
       send(ws, { type: 'response.created', response: { id, object: 'realtime.response', status: 'in_progress', output: [] } });
       for (let i = 0; i < deltas; i++) send(ws, { type: 'response.output_text.delta', response_id: id, item_id: 'item_mock', output_index: 0, content_index: 0, delta: String(i) });
       return send(ws, { type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [], usage: mock.usage } });
     }
+    case 'response.cancel': {
+      const error = { type: 'invalid_request_error', code: 'response_cancel_not_active', message: 'Cancellation failed: no active response found.', param: null, event_id: event.event_id ?? null };
+      return send(ws, { type: 'error', error });
+    }
+    case 'conversation.item.delete':
+      return send(ws, { type: 'conversation.item.deleted', item_id: event.item_id });
     case 'mock.echo':
       return void ws.send(JSON.stringify(event));
     case 'mock.close':
@@ -68,6 +81,41 @@ function onEvent(ws: WebSocket, mock: MockRealtime, conn: RealtimeConnection, se
     default:
       // Every other client event (input_audio_buffer.append ...) is taken silently.
   }
+}
+
+/** A whole response saying `meta.text`, as OpenAI's GA events put it. */
+function sayText(ws: WebSocket, mock: MockRealtime, id: string, meta: Record<string, unknown>): void {
+  const text = String(meta.text);
+  const size = Number(meta.chunk ?? 4);
+  const chunks = Array.from({ length: Math.ceil(text.length / size) }, (_, i) => text.slice(i * size, (i + 1) * size));
+  const itemId = `item_mock_${++ids}`;
+  const at = { response_id: id, item_id: itemId, output_index: 0 };
+  send(ws, { type: 'response.created', response: { id, object: 'realtime.response', status: 'in_progress', output: [] } });
+  let item: Record<string, unknown>;
+  if (meta.kind === 'function_call') {
+    const call = { id: itemId, object: 'realtime.item', type: 'function_call', call_id: `call_${ids}`, name: 'lookup' };
+    send(ws, { type: 'response.output_item.added', response_id: id, output_index: 0, item: { ...call, status: 'in_progress', arguments: '' } });
+    for (const delta of chunks) send(ws, { type: 'response.function_call_arguments.delta', ...at, call_id: call.call_id, delta });
+    send(ws, { type: 'response.function_call_arguments.done', ...at, call_id: call.call_id, arguments: text });
+    item = { ...call, status: 'completed', arguments: text };
+  } else {
+    const audio = meta.kind === 'audio';
+    const part = audio ? { type: 'output_audio', transcript: text } : { type: 'output_text', text };
+    const open = { id: itemId, object: 'realtime.item', type: 'message', role: 'assistant', status: 'in_progress', content: [] };
+    send(ws, { type: 'response.output_item.added', response_id: id, output_index: 0, item: open });
+    send(ws, { type: 'conversation.item.added', previous_item_id: null, item: open });
+    send(ws, { type: 'response.content_part.added', ...at, content_index: 0, part: audio ? { type: 'output_audio', transcript: '' } : { type: 'output_text', text: '' } });
+    for (const delta of chunks) {
+      if (audio) send(ws, { type: 'response.output_audio.delta', ...at, content_index: 0, delta: Buffer.from(delta).toString('base64') });
+      send(ws, { type: audio ? 'response.output_audio_transcript.delta' : 'response.output_text.delta', ...at, content_index: 0, delta });
+    }
+    send(ws, audio ? { type: 'response.output_audio_transcript.done', ...at, content_index: 0, transcript: text } : { type: 'response.output_text.done', ...at, content_index: 0, text });
+    send(ws, { type: 'response.content_part.done', ...at, content_index: 0, part });
+    item = { ...open, status: 'completed', content: [part] };
+  }
+  send(ws, { type: 'response.output_item.done', response_id: id, output_index: 0, item });
+  send(ws, { type: 'conversation.item.done', previous_item_id: null, item });
+  send(ws, { type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [item], usage: mock.usage } });
 }
 
 const EXPIRES_AT = 1_750_000_600;

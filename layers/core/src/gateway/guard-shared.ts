@@ -7,6 +7,7 @@ import type { IncomingHttpHeaders } from 'node:http';
 import type { CheckContext, GuardrailEvent, HookOutcome, SavedGuardrail } from '../guardrails/contract.ts';
 import type { HooksRun, RunnerDeps } from '../guardrails/runner.ts';
 import { requestParts } from '../guardrails/text.ts';
+import { providerRequestParts } from '../guardrails/provider-text.ts';
 import type { GatewayPrincipal } from './access.ts';
 import type { CallInput } from './call-target.ts';
 import type { Flight } from './flight.ts';
@@ -52,7 +53,7 @@ export function noteRun(f: Flight, key: keyof HookResults, run: HooksRun, extra?
 export function contextOf(g: Guarded, target: ResolvedTarget, event: GuardrailEvent): CheckContext {
   const { f, call } = g;
   const json = call.body.kind === 'json' ? call.body.value : (f.record.request ?? {});
-  const parts = requestParts(f.spec.endpoint, json);
+  const parts = providerRequestParts(f.spec.endpoint, call.subPath ?? '', call.body, json) ?? requestParts(f.spec.endpoint, json);
   return {
     event,
     requestType: f.spec.endpoint,

@@ -7,11 +7,11 @@
  * Every verdict goes into the record (`hookResults`) and so into the request's log.
  */
 import { Readable } from 'node:stream';
-import { UpstreamError, ValidationError } from '../http/errors.ts';
+import { UpstreamError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
 import { readCapped } from '../http/node-streams.ts';
 import { createCheckDeps } from '../guardrails/check-deps.ts';
-import { DEFAULT_WINDOW, toHookEntries, type HookEntry, type HookListKey, type HookSpec } from '../guardrails/hooks.ts';
+import type { HookSpec } from '../guardrails/hooks.ts';
 import { findCheck } from '../guardrails/registry.ts';
 import { runHooks } from '../guardrails/runner.ts';
 import { responseText } from '../guardrails/text.ts';
@@ -20,11 +20,11 @@ import type { Flight } from './flight.ts';
 import type { HookResults } from './lifecycle.ts';
 import type { GatewayPrincipal } from './access.ts';
 import { readProvider } from './respond.ts';
-import type { RoutedTarget } from './routing/inherit.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
 import type { ConfigNode, ResolvedTarget } from './routing/types.ts';
 import { configProblems } from './routing/validate.ts';
 import { guardStream } from './stream-guard.ts';
+import { targetHooks } from './target-hooks.ts';
 import { contextOf, deniedAttempt, noteRun, withoutLength, type Guarded } from './guard-shared.ts';
 
 export type { Guarded } from './guard-shared.ts';
@@ -32,16 +32,11 @@ export type { Guarded } from './guard-shared.ts';
 const MAX_CHECKED_JSON = 16 << 20;
 
 
-interface TargetHookSpecs {
-  before: HookSpec[];
-  after: HookSpec[];
-}
-
 /** The hooks of each target (guard-entry.ts restores the request's body before each call). */
 export function withHooks(inner: TargetCaller, f: Flight, call: CallInput, principal: GatewayPrincipal): TargetCaller {
   const g: Guarded = { f, call, principal, saved: new Map(), runner: { find: findCheck, check: createCheckDeps(f.deps.upstream, f.deps.trustedHosts, f.deps.clock) } };
   return async (target, signal) => {
-    const hooks = await hooksOf(g, target);
+    const hooks = await targetHooks(f, principal, target, g.saved);
     if (hooks.before.length === 0 && hooks.after.length === 0) return inner(target, signal);
     const results: HookResults = { before_request_hooks: [], after_request_hooks: [] };
     let flagged = false;
@@ -120,47 +115,4 @@ function skipSpace(bytes: Buffer, i: number, step: 1 | -1): number {
 /** Problems of a config's hooks against the checks (its other problems were reported when it was parsed). */
 export function hookCheckProblems(config: ConfigNode) {
   return configProblems(config, { requestProvider: true, findCheck });
-}
-
-// ---- The hooks of a target -------------------------------------------------------------------
-
-const LISTS: ReadonlyArray<[HookListKey, 'before' | 'after']> = [
-  ['before_request_hooks', 'before'],
-  ['input_guardrails', 'before'],
-  ['after_request_hooks', 'after'],
-  ['output_guardrails', 'after'],
-];
-
-async function hooksOf(g: Guarded, target: ResolvedTarget): Promise<TargetHookSpecs> {
-  const lists = (target as Partial<RoutedTarget>).hooks;
-  const out: TargetHookSpecs = { before: [], after: [] };
-  if (!lists) return out;
-  for (const [key, side] of LISTS) {
-    const list = lists[key];
-    if (!list || list.length === 0) continue;
-    for (const entry of toHookEntries(key, list, '')) out[side].push('saved' in entry ? await savedHook(g, entry) : entry);
-  }
-  return out;
-}
-
-async function savedHook(g: Guarded, ref: Extract<HookEntry, { saved: string }>): Promise<HookSpec> {
-  const source = g.f.deps.guardrails;
-  if (!source) throw ValidationError.field(ref.path, `names the saved guardrail "${ref.saved}", but saved guardrails are not available here`);
-  let found = g.saved.get(ref.saved);
-  if (!found) g.saved.set(ref.saved, (found = source.forGateway(g.principal, ref.saved)));
-  const saved = await found;
-  if (!saved) throw ValidationError.field(ref.path, `no saved guardrail "${ref.saved}" in this workspace`);
-  return {
-    id: saved.slug || saved.id,
-    type: 'guardrail',
-    event: ref.event,
-    checks: saved.checks,
-    deny: saved.actions.deny,
-    async: saved.actions.async,
-    sequential: false,
-    onSuccess: saved.actions.on_success,
-    onFail: saved.actions.on_fail,
-    window: DEFAULT_WINDOW,
-    scope: 'all',
-  };
 }

@@ -11,6 +11,7 @@ import { listModels, retrieveModel } from './models.ts';
 import { handleBatches, type BatchOperation } from './batches-held.ts';
 import { handleFiles, type FileOperation } from './files/held.ts';
 import { passthrough } from './passthrough.ts';
+import type { OwnedPath } from './paths.ts';
 import { upgradeRequired } from './realtime/upgrade-required.ts';
 import { handleGatewayRequest } from './pipeline.ts';
 import { checkTranscriptionForm, checkTranslationForm, parseSpeechRequest } from './validate/audio.ts';
@@ -150,6 +151,14 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   assistants('GET', '/threads/{thread_id}/runs/{run_id}/steps/{step_id}'),
 ];
 
+/** Every path a route of this module serves, which the passthrough never takes in any spelling. */
+const OWNED: readonly OwnedPath[] = [
+  { method: 'GET', path: '/models' },
+  { method: 'GET', path: '/models/{model+}' },
+  { method: 'GET', path: '/realtime' },
+  ...GATEWAY_ROUTES.map((r) => ({ method: r.spec.method, path: r.path })),
+];
+
 const honoPath = (path: string): string => `/v1${path.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1')}`;
 
 export const gatewayModule: RouteModule = (app, deps) => {
@@ -174,5 +183,5 @@ export const gatewayModule: RouteModule = (app, deps) => {
     });
   }
   // Every other /v1 path, after every route of every module.
-  return passthrough(deps);
+  return passthrough(deps, OWNED);
 };

@@ -7,7 +7,9 @@
  */
 import type { CheckContext, CheckDefinition, CheckDeps, CheckOutcome, CheckRef, CheckResult, HookOutcome } from './contract.ts';
 import type { HookSpec } from './hooks.ts';
-import { requestParts, responseText, type TextScope } from './text.ts';
+import { mapRequestText, requestParts, responseText, type TextScope } from './text.ts';
+
+const keep = (t: string): string => t;
 
 export interface RunnerDeps {
   find(id: string): CheckDefinition | undefined;
@@ -74,7 +76,9 @@ function mayTransform(hook: HookSpec, deps: RunnerDeps): boolean {
 
 /** The context as a hook of `scope` reads it (the request's texts narrowed or widened). */
 function scoped(ctx: CheckContext, scope: TextScope): CheckContext {
-  if (ctx.request.scope === scope) return ctx;
+  // Requests this module has no text definition for (the passthrough, assistants, realtime events)
+  // came with their parts from their own reader: a scope cannot narrow them here.
+  if (ctx.request.scope === scope || mapRequestText(ctx.requestType, ctx.request.json, keep) === undefined) return ctx;
   const parts = requestParts(ctx.requestType, ctx.request.json, scope);
   return { ...ctx, request: { ...ctx.request, scope, parts, text: parts.map((p) => p.text).join('\n') } };
 }

@@ -12,6 +12,8 @@
  *   the provider is quiet (no response in progress) so that they are posted before it ends.
  * - `$disconnect` closes the provider socket and writes the session log from the figures every
  *   instance added to the session's item: usage summed and priced as the local relay does.
+ * - Guardrail hooks (guard.ts) as locally: a client message passes the input hooks before it is
+ *   sent on; provider events go through the output gate, and an invocation also waits for it.
  *
  * What it cannot do: keep a provider socket across instances, or post provider events while its
  * instance is frozen between invocations (they are posted on the next one): docs/realtime.md.
@@ -22,6 +24,7 @@ import { UpstreamError, asGantryError, type GantryError } from '../../http/error
 import type { ClientConnections } from '../../ports/connections.ts';
 import { RealtimeConnectionRepository, zeroCounts, type RealtimeConnectionRecord, type SessionCounts } from '../../store/realtime-connections.ts';
 import { connectUpstream, prepareRealtime, type PreparedRealtime } from './connect.ts';
+import type { OutputGate, RealtimeGuard } from './guard.ts';
 import { addUsage, checkProgress, emptyUsage, errorEvent, finishSession, noteSessionUsage, responseDone, sendableCode, POLICY_CLOSE_CODE, type RealtimeUsage, type SessionSummary } from './relay.ts';
 
 export interface ApiGatewayRelayOptions {
@@ -42,6 +45,9 @@ interface Live {
   /** This instance admitted the session at `$connect`: its reservations are held here and settled at `$disconnect`. */
   admitted: boolean;
   upstream?: WebSocket;
+  /** The guardrail hooks of the target connected to, and the gate of its output hooks. */
+  guard?: RealtimeGuard;
+  gate?: OutputGate;
   connections?: ClientConnections;
   /** Usage seen by this instance (limits' progress checks). */
   usage: RealtimeUsage;
@@ -110,10 +116,23 @@ export class ApiGatewayRelay {
     }
     bump(live.delta, 'from_client');
     live.lastEventAt = this.#deps.clock.now();
-    live.upstream!.send(data, { binary });
-    await this.#whileBusy(live);
+    const sent = await this.#checked(live, data, binary);
+    if (sent) {
+      live.upstream!.send(sent.data, { binary: sent.binary });
+      await this.#whileBusy(live);
+    }
     await live.posting;
     await this.#save(live);
+  }
+
+  /** A client message as the input hooks let it through; a denial is answered to the client instead. */
+  async #checked(live: Live, data: Uint8Array, binary: boolean): Promise<{ data: Uint8Array; binary: boolean } | undefined> {
+    const guard = live.guard;
+    if (!guard?.checksInput) return { data, binary };
+    const verdict = await guard.checkClient(Buffer.from(data), binary);
+    if ('relay' in verdict) return { data: verdict.relay, binary: false };
+    this.#toClient(live, Buffer.from(verdict.refuse), false);
+    return undefined;
   }
 
   /** `$disconnect`: the provider's socket closed and the session logged with every instance's figures. */
@@ -138,7 +157,8 @@ export class ApiGatewayRelay {
     if (item.provider) f.record.provider = item.provider;
     const { usage, counts } = fromCounts(item.counts);
     noteSessionUsage(f.record, usage);
-    finishSession(f, usage, counts, live?.closedBy ?? { code, by: 'client' });
+    // The guardrails' verdicts are those this instance saw (its record holds them when it admitted the session).
+    finishSession(f, usage, counts, live?.closedBy ?? { code, by: 'client' }, live?.admitted ? live.guard?.summary : undefined);
   }
 
   /** A session this instance does not hold (another one took `$connect`): rebuilt from its item, not admitted again. */
@@ -164,13 +184,25 @@ export class ApiGatewayRelay {
   /** Opens the provider's socket (routing and fallback as at the local upgrade); a failure ends the session with an `error` event. */
   async #open(live: Live): Promise<boolean> {
     try {
-      const upstream = await connectUpstream(live.prepared);
+      const { upstream, guard } = await connectUpstream(live.prepared);
       live.upstream = upstream;
+      live.guard = guard;
+      if (guard?.checksOutput) {
+        live.gate = guard.outputGate({
+          toClient: (data, binary) => this.#toClient(live, data, binary),
+          toProvider: (event) => upstream.readyState === upstream.OPEN && upstream.send(event),
+        });
+      }
       live.provider = live.prepared.flight.record.provider;
       upstream.on('message', (data: Buffer, binary: boolean) => this.#fromProvider(live, data, binary));
       upstream.once('close', (code: number) => {
         live.closedBy ??= { code, by: 'provider' };
-        this.#post(live, () => live.connections?.close(live.connectionId));
+        live.gate?.end();
+        const held = live.gate?.settled();
+        this.#post(live, async () => {
+          await held;
+          await live.connections?.close(live.connectionId);
+        });
       });
       upstream.on('error', () => upstream.terminate());
       upstream.resume();
@@ -185,6 +217,12 @@ export class ApiGatewayRelay {
     live.lastEventAt = this.#deps.clock.now();
     bump(live.delta, 'from_provider');
     if (!binary) this.#meter(live, data);
+    if (live.gate) live.gate.push(data, binary);
+    else this.#toClient(live, data, binary);
+  }
+
+  /** Posts one message to the client, after those before it. */
+  #toClient(live: Live, data: Buffer, binary: boolean): void {
     const connections = live.connections;
     this.#post(live, async () => {
       const sent = await connections?.send(live.connectionId, data, binary);
@@ -238,14 +276,15 @@ export class ApiGatewayRelay {
     if (live.upstream?.readyState === live.upstream?.OPEN) live.upstream?.close(1000);
   }
 
-  /** Until the provider is quiet with no response in progress, closed, or the invocation's time is up. */
+  /** Until the provider is quiet with no response in progress and nothing held by the gate, closed, or the invocation's time is up. */
   async #whileBusy(live: Live): Promise<void> {
     const { quietMs, maxWaitMs } = this.#opts;
     const started = Date.now();
     for (;;) {
       const idle = Date.now() - Math.max(live.lastEventAt, started);
       const open = live.upstream?.readyState === live.upstream?.OPEN;
-      if (!open || (live.openResponses === 0 && idle >= quietMs) || Date.now() - started >= maxWaitMs) return;
+      const held = live.gate !== undefined && !live.gate.idle;
+      if (!open || (live.openResponses === 0 && idle >= quietMs && !held) || Date.now() - started >= maxWaitMs) return;
       await new Promise((r) => setTimeout(r, Math.max(10, Math.min(quietMs - idle, maxWaitMs - (Date.now() - started)))));
     }
   }

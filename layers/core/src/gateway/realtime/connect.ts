@@ -4,7 +4,8 @@
  * headers, resolve the config, admit with every hook), then the routing engine connects to the
  * provider's realtime WebSocket: a fallback applies to the connection attempt. Only once the
  * provider has accepted is the client's upgrade accepted; a refusal is an HTTP answer in OpenAI's
- * error shape and leaves a log like any refused request.
+ * error shape and leaves a log like any refused request. A target with guardrail hooks gives the
+ * session its guard (guard.ts, imported only then).
  */
 import WebSocket from 'ws';
 import type { CoreDeps } from '../../deps.ts';
@@ -19,8 +20,12 @@ import { GATEWAY_KEY_PREFIX, parseOptionHeaders } from '../headers.ts';
 import { withManagedProviders } from '../managed.ts';
 import { admit } from '../pipeline.ts';
 import { authenticate, resolve, type Resolved } from '../resolve.ts';
+import type { GatewayPrincipal } from '../access.ts';
 import { RoutingExecutor, type TargetCaller } from '../routing/execute.ts';
+import { HOOK_KEYS, type RoutedTarget } from '../routing/inherit.ts';
+import type { ConfigNode, ResolvedTarget } from '../routing/types.ts';
 import { noteSentModel } from '../usage.ts';
+import type { RealtimeGuard } from './guard.ts';
 import { realtimeDestination } from './targets.ts';
 
 export const REALTIME_SPEC: EndpointSpec = { endpoint: 'realtime', method: 'GET', body: 'none' };
@@ -36,6 +41,8 @@ export interface RealtimeSession {
   upstream: WebSocket;
   /** The subprotocol to accept from the client's offer (never a credential one). */
   protocol: string | undefined;
+  /** The guardrail hooks of the target connected to, when it has any. */
+  guard: RealtimeGuard | undefined;
 }
 
 /** A session ready to relay, or the HTTP answer that refuses the upgrade. */
@@ -44,9 +51,9 @@ export async function openRealtime(req: Request, deps: CoreDeps): Promise<Realti
   if (prepared instanceof Response) return prepared;
   const { flight: f } = prepared;
   try {
-    const upstream = await connectUpstream(prepared);
+    const { upstream, guard } = await connectUpstream(prepared);
     f.record.status = 101;
-    return { flight: f, upstream, protocol: prepared.protocol };
+    return { flight: f, upstream, protocol: prepared.protocol, guard };
   } catch (err) {
     return refuseThrown(f, err);
   }
@@ -75,6 +82,7 @@ export async function prepareRealtime(req: Request, deps: CoreDeps, opts: { admi
     if (!model) throw ValidationError.field('model', 'is required: name the realtime model in the query (?model=...)');
     f.record.request = { model };
     const resolved = await resolve(f, principal);
+    await checkHooks(f, resolved.config);
     if (opts.admit) await admit(f);
     return { flight: f, resolved, model, protocol };
   } catch (err) {
@@ -105,8 +113,39 @@ export function subprotocolCredentials(original: Headers): { headers: Headers; p
   return { headers, protocol };
 }
 
+const loadGuard = () => import('./guard.ts');
+
+const hasHooks = (lists: Partial<Record<string, unknown[]>> | undefined): boolean =>
+  lists !== undefined && HOOK_KEYS.some((k) => (lists[k]?.length ?? 0) > 0);
+
+function configHasHooks(node: ConfigNode): boolean {
+  return hasHooks(node as Partial<Record<string, unknown[]>>) || (node.targets?.some(configHasHooks) ?? false);
+}
+
+/** Configs whose hooks were checked against the checks (saved configs are cached objects). */
+const checkedConfigs = new WeakSet<ConfigNode>();
+
+/** A config's hooks name checks that exist with valid parameters (400 otherwise), as for HTTP requests. */
+async function checkHooks(f: Flight, config: ConfigNode): Promise<void> {
+  if (!f.deps.config.features.guardrails || checkedConfigs.has(config) || !configHasHooks(config)) return;
+  (await loadGuard()).checkHookConfig(config);
+  checkedConfigs.add(config);
+}
+
+/** The guard of a target with hooks (an unknown saved guardrail refuses the session). */
+async function guardOf(f: Flight, principal: GatewayPrincipal, target: ResolvedTarget): Promise<RealtimeGuard | undefined> {
+  if (!f.deps.config.features.guardrails || !hasHooks((target as Partial<RoutedTarget>).hooks)) return undefined;
+  return (await loadGuard()).realtimeGuard(f, principal, target);
+}
+
+/** The provider's open socket, and the guard of the target it belongs to. */
+export interface Connected {
+  upstream: WebSocket;
+  guard: RealtimeGuard | undefined;
+}
+
 /** Runs the routing engine with a caller that opens the provider's socket; the first that opens wins. */
-export async function connectUpstream({ flight: f, resolved, model }: PreparedRealtime): Promise<WebSocket> {
+export async function connectUpstream({ flight: f, resolved, model }: PreparedRealtime): Promise<Connected> {
   const { deps, record, headers } = f;
   const input: CallInput = {
     endpoint: 'realtime',
@@ -126,9 +165,14 @@ export async function connectUpstream({ flight: f, resolved, model }: PreparedRe
   call = withManagedProviders(call, deps, resolved.principal, { clientHeaders: headers, params });
   call = withTargetAdmission(call, deps.gatewayHooks, record, params);
   const sentModel = call;
-  call = (target, signal) => {
+  let guard: RealtimeGuard | undefined;
+  call = async (target, signal) => {
     noteSentModel(record, target.override_params.model ?? model);
-    return sentModel(target, signal);
+    // Resolved before the socket opens: a target whose hooks cannot be resolved is never connected.
+    const hooks = await guardOf(f, resolved.principal, target);
+    const attempt = await sentModel(target, signal);
+    if (opened) guard ??= hooks;
+    return attempt;
   };
   call = withRequestOptions(call, parseOptionHeaders(headers));
 
@@ -142,7 +186,7 @@ export async function connectUpstream({ flight: f, resolved, model }: PreparedRe
   record.targetPath = outcome.target.path;
   record.retries = outcome.retries;
   if (outcome.target.provider) record.provider = f.out['x-gw-provider'] = outcome.target.provider;
-  if (opened) return opened;
+  if (opened) return { upstream: opened, guard };
   outcome.body?.destroy();
   throw outcome.error ?? new UpstreamError(outcome.status >= 400 ? outcome.status : 502, `The realtime provider refused the connection with status ${outcome.status}`);
 }

@@ -3,14 +3,17 @@
  * binary frames), with back-pressure (a side whose peer has too much unsent is paused until it has
  * written it). Closing either side closes the other with the same code where the protocol allows.
  * Usage from the provider's `response.done` events is summed per session; after each one the
- * hooks' `progress` (limits) may end the session with an `error` event. When both sides are
- * closed the session's record is completed: priced, settled and logged like any request.
+ * hooks' `progress` (limits) may end the session with an `error` event. A session whose target has
+ * guardrail hooks sends client events through its guard's input check and provider events through
+ * its output gate (guard.ts), still in order. When both sides are closed the session's record is
+ * completed: priced, settled and logged like any request.
  */
 import type WebSocket from 'ws';
 import type { GantryError } from '../../http/errors.ts';
 import type { Flight } from '../flight.ts';
 import type { GatewayRecord } from '../lifecycle.ts';
 import type { RealtimeSession } from './connect.ts';
+import type { GuardSummary, OutputGate, RealtimeGuard } from './guard.ts';
 
 /** Unsent bytes towards one side above which the other side is paused, and below which it resumes. */
 const HIGH_WATER_BYTES = 1 << 20;
@@ -37,6 +40,8 @@ export interface SessionSummary {
   responses: number;
   usage: RealtimeUsage;
   close: { code: number; by: 'client' | 'provider' | 'gateway' } | undefined;
+  /** Sessions with guardrail hooks: the client events denied and the responses stopped. */
+  guardrails?: GuardSummary;
 }
 
 export const emptyUsage = (): RealtimeUsage => ({
@@ -96,7 +101,7 @@ export function errorEvent(e: GantryError, recordId: string): string {
 }
 
 export function relayRealtime(session: RealtimeSession, client: WebSocket): void {
-  const { flight: f, upstream } = session;
+  const { flight: f, upstream, guard } = session;
   const usage = emptyUsage();
   const counts = { from_client: 0, from_provider: 0, responses: 0 };
   let closedBy: SessionSummary['close'];
@@ -123,17 +128,35 @@ export function relayRealtime(session: RealtimeSession, client: WebSocket): void
     if (isOpen(upstream)) upstream.close(1000);
   };
 
-  pipe(client, upstream, () => counts.from_client++);
-  pipe(upstream, client, (data, binary) => {
-    counts.from_provider++;
-    if (!binary) onProvider(data);
-  });
+  let gate: OutputGate | undefined;
+  // Held provider events do not pause the provider: the text that lets them go is still to come.
+  const gated = (send: Send): Lane => {
+    const g = (gate = guard!.outputGate({ toClient: send, toProvider: (event) => isOpen(upstream) && upstream.send(event) }));
+    return { push: (data, binary) => g.push(data, binary), held: () => 0 };
+  };
+  pipe(client, upstream, () => counts.from_client++, guard?.checksInput ? checkedLane(f, guard, client) : undefined);
+  pipe(
+    upstream,
+    client,
+    (data, binary) => {
+      counts.from_provider++;
+      if (!binary) onProvider(data);
+    },
+    guard?.checksOutput ? gated : undefined,
+  );
 
   let open = 2;
   const closed = (by: 'client' | 'provider', other: WebSocket) => (code: number, reason: Buffer) => {
     closedBy ??= { code, by };
-    if (other.readyState === other.OPEN || other.readyState === other.CONNECTING) other.close(sendableCode(code), reason);
-    if (--open === 0) void checks.then(() => finishSession(f, usage, counts, closedBy));
+    const close = () => {
+      if (other.readyState === other.OPEN || other.readyState === other.CONNECTING) other.close(sendableCode(code), reason);
+    };
+    // What the gate holds is checked and passed on before the client is let go.
+    if (by === 'provider' && gate) {
+      gate.end();
+      void gate.settled().then(close);
+    } else close();
+    if (--open === 0) void checks.then(() => finishSession(f, usage, counts, closedBy, guard?.summary));
   };
   client.once('close', closed('client', upstream));
   upstream.once('close', closed('provider', client));
@@ -143,27 +166,80 @@ export function relayRealtime(session: RealtimeSession, client: WebSocket): void
   upstream.resume();
 }
 
-/** Forwards `from`'s messages to `to`, pausing `from` while `to` has too much unsent. */
-function pipe(from: WebSocket, to: WebSocket, seen: (data: Buffer, binary: boolean) => void): void {
+type Send = (data: Buffer, binary: boolean) => void;
+
+/** What stands between the two sides of a pipe (a guard): takes each message, sends on what it lets through. */
+interface Lane {
+  push(data: Buffer, binary: boolean): void;
+  /** Bytes taken and not yet sent on or dropped (counted towards back-pressure). */
+  held(): number;
+}
+
+/**
+ * Forwards `from`'s messages to `to` (through `lane` when given), pausing `from` while too much is
+ * unsent towards `to` or held by the lane.
+ */
+function pipe(from: WebSocket, to: WebSocket, seen: Send, lane?: (send: Send, drained: () => void) => Lane): void {
   let unsent = 0;
   let paused = false;
-  const written = (size: number) => () => {
-    unsent -= size;
-    if (paused && unsent <= LOW_WATER_BYTES) {
+  const pending = () => unsent + (through?.held() ?? 0);
+  const relieve = () => {
+    if (paused && pending() <= LOW_WATER_BYTES) {
       paused = false;
       from.resume();
     }
   };
-  from.on('message', (data: Buffer, binary: boolean) => {
-    seen(data, binary);
+  const send: Send = (data, binary) => {
     if (to.readyState !== to.OPEN) return;
     unsent += data.length;
-    to.send(data, { binary }, written(data.length));
-    if (!paused && unsent > HIGH_WATER_BYTES) {
+    to.send(data, { binary }, () => {
+      unsent -= data.length;
+      relieve();
+    });
+  };
+  const through = lane?.(send, relieve);
+  from.on('message', (data: Buffer, binary: boolean) => {
+    seen(data, binary);
+    if (through) through.push(data, binary);
+    else send(data, binary);
+    if (!paused && pending() > HIGH_WATER_BYTES) {
       paused = true;
       from.pause();
     }
   });
+}
+
+/**
+ * Client events through the input hooks, one after the other so their order holds: what passes
+ * is sent on, a denial is answered to the client. What waits for a check counts as held.
+ */
+function checkedLane(f: Flight, guard: RealtimeGuard, client: WebSocket) {
+  return (send: Send, drained: () => void): Lane => {
+    let held = 0;
+    let chain: Promise<void> = Promise.resolve();
+    const answer = (event: string) => client.readyState === client.OPEN && client.send(event);
+    return {
+      held: () => held,
+      push(data, binary) {
+        held += data.length;
+        chain = chain
+          .then(async () => {
+            const verdict = await guard.checkClient(data, binary);
+            if ('relay' in verdict) send(verdict.relay, false);
+            else answer(verdict.refuse);
+          })
+          .catch((err: unknown) => {
+            // Unchecked text is never sent on.
+            f.deps.logger.error('realtime: checking a client event failed', { error: err });
+            answer(guard.errorEvent('hooks_failed', 'The event could not be checked by the guardrail hooks', null));
+          })
+          .finally(() => {
+            held -= data.length;
+            drained();
+          });
+      },
+    };
+  };
 }
 
 export function noteSessionUsage(record: GatewayRecord, u: RealtimeUsage): void {
@@ -195,7 +271,13 @@ export function abandonRealtime(session: RealtimeSession): void {
   finishSession(session.flight, emptyUsage(), { from_client: 0, from_provider: 0, responses: 0 }, { code: 1001, by: 'client' });
 }
 
-export function finishSession(f: Flight, usage: RealtimeUsage, counts: { from_client: number; from_provider: number; responses: number }, close: SessionSummary['close']): void {
+export function finishSession(
+  f: Flight,
+  usage: RealtimeUsage,
+  counts: { from_client: number; from_provider: number; responses: number },
+  close: SessionSummary['close'],
+  guardrails?: GuardSummary,
+): void {
   const { record, deps } = f;
   record.endedAt = deps.clock.now();
   const summary: SessionSummary = {
@@ -207,6 +289,7 @@ export function finishSession(f: Flight, usage: RealtimeUsage, counts: { from_cl
     usage,
     close,
   };
+  if (guardrails) summary.guardrails = { ...guardrails };
   record.response = summary;
   f.done();
 }

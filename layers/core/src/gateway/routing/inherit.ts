@@ -2,13 +2,13 @@
  * What a config node passes down to its targets (gateway-behaviour.md, "Inheritance into children"):
  * - `retry` and `cache` are replaced wholesale when a child sets them;
  * - `override_params` merge shallowly, key by key, the child's values winning;
- * - `custom_host`, `forward_headers`, `request_timeout`, each hook list and
- *   `strict_openai_compliance` (default true) pass down unless the child sets its own;
+ * - `custom_host`, `forward_headers`, `request_timeout`, each hook list,
+ *   `strict_openai_compliance` (default true) and `passthrough` pass down unless the child sets its own;
  * - `provider`, `api_key`, `virtual_key` and provider options pass down too, so a parent can name
  *   the provider for all its children. A child that switches to another provider or virtual key
  *   starts afresh instead: one provider's key and options must never be sent to another.
  */
-import type { CacheSettings, ConfigNode, ResolvedTarget, RetrySettings } from './types.ts';
+import type { CacheSettings, ConfigNode, PassthroughSetting, ResolvedTarget, RetrySettings } from './types.ts';
 
 /** Keys with a meaning of their own; every other key on a node is a provider option. */
 export const CONFIG_KEYS: ReadonlySet<string> = new Set([
@@ -26,6 +26,7 @@ export const CONFIG_KEYS: ReadonlySet<string> = new Set([
   'custom_host',
   'forward_headers',
   'strict_openai_compliance',
+  'passthrough',
   'before_request_hooks',
   'after_request_hooks',
   'input_guardrails',
@@ -50,6 +51,7 @@ export interface Inherited {
   custom_host?: string;
   forward_headers?: string[];
   strict_openai_compliance: boolean;
+  passthrough?: PassthroughSetting;
   hooks: Readonly<TargetHooks>;
   options: Readonly<Record<string, unknown>>;
 }
@@ -114,11 +116,13 @@ export function childContext(parent: Inherited, node: ConfigNode): Inherited {
   const timeout = node.request_timeout ?? parent.request_timeout;
   const host = node.custom_host ?? parent.custom_host;
   const forward = node.forward_headers ?? parent.forward_headers;
+  const passthrough = node.passthrough ?? parent.passthrough;
   if (retry !== undefined) next.retry = retry;
   if (cache !== undefined) next.cache = cache;
   if (timeout !== undefined) next.request_timeout = timeout;
   if (host !== undefined) next.custom_host = host;
   if (forward !== undefined) next.forward_headers = forward;
+  if (passthrough !== undefined) next.passthrough = passthrough;
   return next;
 }
 
@@ -141,6 +145,7 @@ export function toResolvedTarget(inherited: Inherited, node: ConfigNode, path: s
   if (ctx.cache !== undefined) target.cache = ctx.cache;
   if (ctx.custom_host !== undefined) target.custom_host = ctx.custom_host;
   if (ctx.forward_headers !== undefined) target.forward_headers = ctx.forward_headers;
+  if (ctx.passthrough !== undefined) target.passthrough = ctx.passthrough;
   return target;
 }
 

@@ -6,6 +6,10 @@
 
 import type { TargetBudget } from '../lifecycle.ts';
 
+/** Whether a target takes passthrough requests (any `/v1` path no gateway endpoint serves). */
+export const PASSTHROUGH_SETTINGS = ['allow', 'deny'] as const;
+export type PassthroughSetting = (typeof PASSTHROUGH_SETTINGS)[number];
+
 export type StrategyMode = 'single' | 'loadbalance' | 'fallback' | 'conditional';
 
 export interface Condition {
@@ -58,6 +62,8 @@ export interface ConfigNode {
   custom_host?: string;
   forward_headers?: string[];
   strict_openai_compliance?: boolean;
+  /** `deny`: no passthrough request is sent through this node's targets (403); default `allow`. */
+  passthrough?: PassthroughSetting;
   before_request_hooks?: unknown[];
   after_request_hooks?: unknown[];
   input_guardrails?: unknown[];
@@ -81,6 +87,8 @@ export interface ResolvedTarget {
   custom_host?: string;
   forward_headers?: string[];
   strict_openai_compliance: boolean;
+  /** Inherited; absent means `allow`. */
+  passthrough?: PassthroughSetting;
   /** Provider options (keys such as aws_region, azure_resource_name ...). */
   options: Record<string, unknown>;
   /** Resolved from a managed provider or virtual key: its options come from the administrator only. */

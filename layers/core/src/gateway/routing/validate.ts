@@ -21,7 +21,7 @@ import {
 import { FIELD_OPERATORS, isOperatorObject, LOGICAL_OPERATORS, MAX_REGEX_LENGTH } from './conditions.ts';
 import { hookProblems, type FindCheck } from '../../guardrails/hooks.ts';
 import { CONFIG_KEYS, HOOK_KEYS } from './inherit.ts';
-import type { ConfigNode, StrategyMode } from './types.ts';
+import { PASSTHROUGH_SETTINGS, type ConfigNode, type StrategyMode } from './types.ts';
 
 /** Deepest nesting of targets below the root. */
 export const MAX_DEPTH = 10;
@@ -114,6 +114,7 @@ const nodeSchema = z.looseObject({
   custom_host: z.optional(httpUrl),
   forward_headers: z.optional(z.array(z.string().check(z.regex(HEADER_NAME, { error: 'must be a header name' })))),
   strict_openai_compliance: z.optional(z.boolean()),
+  passthrough: z.optional(z.enum(PASSTHROUGH_SETTINGS)),
   before_request_hooks: z.optional(hookList),
   after_request_hooks: z.optional(hookList),
   input_guardrails: z.optional(hookList),

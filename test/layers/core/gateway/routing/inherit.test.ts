@@ -155,6 +155,12 @@ describe('fields inherited unless the child sets its own', () => {
     });
   });
 
+  it('passes passthrough down through several levels, a child setting its own', () => {
+    expect(leaves({ provider: 'a' })[0]?.passthrough).toBeUndefined();
+    const config = fallback([fallback([{ provider: 'a' }, { provider: 'b', passthrough: 'allow' }])], { passthrough: 'deny' });
+    expect(leaves(config).map((t) => t.passthrough)).toEqual(['deny', 'allow']);
+  });
+
   it('defaults strict_openai_compliance to true and passes false down through several levels', () => {
     expect(leaves({ provider: 'a' })[0]?.strict_openai_compliance).toBe(true);
     const config = fallback([fallback([{ provider: 'a' }])], { strict_openai_compliance: false });

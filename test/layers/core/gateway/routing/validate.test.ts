@@ -158,6 +158,8 @@ const invalid: Case[] = [
     ],
   ],
   ['strict_openai_compliance as a string', { ...leaf, strict_openai_compliance: 'false' }, [['strict_openai_compliance', 'must be a boolean']]],
+  ['passthrough neither allow nor deny', { ...leaf, passthrough: 'block' }, [['passthrough', 'must be one of allow, deny']]],
+  ['passthrough as a boolean on a target', fallback({ ...leaf, passthrough: false }), [['targets[0].passthrough', 'must be one of allow, deny']]],
   ['override_params is an array', { ...leaf, override_params: ['model'] }, [['override_params', 'must be an object']]],
   [
     'bad provider and api_key',
