@@ -76,7 +76,7 @@ const rpc = (base: string, slug: string, key: string, body: unknown, extra: Reco
   fetch(`${base}/mcp/${slug}`, {
     method: 'POST',
     headers: { 'x-gw-api-key': key, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...extra },
-    body: JSON.stringify(body),
+    body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
 describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => {
@@ -165,6 +165,33 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
     const list = messages.find((m) => m.id === 2) as { result?: { tools: Array<{ name: string }> } } | undefined;
     if (list?.result) expect(list.result.tools.map((t) => t.name).sort()).toEqual(['add', 'echo']);
     expect(stateless.requests.slice(before).flatMap((r) => r.targets)).not.toContain('delete_everything');
+  });
+
+  it('refuses a message with a key twice (a second tool name, at any depth) as an invalid request that never reaches the server', async () => {
+    const before = { requests: stateless.requests.length, calls: stateless.calls.length };
+    const bodies = [
+      // The allow-list would read the last name, a server keeping the first would run the hidden tool.
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"delete_everything","name":"echo","arguments":{"text":"x"}}}',
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","na\\u006de":"delete_everything","arguments":{}}}',
+      '{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo","arguments":{"text":"a","text":"b"}}}',
+      '[{"jsonrpc":"2.0","id":1,"method":"tools/list"},{"jsonrpc":"2.0","id":2,"id":3,"method":"tools/call","params":{"name":"echo"}}]',
+    ];
+    for (const body of bodies) {
+      const res = await rpc(gw.url, plain.slug, key, body);
+      expect(res.status, body).toBe(400);
+      expect(await res.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/^Invalid request: the key "(name|text|id)" appears more than once in one object$/) } });
+    }
+    expect(stateless.requests.length).toBe(before.requests);
+    expect(stateless.calls.length).toBe(before.calls);
+  });
+
+  it('sends on the message it checked, serialised again, never the bytes the client wrote', async () => {
+    const sent = '{ "jsonrpc" : "2.0", "id": 9, "method": "tools/call",\n "params": { "na\\u006de": "echo", "arguments": { "text": "re\\u0073ent" } } }';
+    const res = await rpc(gw.url, plain.slug, key, sent);
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ id: 9, result: { content: [{ type: 'text', text: 'resent' }] } });
+    expect(stateless.requests.at(-1)?.raw).toBe(JSON.stringify(JSON.parse(sent)));
+    expect(stateless.requests.at(-1)?.raw).toBe('{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"echo","arguments":{"text":"resent"}}}');
   });
 
   it('answers 401 for a bad key, 404 for an unknown slug, 403 for a denied user or another workspace, before any upstream contact', async () => {

@@ -36,6 +36,8 @@ export interface McpUpstreamRequest {
   rpc: string[];
   /** `tools/call` names, `prompts/get` names and `resources/read` URIs in the body. */
   targets: string[];
+  /** The body as received. */
+  raw: string;
 }
 
 export interface McpUpstream {
@@ -84,15 +86,15 @@ function buildServer(opts: McpUpstreamOptions, tools: readonly string[], calls: 
   return server;
 }
 
-async function readJson(req: IncomingMessage): Promise<unknown> {
+async function readJson(req: IncomingMessage): Promise<{ raw: string; body: unknown }> {
   const parts: Buffer[] = [];
   for await (const c of req as AsyncIterable<Buffer>) parts.push(c);
-  const text = Buffer.concat(parts).toString('utf8');
-  if (!text) return undefined;
+  const raw = Buffer.concat(parts).toString('utf8');
+  if (!raw) return { raw, body: undefined };
   try {
-    return JSON.parse(text) as unknown;
+    return { raw, body: JSON.parse(raw) as unknown };
   } catch {
-    return text;
+    return { raw, body: raw };
   }
 }
 
@@ -166,8 +168,8 @@ export async function startMcpUpstream(opts: McpUpstreamOptions = {}): Promise<M
   const server = http.createServer((req, res) => {
     void (async () => {
       const path = new URL(req.url ?? '/', 'http://x').pathname;
-      const body = req.method === 'POST' ? await readJson(req) : undefined;
-      requests.push({ method: req.method ?? '', path, headers: req.headers, ...describe(body) });
+      const { raw, body } = req.method === 'POST' ? await readJson(req) : { raw: '', body: undefined };
+      requests.push({ method: req.method ?? '', path, headers: req.headers, raw, ...describe(body) });
       if (refuse(opts, () => token, req, res)) return;
       if (path === '/mcp') return streamable(req, res, body);
       if (path === '/sse' || path === '/messages') return legacySse(req, res, body, path);

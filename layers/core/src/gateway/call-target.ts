@@ -22,6 +22,7 @@ import type { Attempt, TargetCaller } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';
 import type { UpstreamClient } from './upstream.ts';
 import { readProvider } from './respond.ts';
+import { targetSecrets } from './scrub-sent.ts';
 
 export interface CallInput {
   endpoint: EndpointType;
@@ -234,6 +235,7 @@ export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCa
       body: bytesToSend(input, target, provider),
       timeoutMs,
       signal,
+      secrets: targetSecrets(target, clientKey),
     });
     return { status: res.status, headers: res.headers, body: res.body };
   };
@@ -276,7 +278,8 @@ const MAX_BATCH_JSON = 1 << 20;
 async function batchOutput(deps: CallerDeps, c: BatchOutputCall): Promise<Attempt> {
   const batchPath = fillPath(template(c.provider, 'retrieveBatch', c.input, c.target), c.input.params);
   const contentTemplate = template(c.provider, 'retrieveFileContent', c.input, c.target);
-  const first = await deps.upstream.send({ url: new URL(c.base + batchPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal });
+  const secrets = [...targetSecrets(c.target, clientKeyOf(c.input))];
+  const first = await deps.upstream.send({ url: new URL(c.base + batchPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal, secrets });
   if (first.status < 200 || first.status >= 300) return { status: first.status, headers: first.headers, body: first.body };
 
   const read = await readProvider(readCapped(first.body, MAX_BATCH_JSON));
@@ -294,7 +297,7 @@ async function batchOutput(deps: CallerDeps, c: BatchOutputCall): Promise<Attemp
     });
   }
   const contentPath = fillPath(contentTemplate, { file_id: batch.output_file_id });
-  const res = await deps.upstream.send({ url: new URL(c.base + contentPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal });
+  const res = await deps.upstream.send({ url: new URL(c.base + contentPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal, secrets });
   return { status: res.status, headers: res.headers, body: res.body };
 }
 
@@ -390,7 +393,9 @@ async function callNativeTarget(
     throw ValidationError.field(field(input, target, 'provider'), `provider ${declared.id} does not support the ${endpoint} endpoint`);
   }
   const { native, provider, ctx, base, timeoutMs } = await prepareNative(deps, input, target, declared, nativeBody(input, target), passthrough);
-  const send = (r: Parameters<UpstreamClient['send']>[0]) => deps.upstream.send(r);
+  // Whatever the transform derives from them (a signature, a session token) is on the request itself.
+  const secrets = [...targetSecrets(target, clientKeyOf(input))];
+  const send = (r: Parameters<UpstreamClient['send']>[0]) => deps.upstream.send({ ...r, secrets: r.secrets ? [...r.secrets, ...secrets] : secrets });
   const common = { provider, endpoint, ctx, send, baseUrl: base, timeoutMs, signal };
   if (passthrough) {
     const headers = passthroughHeaders(input);

@@ -2,12 +2,19 @@
  * Outbound HTTP to providers. Plain node:http(s) with keep-alive agents: it is markedly cheaper per
  * request than fetch, and its `lookup` hook lets every new connection be SSRF-checked on the
  * address DNS returned and again on the address actually connected to.
+ *
+ * Every answer comes back with the credentials its request carried masked (headers and body):
+ * this is the one place every provider, tool server and check answer passes, so a server that
+ * echoes the key it was sent cannot hand it to the client, the request log or the cache.
  */
 import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
+import type { Readable } from 'node:stream';
 import { GantryError, RequestTimeoutError, UpstreamError } from '../http/errors.ts';
 import { assertConnectedAddress, createGuardedLookup, type TrustedHosts } from '../security/ssrf.ts';
+import { codingOf, scrubAnswer, SecretSet } from './scrub.ts';
+import { requestSecrets } from './scrub-sent.ts';
 
 export interface UpstreamRequest {
   url: URL;
@@ -18,12 +25,17 @@ export interface UpstreamRequest {
   timeoutMs?: number | undefined;
   /** Aborts the call, e.g. when the client has gone. */
   signal?: AbortSignal | undefined;
+  /**
+   * Credentials masked in the answer besides those the request's headers and URL carry (which
+   * always are): a target's key and secret options, also one that is only signed with.
+   */
+  secrets?: Iterable<string> | undefined;
 }
 
 export interface UpstreamResponse {
   status: number;
   headers: IncomingHttpHeaders;
-  body: IncomingMessage;
+  body: Readable;
 }
 
 const CONNECT_FAILURES: Record<string, number> = {
@@ -60,6 +72,15 @@ function guardIdle(res: IncomingMessage, ms: number, host: string): void {
   });
 }
 
+/** An answer that is scrubbed must be readable: asked for without a content coding (a client's Accept-Encoding replaced). */
+function identityEncoded(headers: Record<string, string>): Record<string, string> {
+  if (headers['accept-encoding'] === 'identity') return headers;
+  const out: Record<string, string> = {};
+  for (const [name, value] of Object.entries(headers)) if (name.toLowerCase() !== 'accept-encoding') out[name] = value;
+  out['accept-encoding'] = 'identity';
+  return out;
+}
+
 export class UpstreamClient {
   readonly #trusted: TrustedHosts;
   readonly #http: http.Agent;
@@ -79,6 +100,8 @@ export class UpstreamClient {
     const { url } = req;
     const isHttps = url.protocol === 'https:';
     const hostname = url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname;
+    const secrets = SecretSet.of(req.secrets ? [...requestSecrets(url, req.headers), ...req.secrets] : requestSecrets(url, req.headers));
+    const headers = secrets ? identityEncoded(req.headers) : req.headers;
     return new Promise<UpstreamResponse>((resolve, reject) => {
       let settled = false;
       let timer: NodeJS.Timeout | undefined;
@@ -99,7 +122,7 @@ export class UpstreamClient {
           port: url.port || (isHttps ? 443 : 80),
           path: url.pathname + url.search,
           method: req.method,
-          headers: req.headers,
+          headers,
           agent: isHttps ? this.#https : this.#http,
           servername: isHttps ? hostname : undefined,
         },
@@ -112,7 +135,13 @@ export class UpstreamClient {
           if (timer) clearTimeout(timer);
           req.signal?.removeEventListener('abort', onAbort);
           guardIdle(res, this.#idleMs, url.host);
-          resolve({ status: res.statusCode ?? 502, headers: res.headers, body: res });
+          const answer = { status: res.statusCode ?? 502, headers: res.headers, body: res as Readable };
+          if (!secrets) return resolve(answer);
+          if (codingOf(res.headers) === null) {
+            res.destroy();
+            return reject(new UpstreamError(502, `The provider at ${url.host} answered in a content coding Gantry cannot check (${secrets.text(String(res.headers['content-encoding']))})`));
+          }
+          resolve(scrubAnswer(answer, secrets));
         },
       );
 

@@ -5,8 +5,7 @@
  * is bounded by `timeoutMs`, and a body over `maxBytes` is refused from its Content-Length or as
  * soon as the bytes read pass it. Failures are `CheckFetchError`s that say which limit was hit.
  */
-import type { IncomingMessage } from 'node:http';
-import type { UpstreamClient } from '../gateway/upstream.ts';
+import type { UpstreamClient, UpstreamResponse } from '../gateway/upstream.ts';
 import { readCapped } from '../http/node-streams.ts';
 import type { Clock } from '../ports/clock.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
@@ -42,13 +41,13 @@ function bodyOf(body: FetchInit['body']): string | Uint8Array | undefined {
   throw new CheckFetchError('network', 'check requests carry a string or byte body');
 }
 
-async function readBody(res: IncomingMessage, maxBytes: number, url: URL): Promise<Buffer> {
+async function readBody(res: UpstreamResponse, maxBytes: number, url: URL): Promise<Buffer> {
   const declared = Number(res.headers['content-length']);
   if (Number.isFinite(declared) && declared > maxBytes) {
-    res.destroy();
+    res.body.destroy();
     throw new CheckFetchError('too_large', `${url.host} answered ${declared} bytes, more than the limit of ${maxBytes}`);
   }
-  const { bytes, truncated } = await readCapped(res, maxBytes);
+  const { bytes, truncated } = await readCapped(res.body, maxBytes);
   if (truncated) throw new CheckFetchError('too_large', `${url.host} sent more than the limit of ${maxBytes} bytes`);
   return bytes;
 }
@@ -112,7 +111,7 @@ async function follow(upstream: UpstreamClient, trusted: TrustedHosts, raw: stri
     const onAbort = () => res.body.destroy(new Error('aborted'));
     signal.addEventListener('abort', onAbort, { once: true });
     try {
-      const bytes = await readBody(res.body, maxBytes, url);
+      const bytes = await readBody(res, maxBytes, url);
       const out = new Headers();
       for (const [k, v] of Object.entries(res.headers)) if (typeof v === 'string') out.set(k, v);
       const empty = res.status === 204 || res.status === 304 || method === 'HEAD';

@@ -3,8 +3,9 @@
  * The same phases as a model request up to the upstream call (open the record, authenticate from
  * the headers, admit with every hook: limits match `endpoint_type: mcp`), then the server's route
  * and the caller's access to it, the allow-list on each JSON-RPC message (a hidden capability is
- * refused here), the sealed session opened, and the call relayed to the MCP server with the
- * integration's credentials. Its answer (JSON or SSE) comes back with listings filtered.
+ * refused here; a message with a key twice before that), the sealed session opened, and the
+ * messages that were checked, serialised again, relayed to the MCP server with the integration's
+ * credentials. Its answer (JSON or SSE) comes back with listings filtered.
  */
 import type { CoreDeps } from '../../deps.ts';
 import { ForbiddenError, NotFoundError } from '../../http/errors.ts';
@@ -85,7 +86,8 @@ async function readCall(f: Flight, req: Request, route: McpRoute): Promise<ReadC
   }
   noteCall(f, messages);
   if (forward.length === 0) return { ...emptyCall(), answer: { status: 200, body: batch ? refusals : refusals[0] } };
-  const body = batch ? JSON.stringify(forward) : text;
+  // What the allow-list checked, serialised again: never the client's own bytes.
+  const body = JSON.stringify(batch ? forward : forward[0]);
   return { body, pending, refusals, batch };
 }
 

@@ -1,7 +1,9 @@
 /**
  * JSON-RPC 2.0 messages as the MCP gateway reads them: only what policy needs (the method, the
- * id, the name a call targets) is looked at; everything else passes through untouched.
+ * id, the name a call targets) is looked at; everything else passes on unchanged in meaning (the
+ * messages are serialised again, so what the server reads is what was checked).
  */
+import { duplicateKey } from './duplicate-keys.ts';
 
 export type JsonRpcId = string | number;
 
@@ -38,8 +40,9 @@ export function asRequest(m: JsonRpcMessage): JsonRpcRequest | undefined {
 export const rpcError = (id: JsonRpcId | null, code: number, message: string): JsonRpcError => ({ jsonrpc: '2.0', id, error: { code, message } });
 
 /**
- * The body as a list of messages, or a JSON-RPC error to answer (400): not JSON, not an object
- * or array of objects.
+ * The body as a list of messages, or a JSON-RPC error to answer (400): not JSON, an object with a
+ * key twice (the gateway and the server could each read a different one), not an object or array
+ * of objects. What is sent on is these messages serialised again, never the client's text.
  */
 export function parseMessages(text: string): { messages: JsonRpcMessage[]; batch: boolean } | JsonRpcError {
   let value: unknown;
@@ -47,6 +50,11 @@ export function parseMessages(text: string): { messages: JsonRpcMessage[]; batch
     value = JSON.parse(text);
   } catch {
     return rpcError(null, PARSE_ERROR, 'Parse error: the body is not valid JSON');
+  }
+  const repeated = duplicateKey(text);
+  if (repeated !== undefined) {
+    const shown = repeated.length > 64 ? `${repeated.slice(0, 64)}...` : repeated;
+    return rpcError(null, INVALID_REQUEST, `Invalid request: the key ${JSON.stringify(shown)} appears more than once in one object`);
   }
   const batch = Array.isArray(value);
   const list: unknown[] = batch ? (value as unknown[]) : [value];
