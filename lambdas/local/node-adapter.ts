@@ -7,6 +7,7 @@
  */
 import { Readable } from 'node:stream';
 import type { IncomingMessage, RequestListener, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Hono } from 'hono';
 import { fastBodyOf, requestWithBody, type RuntimeBindings } from '../../layers/core/src/http/bodies.ts';
 
@@ -60,10 +61,45 @@ export function refusedMethod(req: IncomingMessage, res: ServerResponse): boolea
   return true;
 }
 
-function refuseTooLarge(res: ServerResponse): void {
+function refuseTooLarge(req: IncomingMessage, res: ServerResponse): void {
   const body = JSON.stringify({ error: { message: `The request body is larger than ${MAX_BODY_BYTES >> 20} MiB`, type: 'invalid_request_error', param: null, code: 'request_too_large' } });
+  closeAfterEarlyAnswer(req, res);
   res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
   res.end(body);
+}
+
+/** How long a connection closed after an early answer still reads (and drops) what the client sends. */
+const LINGER_MS = 2_000;
+
+/**
+ * Before an answer's headers: when the request's body has not all arrived (a refusal from the
+ * headers or the Content-Length, 401, 404, 413, ..., on any route), the bytes still coming stand
+ * where the next request of a keep-alive connection would, so the connection closes after this
+ * answer (`connection: close`) instead of waiting for a request it would never read.
+ */
+export function closeAfterEarlyAnswer(req: IncomingMessage, res: ServerResponse): void {
+  if (req.complete || res.headersSent) return;
+  res.shouldKeepAlive = false;
+  // The request's own socket is gone once the core cancelled its body; the answer's is not.
+  const socket = res.socket;
+  if (!socket || socket.destroyed) return;
+  // Node closes with destroySoon once the answer is sent: linger instead.
+  socket.destroySoon = () => lingeringClose(req, socket);
+}
+
+/**
+ * Ends the connection after its answer while reading and dropping the rest of the body, until the
+ * client closes its side or LINGER_MS pass: a socket closed with unread bytes is reset, and the
+ * reset can reach the client before it has read the answer.
+ */
+function lingeringClose(req: IncomingMessage, socket: Socket): void {
+  socket.end();
+  // What req._dump() does: the body's reader (the core's stream) is gone, so the bytes go nowhere.
+  req.removeAllListeners('data');
+  req.resume();
+  const cut = setTimeout(() => socket.destroy(), LINGER_MS);
+  socket.once('end', () => socket.destroy());
+  socket.once('close', () => clearTimeout(cut));
 }
 
 function toHeaders(raw: string[]): Headers {
@@ -125,12 +161,16 @@ export function createNodeListener(app: Hono, onError: (err: unknown) => void): 
     const bindings: RuntimeBindings = { clientSignal: aborter.signal };
     if (req.socket.remoteAddress) bindings.clientIp = req.socket.remoteAddress;
     if (refusedMethod(req, res)) return;
-    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuseTooLarge(res);
+    if (Number(req.headers['content-length'] ?? 0) > MAX_BODY_BYTES) return refuseTooLarge(req, res);
     toRequest(req, url, method)
       .then((request) => app.fetch(request, bindings))
-      .then((response) => writeResponse(response, res))
+      .then((response) => {
+        closeAfterEarlyAnswer(req, res);
+        return writeResponse(response, res);
+      })
       .catch((err: unknown) => {
         onError(err);
+        closeAfterEarlyAnswer(req, res);
         if (!res.headersSent) res.writeHead(500, { 'content-type': 'application/json' });
         res.end();
       });

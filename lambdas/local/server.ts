@@ -7,7 +7,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { createNodeListener, refusedMethod } from './node-adapter.ts';
+import { closeAfterEarlyAnswer, createNodeListener, refusedMethod } from './node-adapter.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
@@ -141,14 +141,14 @@ async function lambdaListener(deps: CoreDeps) {
   return async (req: IncomingMessage, res: ServerResponse) => {
     if (refusedMethod(req, res)) return;
     // API Gateway refuses a payload over 10 MB before any function runs.
-    if (Number(req.headers['content-length'] ?? 0) > API_GATEWAY_MAX_PAYLOAD) return tooLong(res);
+    if (Number(req.headers['content-length'] ?? 0) > API_GATEWAY_MAX_PAYLOAD) return tooLong(req, res);
     try {
       const event = await toEvent(req);
       const context = lambdaContext(isAdminPath(event.path) ? 'gantry-admin' : 'gantry-gateway');
       if (isAdminPath(event.path)) await invokeBuffered(admin, event, context, res);
       else await invokeStreaming(gateway, event, context, res);
     } catch (err) {
-      if (err instanceof PayloadTooLong) return tooLong(res);
+      if (err instanceof PayloadTooLong) return tooLong(req, res);
       // What API Gateway answers when the function fails.
       if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
       res.end('{"message": "Internal server error"}');
@@ -190,20 +190,36 @@ const API_GATEWAY_MAX_PAYLOAD = 10 << 20;
 
 class PayloadTooLong extends Error {}
 
-function tooLong(res: ServerResponse): void {
+function tooLong(req: IncomingMessage, res: ServerResponse): void {
+  closeAfterEarlyAnswer(req, res);
   res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
   res.end('{"message": "Request Too Long"}');
 }
 
+/** The whole body, or PayloadTooLong past API Gateway's limit (the socket left open, so the 413 reaches the client). */
+function readPayload(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const onData = (c: Buffer) => {
+      size += c.length;
+      chunks.push(c);
+      if (size <= API_GATEWAY_MAX_PAYLOAD) return;
+      req.off('data', onData);
+      req.pause();
+      reject(new PayloadTooLong());
+    };
+    req.on('data', onData);
+    req.once('error', reject);
+    req.once('close', () => {
+      if (!req.complete) reject(new Error('the client closed the request before its body was complete'));
+    });
+    req.once('end', () => resolve(Buffer.concat(chunks)));
+  });
+}
+
 async function toEvent(req: IncomingMessage): Promise<APIGatewayProxyEvent> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const c of req as AsyncIterable<Buffer>) {
-    size += c.length;
-    if (size > API_GATEWAY_MAX_PAYLOAD) throw new PayloadTooLong();
-    chunks.push(c);
-  }
-  const body = Buffer.concat(chunks);
+  const body = await readPayload(req);
   const url = new URL(req.url ?? '/', 'http://local');
   const headers: Record<string, string> = {};
   const multiValueHeaders: Record<string, string[]> = {};

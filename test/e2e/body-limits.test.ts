@@ -3,9 +3,12 @@
  * body over its endpoint's limit is refused from its Content-Length (413) before it is read, and one
  * without a Content-Length is cut once it passes the limit. The answer comes while the client is
  * still sending: nothing large is held. Through Lambda, API Gateway's 10 MB payload limit applies first.
+ * An answer given before the body was read never leaves the connection stuck: it is closed after
+ * the answer (`connection: close`), or the rest of the body is read and the next request answered.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { ADMIN_KEY, startGantry, type TestGantry } from '../support/gantry.ts';
+import { earlyRefusal, requestHead } from '../support/raw-http.ts';
 import { send } from '../support/send-body.ts';
 
 const MiB = 1 << 20;
@@ -58,5 +61,26 @@ describe.each(['direct', 'lambda'] as const)('request body limits (%s mode)', (m
     const res = await fetch(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: gateway(key), body: JSON.stringify({ model: 'm', messages: [] }) });
     expect(res.status).toBe(400);
     expect((await res.json()).error.param).toBe('messages');
+  });
+
+  describe('an answer before the body is read never leaves a keep-alive connection hanging', () => {
+    const next = requestHead('GET', '/v1/health', {});
+    const cases = [
+      { route: 'admin', method: 'POST', path: '/v1/prompts', headers: () => ({ 'x-gw-api-key': ADMIN_KEY }), size: 30 * MiB, status: [413] },
+      { route: 'gateway', method: 'POST', path: '/v1/chat/completions', headers: () => gateway(key), size: 40 * MiB, status: [413] },
+      { route: 'gateway, unauthenticated', method: 'POST', path: '/v1/chat/completions', headers: () => gateway(), size: 8 * MiB, status: [401] },
+      { route: 'MCP', method: 'POST', path: '/mcp/no-such-server', headers: () => ({ 'x-gw-api-key': key }), size: 8 * MiB, status: [404] },
+      { route: 'console', method: 'POST', path: '/console/', headers: () => ({}), size: 8 * MiB, status: [405] },
+    ];
+
+    it.each(cases.map((c) => [c.route, c] as const))('%s', async (_route, c) => {
+      const head = requestHead(c.method, c.path, { 'content-type': 'application/json', 'content-length': String(c.size), ...c.headers() });
+      const out = await earlyRefusal(gw.url, head, c.size, next);
+      expect(c.status).toContain(out.first?.status);
+      expect(out.then.kind).not.toBe('hang');
+      // Closed: the answer said so. Kept: the next request on the socket is answered.
+      if (out.then.kind === 'closed') expect(out.first?.headers.connection).toBe('close');
+      if (out.then.kind === 'answered') expect(out.then.response.status).toBe(200);
+    });
   });
 });

@@ -11,13 +11,14 @@
  *   JSON-escaped (inside strings), `{{{name}}}` inserts JSON as it is.
  * The version's parameters go under the request's hyperparameters; the request's `messages` follow
  * the template's (a conversation so far). Versions are immutable, so each is compiled once.
+ * A render has limits (PROMPT_RENDER_LIMITS), checked before any text is written.
  */
 import { GantryError, NotFoundError, ServiceUnavailableError, ValidationError, type FieldProblem } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
 import type { Principal } from '../policy/principal.ts';
 import { BoundedMap } from './bounded-map.ts';
 import type { PromptSource, PromptVersion } from './contract.ts';
-import { compileTemplate, partialsOf, renderTemplate, type CompiledTemplate, type EscapeMode } from './template.ts';
+import { compileTemplate, partialsOf, renderTemplates, TemplateLimitError, type CompiledTemplate, type RenderedTexts, type RenderLimits } from './template.ts';
 
 export interface RenderInput {
   variables: Record<string, unknown>;
@@ -39,6 +40,42 @@ export class TemplateValuesError extends GantryError {
       param: problems[0]?.path ?? null,
       openaiCode: 'prompt_render_failed',
       problems,
+    });
+  }
+}
+
+/**
+ * What one render may do (docs/prompts.md, "Limits"): write `textAllowance` characters more than
+ * its variables hold (their JSON), so a template never turns a small request into a large one;
+ * include partials `maxPartials` times; take `maxSteps` steps. Measured before anything is written.
+ */
+export const PROMPT_RENDER_LIMITS = { textAllowance: 1 << 20, maxPartials: 1_000, maxSteps: 500_000 } as const;
+
+const limitsFor = (variables: Record<string, unknown>): RenderLimits => ({
+  maxChars: PROMPT_RENDER_LIMITS.textAllowance + JSON.stringify(variables).length,
+  maxPartials: PROMPT_RENDER_LIMITS.maxPartials,
+  maxSteps: PROMPT_RENDER_LIMITS.maxSteps,
+});
+
+const LIMIT_PROBLEMS: Record<Exclude<TemplateLimitError['kind'], 'cycle'>, (limit: number) => FieldProblem> = {
+  maxChars: (limit) => ({
+    path: 'string',
+    message: `would render more than ${limit.toLocaleString('en')} characters (the limit: 1 MiB more than the request's variables)`,
+  }),
+  maxPartials: (limit) => ({ path: 'partials', message: `would include partials more than ${limit.toLocaleString('en')} times (the limit of one render)` }),
+  maxSteps: (limit) => ({
+    path: 'string',
+    message: `would take more than ${limit.toLocaleString('en')} steps (the limit of one render: every tag and text each time it is rendered, a section once per item)`,
+  }),
+};
+
+/** 422: the prompt would render past a limit; names the prompt, its version and the limit. */
+export class PromptLimitError extends GantryError {
+  constructor(version: PromptVersion, problem: FieldProblem) {
+    super(422, 'AB01', 'invalid_request_error', `The prompt ${JSON.stringify(version.slug)} (version ${version.version}) cannot be rendered: it ${problem.message}`, {
+      param: problem.path,
+      openaiCode: 'prompt_render_failed',
+      problems: [problem],
     });
   }
 }
@@ -84,7 +121,7 @@ export class PromptRenderer {
     const lenient = version.lenient || input.lenient === true;
     const { partials, missing } = await this.#loadPartials(principal, compiled.partials);
     const misses: FieldProblem[] = missing.map((name) => ({ path: `partials.${name}`, message: 'is not a prompt partial in this workspace' }));
-    const rendered = renderCompiled(compiled, { variables: input.variables, partials, misses });
+    const rendered = await renderCompiled(version, compiled, { variables: input.variables, partials, misses });
     if (misses.length && !lenient) throw new TemplateValuesError(misses);
     return buildRequest(version, rendered, input.hyperparameters);
   }
@@ -177,32 +214,38 @@ interface Run {
   misses: FieldProblem[];
 }
 
-function renderCompiled(c: Compiled, run: Run): Rendered {
+async function renderCompiled(version: PromptVersion, c: Compiled, run: Run): Promise<Rendered> {
+  const templates = c.kind === 'messages' ? leavesOf(c.tree, []) : [c.template];
+  let out: RenderedTexts;
   try {
-    if (c.kind === 'messages') return { kind: 'messages', value: renderNode(c.tree, run) };
-    return { kind: c.kind, text: renderOne(c.template, run, c.kind === 'raw' ? 'json' : 'none') };
+    out = await renderTemplates(templates, run.variables, { escape: c.kind === 'raw' ? 'json' : 'none', partials: run.partials, limits: limitsFor(run.variables) });
   } catch (err) {
-    // Partials that include each other without an end the data gives.
-    if (err instanceof RangeError) throw new TemplateValuesError([{ path: 'partials', message: 'include each other without end' }]);
-    throw err;
+    if (!(err instanceof TemplateLimitError)) throw err instanceof ValidationError ? new TemplateValuesError(err.problems) : err;
+    // A partial that includes itself where nothing the data gives can end it.
+    if (err.kind === 'cycle') throw new TemplateValuesError([{ path: 'partials', message: 'include each other without end' }]);
+    throw new PromptLimitError(version, LIMIT_PROBLEMS[err.kind](err.limit));
   }
+  for (const name of out.missingVariables) run.misses.push({ path: `variables.${name}`, message: 'is missing' });
+  if (c.kind !== 'messages') return { kind: c.kind, text: out.texts[0] ?? '' };
+  const texts = out.texts.values();
+  return { kind: 'messages', value: fill(c.tree, () => texts.next().value ?? '') };
 }
 
-function renderOne(t: CompiledTemplate, run: Run, escape: EscapeMode): string {
-  const out = renderTemplate(t, run.variables, { escape, partials: run.partials });
-  for (const name of out.missingVariables) {
-    const path = `variables.${name}`;
-    if (!run.misses.some((m) => m.path === path)) run.misses.push({ path, message: 'is missing' });
-  }
-  return out.text;
+/** The templates of a message list, in the order `fill` meets them. */
+function leavesOf(node: Node, into: CompiledTemplate[]): CompiledTemplate[] {
+  if (node instanceof Leaf) into.push(node.template);
+  else if (Array.isArray(node)) for (const n of node) leavesOf(n, into);
+  else if (isRecord(node)) for (const v of Object.values(node)) leavesOf(v as Node, into);
+  return into;
 }
 
-function renderNode(node: Node, run: Run): unknown {
-  if (node instanceof Leaf) return renderOne(node.template, run, 'none');
-  if (Array.isArray(node)) return node.map((n) => renderNode(n, run));
+/** The message list with each template replaced by its text. */
+function fill(node: Node, next: () => string): unknown {
+  if (node instanceof Leaf) return next();
+  if (Array.isArray(node)) return node.map((n) => fill(n, next));
   if (isRecord(node)) {
     const out: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(node)) out[k] = renderNode(v as Node, run);
+    for (const [k, v] of Object.entries(node)) out[k] = fill(v as Node, next);
     return out;
   }
   return node;

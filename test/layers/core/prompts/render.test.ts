@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { GantryError } from '../../../../layers/core/src/http/errors.ts';
-import { PromptRenderer, TemplateValuesError } from '../../../../layers/core/src/prompts/render.ts';
+import { PromptLimitError, PromptRenderer, TemplateValuesError } from '../../../../layers/core/src/prompts/render.ts';
 import { workspacePrincipal } from '../../../support/identity.ts';
 import { partialVersion, promptVersion, PromptsDouble } from '../../../support/prompts.ts';
 import { promptRoutes } from '../../../../layers/core/src/admin/prompts/routes.ts';
@@ -120,6 +120,38 @@ describe('PromptRenderer', () => {
     const p = new PromptRenderer(new PromptsDouble([promptVersion({ template: '{{>bad}}' })], [partialVersion('bad', '{{^x}}')]));
     const partial = await thrown(p.render(principal, 'greeting', { variables: {}, hyperparameters: {} }));
     expect([partial.status, partial.problems[0]?.path]).toEqual([422, 'partials.bad']);
+  });
+
+  it('refuses a render past its limits with a 422 naming the prompt, its version and the limit', async () => {
+    const partials = [partialVersion('leaf', 'x'.repeat(4096)), partialVersion('hundred', '{{>leaf}}'.repeat(100)), partialVersion('one', '{{.}}')];
+    const r = new PromptRenderer(
+      new PromptsDouble(
+        [
+          promptVersion({ template: '{{>hundred}}'.repeat(250), slug: 'boom', version: 3 }),
+          promptVersion({ template: JSON.stringify([{ role: 'user', content: '{{#items}}{{>one}}{{/items}}' }]), slug: 'each', promptId: 'pr-2' }),
+        ],
+        partials,
+      ),
+    );
+    const boom = await thrown(r.render(principal, 'boom@3', { variables: {}, hyperparameters: {} }));
+    expect(boom).toBeInstanceOf(PromptLimitError);
+    expect([boom.status, boom.param, boom.openaiCode]).toEqual([422, 'string', 'prompt_render_failed']);
+    expect(boom.message).toBe(
+      'The prompt "boom" (version 3) cannot be rendered: it would render more than 1,048,578 characters (the limit: 1 MiB more than the request\'s variables)',
+    );
+    const each = await thrown(r.render(principal, 'each', { variables: { items: Array.from({ length: 1_001 }, () => 1) }, hyperparameters: {} }));
+    expect([each.status, each.problems]).toEqual([422, [{ path: 'partials', message: 'would include partials more than 1,000 times (the limit of one render)' }]]);
+    const within = await r.render(principal, 'each', { variables: { items: [1, 2, 3] }, hyperparameters: {} });
+    expect(within.request.messages).toEqual([{ role: 'user', content: '123' }]);
+  });
+
+  it('lets a render write its variables and 1 MiB more: a large value once, not twice', async () => {
+    const r = new PromptRenderer(new PromptsDouble([promptVersion({ template: 'Summarise: {{text}}' }), promptVersion({ template: '{{text}} {{text}}', slug: 'twice', promptId: 'pr-2' })]));
+    const text = 'y'.repeat(3 << 20);
+    const once = await r.render(principal, 'greeting', { variables: { text }, hyperparameters: {} });
+    expect(once.request.messages).toEqual([{ role: 'user', content: `Summarise: ${text}` }]);
+    const twice = await thrown(r.render(principal, 'twice', { variables: { text }, hyperparameters: {} }));
+    expect([twice.status, twice.param]).toEqual([422, 'string']);
   });
 
   it('keeps JSON objects of a message template as data, whatever their keys', async () => {

@@ -1,11 +1,20 @@
 /**
  * The prompt template engine against the Mustache specification's vectors: the specification's
  * text (misses render empty, its lenient behaviour) and every missing variable or partial reported
- * by name (what strict mode refuses; render.test.ts checks both modes), then the escaping modes.
+ * by name (what strict mode refuses; render.test.ts checks both modes), then the escaping modes,
+ * then the limits every render is measured against before it is written.
  */
 import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../../layers/core/src/http/errors.ts';
-import { compileTemplate, renderTemplate, type RenderOptions } from '../../../../layers/core/src/prompts/template.ts';
+import {
+  compileTemplate,
+  DEFAULT_RENDER_LIMITS,
+  renderTemplate,
+  renderTemplates,
+  TemplateLimitError,
+  type RenderLimits,
+  type RenderOptions,
+} from '../../../../layers/core/src/prompts/template.ts';
 import { COMMENTS, DELIMITERS, INTERPOLATION, INVERTED, PARTIALS, SECTIONS, type SpecVector } from './mustache-spec.ts';
 
 const MODULES: Record<string, readonly SpecVector[]> = {
@@ -86,5 +95,64 @@ describe('prompt escaping and misses', () => {
     expect(err).toBeInstanceOf(ValidationError);
     expect((err as ValidationError).problems[0]?.path).toBe('string');
     expect((err as ValidationError).message).toMatch(/Unclosed section "open"/);
+  });
+});
+
+describe('render limits', () => {
+  const small: RenderLimits = { maxChars: 100, maxPartials: 10, maxSteps: 200 };
+  const limited = (template: string, view: Record<string, unknown>, partials: Record<string, string> = {}, limits = small) => {
+    try {
+      return renderTemplate(compileTemplate(template), view, { escape: 'none', partials: new Map(Object.entries(partials)), limits });
+    } catch (err) {
+      if (err instanceof TemplateLimitError) return { refused: err.kind, limit: err.limit };
+      throw err;
+    }
+  };
+
+  it('refuses partials that include each other many times from what one inclusion costs (100 MB of text, defaults)', () => {
+    const partials = { leaf: 'x'.repeat(4096), hundred: '{{>leaf}}'.repeat(100) };
+    expect(limited('{{>hundred}}'.repeat(250), {}, partials, DEFAULT_RENDER_LIMITS)).toEqual({ refused: 'maxChars', limit: 1 << 20 });
+    const tiny = { one: 'x', hundred: '{{>one}}'.repeat(100) };
+    expect(limited('{{>hundred}}'.repeat(250), {}, tiny, DEFAULT_RENDER_LIMITS)).toEqual({ refused: 'maxPartials', limit: 1_000 });
+  });
+
+  it('counts a partial in a section once per item of the list', () => {
+    expect(limited('{{#items}}{{>p}}{{/items}}', { items: Array.from({ length: 10 }, (_, i) => i) }, { p: '{{.}}' })).toMatchObject({ text: '0123456789' });
+    expect(limited('{{#items}}{{>p}}{{/items}}', { items: Array.from({ length: 11 }, (_, i) => i) }, { p: '{{.}}' })).toEqual({ refused: 'maxPartials', limit: 10 });
+  });
+
+  it('writes exactly up to the character limit, and refuses one more', () => {
+    expect(limited('{{a}}{{a}}', { a: 'x'.repeat(50) })).toMatchObject({ text: 'x'.repeat(100) });
+    expect(limited('{{a}}{{a}}!', { a: 'x'.repeat(50) })).toEqual({ refused: 'maxChars', limit: 100 });
+  });
+
+  it('counts the steps of sections that write nothing (nested sections over one list)', () => {
+    const items = Array.from({ length: 10 }, () => 1);
+    expect(limited('{{#a}}{{#a}}{{/a}}{{/a}}', { a: items })).toMatchObject({ text: '' });
+    expect(limited('{{#a}}{{#a}}{{#a}}{{/a}}{{/a}}{{/a}}', { a: items })).toEqual({ refused: 'maxSteps', limit: 200 });
+  });
+
+  it('refuses a partial that includes itself where nothing can end it', () => {
+    expect(limited('{{>a}}', {}, { a: 'x{{>b}}', b: 'y{{>a}}' })).toEqual({ refused: 'cycle', limit: 0 });
+    // A recursion the data ends is a tree: rendered.
+    const tree = { name: 'root', children: [{ name: 'a', children: [{ name: 'b', children: [] }] }] };
+    expect(limited('{{>node}}', tree, { node: '{{name}}({{#children}}{{>node}}{{/children}})' })).toMatchObject({ text: 'root(a(b()))' });
+  });
+
+  it('measures the strings of a message list as one render', async () => {
+    const templates = [compileTemplate('{{a}}'), compileTemplate('{{a}}')];
+    const opts = { escape: 'none' as const, limits: small };
+    expect((await renderTemplates(templates, { a: 'x'.repeat(50) }, opts)).texts).toEqual(['x'.repeat(50), 'x'.repeat(50)]);
+    await expect(renderTemplates(templates, { a: 'x'.repeat(51) }, opts)).rejects.toMatchObject({ kind: 'maxChars' });
+  });
+
+  it('hands the event loop back during a long render', async () => {
+    const order: string[] = [];
+    const rows = Array.from({ length: 40_000 }, (_, i) => ({ n: i }));
+    setImmediate(() => order.push('other work'));
+    const out = await renderTemplates([compileTemplate('{{#rows}}{{n}},{{/rows}}')], { rows }, { escape: 'none' });
+    order.push('rendered');
+    expect(out.texts[0]?.length).toBeGreaterThan(200_000);
+    expect(order).toEqual(['other work', 'rendered']);
   });
 });
