@@ -183,6 +183,9 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
       const res = await send('/chat/completions', openai({ output_guardrails: [deny()] }), chat([]));
       expect(res.status).toBe(446);
       expect(provider.received).toHaveLength(1);
+      // What the checks found may quote the model's answer: the client is not shown it.
+      const after = (res.json.hook_results as { after_request_hooks: { checks: { data: unknown }[] }[] }).after_request_hooks;
+      expect(after[0]!.checks[0]!.data).toBeNull();
     });
 
     it('chat: streamed tool-call arguments never reach the client', async () => {

@@ -24,12 +24,23 @@ export interface Guarded {
   principal: GatewayPrincipal;
 }
 
+/**
+ * The hook results a client is shown once the answer was denied: the after-request checks' `data`
+ * is left out, as it may quote what the model wrote (a vendor's assessment names the PII it found);
+ * the log keeps it whole.
+ */
+export function shownResults(results: HookResults): HookResults {
+  if (!results.after_request_hooks.some((h) => !h.verdict && h.deny)) return results;
+  const after = results.after_request_hooks.map((h) => ({ ...h, checks: h.checks.map((c) => ({ ...c, data: null })) }));
+  return { ...results, after_request_hooks: after };
+}
+
 /** The 446 answer: the error, and every hook's result. */
 export function deniedAttempt(results: HookResults): Attempt {
   const failed = [...results.before_request_hooks, ...results.after_request_hooks].filter((h) => !h.verdict && h.deny).map((h) => h.id);
   const body = {
     error: { message: `The request was denied by a guardrail hook: ${failed.join(', ')}`, type: 'hooks_failed', param: null, code: 'hooks_failed' },
-    hook_results: results,
+    hook_results: shownResults(results),
   };
   const bytes = Buffer.from(JSON.stringify(body));
   return { status: 446, headers: { 'content-type': 'application/json', 'content-length': String(bytes.length) }, body: Readable.from([bytes]) };

@@ -10,7 +10,7 @@ import type { HookOutcome } from '../guardrails/contract.ts';
 import type { HookSpec, StreamWindow } from '../guardrails/hooks.ts';
 import { runHooks, type HooksRun } from '../guardrails/runner.ts';
 import { gateStream, type GateOutput } from '../guardrails/window-gate.ts';
-import { contextOf, deniedAttempt, noteRun, withoutLength, type Guarded } from './guard-shared.ts';
+import { contextOf, deniedAttempt, noteRun, shownResults, withoutLength, type Guarded } from './guard-shared.ts';
 import type { HookResults } from './lifecycle.ts';
 import type { Attempt } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';
@@ -84,7 +84,7 @@ async function* released(g: Guarded, r: Release): AsyncGenerator<Buffer> {
       g.f.record.errorCode = 'hooks_failed';
       g.f.record.errorMessage = `The answer was stopped mid-stream by a guardrail hook: ${denied.join(', ')}`;
       r.body.destroy();
-      yield Buffer.from(r.text.terminal({ ...r.results }));
+      yield Buffer.from(r.text.terminal({ ...shownResults(r.results) }));
       return;
     }
     r.note();
