@@ -115,6 +115,20 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
     await c.closed;
   });
 
+  it('masks the provider key in what the provider sends back (an error event quoting it)', async () => {
+    const secret = 'sk-config-0123456789abcdef';
+    const config = { provider: 'openai', api_key: secret, custom_host: `${mock.url}/v1` };
+    const c = connected(await open(wsUrl(), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) }));
+    await c.until('session.created');
+    c.send({ type: 'mock.bad_key', event_id: 'evt_1' });
+    const [error] = await c.until('error');
+    expect(mock.connections[0]!.headers.authorization).toBe(`Bearer ${secret}`);
+    expect(JSON.stringify(error)).not.toContain(secret);
+    expect(error).toMatchObject({ error: { code: 'invalid_api_key', message: 'Incorrect API key provided: [REDACTED].' } });
+    c.ws.close();
+    await c.closed;
+  });
+
   it('refuses a missing or wrong key with 401 before any provider is contacted', async () => {
     const missing = await open(wsUrl(), { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1` });
     expect(missing).toMatchObject({ status: 401 });

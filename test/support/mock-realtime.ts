@@ -11,7 +11,8 @@
  * `response.cancel` answers OpenAI's `response_cancel_not_active` error (every response is over by
  * then); `conversation.item.delete` answers `conversation.item.deleted`.
  * Test affordances, not OpenAI's: a binary frame is echoed back as binary, `mock.close` makes the
- * provider close with `code`, `mock.echo` comes back as it was sent (the bench's round trip), and a model named `refuse-<status>` is refused at the upgrade with
+ * provider close with `code`, `mock.echo` comes back as it was sent (the bench's round trip),
+ * `mock.bad_key` answers an `error` event quoting the key the socket was opened with, and a model named `refuse-<status>` is refused at the upgrade with
  * that HTTP status. Also mints client secrets (`POST /v1/realtime/client_secrets`, `/v1/realtime/sessions`).
  * Serves OpenAI's `/v1/realtime?model=` and Azure's `/openai/realtime?deployment=`.
  */
@@ -76,6 +77,11 @@ function onEvent(ws: WebSocket, mock: MockRealtime, conn: RealtimeConnection, se
       return send(ws, { type: 'conversation.item.deleted', item_id: event.item_id });
     case 'mock.echo':
       return void ws.send(JSON.stringify(event));
+    case 'mock.bad_key': {
+      // OpenAI's answer to a wrong key, which quotes the key it was given.
+      const key = String(conn.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
+      return send(ws, { type: 'error', error: { type: 'invalid_request_error', code: 'invalid_api_key', message: `Incorrect API key provided: ${key}.`, param: null, event_id: event.event_id ?? null } });
+    }
     case 'mock.close':
       return ws.close(Number(event.code ?? 1000), String(event.reason ?? ''));
     default:

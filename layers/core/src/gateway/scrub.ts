@@ -175,3 +175,8 @@ export function scrubAnswer<A extends { headers: IncomingHttpHeaders; body: Read
   if (coding) delete headers['content-encoding'];
   return { ...answer, headers, body: secrets.stream(answer.body, coding) };
 }
+
+/** A whole message (a realtime WebSocket frame) with every secret masked: nothing to hold back. */
+export function maskFrame(secrets: SecretSet | undefined, data: Buffer): Buffer {
+  return secrets ? secrets.scrub(data, true).out : data;
+}

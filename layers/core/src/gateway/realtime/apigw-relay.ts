@@ -24,6 +24,7 @@ import { UpstreamError, asGantryError, type GantryError } from '../../http/error
 import type { ClientConnections } from '../../ports/connections.ts';
 import { RealtimeConnectionRepository, zeroCounts, type RealtimeConnectionRecord, type SessionCounts } from '../../store/realtime-connections.ts';
 import { connectUpstream, prepareRealtime, type PreparedRealtime } from './connect.ts';
+import { maskFrame } from '../scrub.ts';
 import type { OutputGate, RealtimeGuard } from './guard.ts';
 import { addUsage, checkProgress, emptyUsage, errorEvent, finishSession, noteSessionUsage, responseDone, sendableCode, POLICY_CLOSE_CODE, type RealtimeUsage, type SessionSummary } from './relay.ts';
 
@@ -184,7 +185,7 @@ export class ApiGatewayRelay {
   /** Opens the provider's socket (routing and fallback as at the local upgrade); a failure ends the session with an `error` event. */
   async #open(live: Live): Promise<boolean> {
     try {
-      const { upstream, guard } = await connectUpstream(live.prepared);
+      const { upstream, guard, secrets } = await connectUpstream(live.prepared);
       live.upstream = upstream;
       live.guard = guard;
       if (guard?.checksOutput) {
@@ -194,7 +195,7 @@ export class ApiGatewayRelay {
         });
       }
       live.provider = live.prepared.flight.record.provider;
-      upstream.on('message', (data: Buffer, binary: boolean) => this.#fromProvider(live, data, binary));
+      upstream.on('message', (data: Buffer, binary: boolean) => this.#fromProvider(live, maskFrame(secrets, data), binary));
       upstream.once('close', (code: number) => {
         live.closedBy ??= { code, by: 'provider' };
         live.gate?.end();

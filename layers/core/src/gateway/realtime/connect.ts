@@ -13,7 +13,7 @@ import { GantryError, UpstreamError, ValidationError } from '../../http/errors.t
 import { createGuardedLookup, type TrustedHosts } from '../../security/ssrf.ts';
 import { withTargetAdmission } from '../admission.ts';
 import { refuseThrown } from '../answer.ts';
-import { withRequestOptions, type CallInput } from '../call-target.ts';
+import { clientKeyOf, withRequestOptions, type CallInput } from '../call-target.ts';
 import type { EndpointSpec } from '../endpoint.ts';
 import { openRecord, type Flight } from '../flight.ts';
 import { GATEWAY_KEY_PREFIX, parseOptionHeaders } from '../headers.ts';
@@ -27,6 +27,8 @@ import type { ConfigNode, ResolvedTarget } from '../routing/types.ts';
 import { noteSentModel } from '../usage.ts';
 import type { RealtimeGuard } from './guard.ts';
 import { realtimeDestination } from './targets.ts';
+import { SecretSet } from '../scrub.ts';
+import { requestSecrets, targetSecrets } from '../scrub-sent.ts';
 
 export const REALTIME_SPEC: EndpointSpec = { endpoint: 'realtime', method: 'GET', body: 'none' };
 
@@ -43,6 +45,8 @@ export interface RealtimeSession {
   protocol: string | undefined;
   /** The guardrail hooks of the target connected to, when it has any. */
   guard: RealtimeGuard | undefined;
+  /** The credentials sent on the provider's socket: masked in every message it sends (maskFrame). */
+  secrets: SecretSet | undefined;
 }
 
 /** A session ready to relay, or the HTTP answer that refuses the upgrade. */
@@ -51,9 +55,9 @@ export async function openRealtime(req: Request, deps: CoreDeps): Promise<Realti
   if (prepared instanceof Response) return prepared;
   const { flight: f } = prepared;
   try {
-    const { upstream, guard } = await connectUpstream(prepared);
+    const { upstream, guard, secrets } = await connectUpstream(prepared);
     f.record.status = 101;
-    return { flight: f, upstream, protocol: prepared.protocol, guard };
+    return { flight: f, upstream, protocol: prepared.protocol, guard, secrets };
   } catch (err) {
     return refuseThrown(f, err);
   }
@@ -138,11 +142,13 @@ async function guardOf(f: Flight, principal: GatewayPrincipal, target: ResolvedT
   return (await loadGuard()).realtimeGuard(f, principal, target);
 }
 
-/** The provider's open socket, and the guard of the target it belongs to. */
+/** The provider's open socket, the guard of the target it belongs to, and the credentials sent on it. */
 export interface Connected {
   upstream: WebSocket;
   guard: RealtimeGuard | undefined;
+  secrets: SecretSet | undefined;
 }
+
 
 /** Runs the routing engine with a caller that opens the provider's socket; the first that opens wins. */
 export async function connectUpstream({ flight: f, resolved, model }: PreparedRealtime): Promise<Connected> {
@@ -160,8 +166,12 @@ export async function connectUpstream({ flight: f, resolved, model }: PreparedRe
     requestId: record.id,
   };
   let opened: WebSocket | undefined;
+  let secrets: SecretSet | undefined;
   const params = { model };
-  let call: TargetCaller = socketCaller(input, deps.trustedHosts, model, (ws) => (opened = ws));
+  let call: TargetCaller = socketCaller(input, deps.trustedHosts, model, (ws, sent) => {
+    opened = ws;
+    secrets = sent;
+  });
   call = withManagedProviders(call, deps, resolved.principal, { clientHeaders: headers, params });
   call = withTargetAdmission(call, deps.gatewayHooks, record, params);
   const sentModel = call;
@@ -186,7 +196,7 @@ export async function connectUpstream({ flight: f, resolved, model }: PreparedRe
   record.targetPath = outcome.target.path;
   record.retries = outcome.retries;
   if (outcome.target.provider) record.provider = f.out['x-gw-provider'] = outcome.target.provider;
-  if (opened) return { upstream: opened, guard };
+  if (opened) return { upstream: opened, guard, secrets };
   outcome.body?.destroy();
   throw outcome.error ?? new UpstreamError(outcome.status >= 400 ? outcome.status : 502, `The realtime provider refused the connection with status ${outcome.status}`);
 }
@@ -195,7 +205,7 @@ export async function connectUpstream({ flight: f, resolved, model }: PreparedRe
  * Opens the target's socket. Accepted: status 200 (so a fallback stops here). Refused by the
  * provider: its HTTP status, so a fallback or retry goes on. Unreachable: a 502 for the same.
  */
-function socketCaller(input: CallInput, trusted: TrustedHosts, model: string, onOpen: (ws: WebSocket) => void): TargetCaller {
+function socketCaller(input: CallInput, trusted: TrustedHosts, model: string, onOpen: (ws: WebSocket, secrets: SecretSet | undefined) => void): TargetCaller {
   const lookup = createGuardedLookup(trusted);
   return (target, signal) => {
     const { url, headers } = realtimeDestination(input, target, typeof target.override_params.model === 'string' ? target.override_params.model : model, trusted);
@@ -214,7 +224,7 @@ function socketCaller(input: CallInput, trusted: TrustedHosts, model: string, on
         // The provider speaks first (session.created): held until the relay listens.
         ws.pause();
         signal?.removeEventListener('abort', abort);
-        onOpen(ws);
+        onOpen(ws, SecretSet.of([...requestSecrets(url, headers), ...targetSecrets(target, clientKeyOf(input))]));
         resolvePromise({ status: 200, headers: {} });
       });
       ws.once('unexpected-response', (_req, res) => {

@@ -13,6 +13,7 @@ import type { GantryError } from '../../http/errors.ts';
 import type { Flight } from '../flight.ts';
 import type { GatewayRecord } from '../lifecycle.ts';
 import type { RealtimeSession } from './connect.ts';
+import { maskFrame } from '../scrub.ts';
 import type { GuardSummary, OutputGate, RealtimeGuard } from './guard.ts';
 
 /** Unsent bytes towards one side above which the other side is paused, and below which it resumes. */
@@ -143,6 +144,7 @@ export function relayRealtime(session: RealtimeSession, client: WebSocket): void
       if (!binary) onProvider(data);
     },
     guard?.checksOutput ? gated : undefined,
+    (data) => maskFrame(session.secrets, data),
   );
 
   let open = 2;
@@ -179,7 +181,7 @@ interface Lane {
  * Forwards `from`'s messages to `to` (through `lane` when given), pausing `from` while too much is
  * unsent towards `to` or held by the lane.
  */
-function pipe(from: WebSocket, to: WebSocket, seen: Send, lane?: (send: Send, drained: () => void) => Lane): void {
+function pipe(from: WebSocket, to: WebSocket, seen: Send, lane?: (send: Send, drained: () => void) => Lane, mask: (data: Buffer) => Buffer = (d) => d): void {
   let unsent = 0;
   let paused = false;
   const pending = () => unsent + (through?.held() ?? 0);
@@ -198,7 +200,8 @@ function pipe(from: WebSocket, to: WebSocket, seen: Send, lane?: (send: Send, dr
     });
   };
   const through = lane?.(send, relieve);
-  from.on('message', (data: Buffer, binary: boolean) => {
+  from.on('message', (raw: Buffer, binary: boolean) => {
+    const data = mask(raw);
     seen(data, binary);
     if (through) through.push(data, binary);
     else send(data, binary);
