@@ -212,7 +212,7 @@ export class ApiStack extends Stack {
       }
     }
 
-    // `/v2/...` is admin only (the MCP server connection routes of SPEC.md).
+    // `/v2/...` is admin only (the MCP server connection routes, docs/design/spec.md#surfaces-and-paths).
     const v2 = this.api.root.addResource('v2');
     for (const prefix of ADMIN_V2_PREFIXES) {
       const resource = v2.addResource(prefix);

@@ -1,7 +1,7 @@
 /**
  * The gateway function as Lambda gets it (built by infra/lambda-code.ts, as `cdk synth` builds it):
  * the code a cold start loads, everything emitted, and how long a fresh Node process takes to
- * import it (median of several), for DESIGN.md's 250 KB and 80 ms budgets.
+ * import it (median of several), for the 250 KB and 80 ms budgets (docs/design/design.md#performance-budgets).
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';

@@ -1,7 +1,7 @@
 /**
  * The routing engine's own cost, in process, with the provider calls replaced by answers that cost
  * nothing: a three-target fallback whose first target fails. This is the engine's share of a
- * request, the failed call excluded (DESIGN budget: 50 µs).
+ * request, the failed call excluded (budget: 50 µs).
  */
 import { Readable } from 'node:stream';
 import { RoutingExecutor, type Attempt } from '../../layers/core/src/gateway/routing/execute.ts';

@@ -5,7 +5,7 @@ import { benchGuardrails } from './guardrails.ts';
 import { benchPromptPointers } from './prompts.ts';
 import { benchPromptRender } from './prompt-render.ts';
 /**
- * `npm run bench`: measures the DESIGN.md performance budgets in one run and prints one JSON
+ * `npm run bench`: measures the performance budgets (docs/design/design.md#performance-budgets) in one run and prints one JSON
  * document on stdout (progress on stderr). The mock provider, Gantry and the Portkey gateway run as
  * child processes; this process is only the load generator. Missed budgets are reported, not
  * fatal; any error (a non-200 answer, a server that does not start) exits non-zero.
@@ -37,7 +37,7 @@ const settings = {
   lambda_requests: envInt('BENCH_LAMBDA_REQUESTS', 300),
 };
 
-// DESIGN.md's performance budgets (issue 22); the peer's figures are reported beside them, not budgeted.
+// The performance budgets of docs/design/design.md#performance-budgets (issue 22); the peer's figures are reported beside them, not budgeted.
 const BUDGETS = {
   added_mean_ms: 0.15,
   added_p99_ms: 0.5,
@@ -455,7 +455,7 @@ async function main(): Promise<void> {
       gateway_bundle_kb: budget(gatewayBundle.eager_kb, BUDGETS.gateway_bundle_kb),
       gateway_cold_import_ms: budget(gatewayBundle.cold_import_ms.median, BUDGETS.gateway_cold_import_ms),
       lambda_cpu_ms_per_request: budget(lambda.handler.cpu_ms_per_request, BUDGETS.lambda_cpu_ms_per_request),
-      // DESIGN.md: "with auth, logging and one rate-limit policy on".
+      // Measured with auth, logging and one rate-limit policy on.
       added_mean_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).mean, BUDGETS.added_mean_ms),
       added_p99_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).p99, BUDGETS.added_p99_ms),
     },

@@ -4,7 +4,7 @@
  * workspace service key, the user keys of a workspace manager and of a workspace member, a JWT of
  * each role, and a key holding every scope but the route's own. An allowed call may still answer
  * 400 or 404 (the body is empty, the ids do not exist): allowed means "not 401/403"; denied means
- * 403 AB03. The expectation is SPEC.md's roles table, written out here independently of
+ * 403 AB03. The expectation is the roles table (docs/design/spec.md#roles-and-keys), written out here independently of
  * policy/rbac.ts.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -30,7 +30,7 @@ const READ = new Set(['read', 'list', 'view']);
 const PROMPTS = /^(prompts|prompt_partials|prompt_collections|collections|labels)$/;
 
 /**
- * SPEC.md's roles table: owners and admins manage the organisation and every workspace but send no
+ * The roles table: owners and admins manage the organisation and every workspace but send no
  * feedback and call no gateway (admin keys cannot); managers (and workspace service keys) manage
  * their workspace; members read it (not its API keys), call the gateway, send feedback, and write
  * prompts only when membersWritePrompts is on (default off).
@@ -44,7 +44,7 @@ function expectedAllowed(role: Role, route: AdminRoute): boolean {
   if (ORGANISATION_ONLY_SCOPES.has(scope)) return orgRole;
   if (WORKSPACE_ONLY_SCOPES.has(scope)) return !orgRole;
   if (role !== 'member') return true;
-  // SPEC.md: every user may revoke their own MCP server connection.
+  // docs/design/spec.md#admin-resources: every user may revoke their own MCP server connection.
   if (resource === 'mcp_connections') return true;
   if (resource === 'api_keys') return false;
   if (PROMPTS.test(resource)) return READ.has(action);
@@ -148,7 +148,7 @@ describe('authorization matrix (direct mode, every route)', () => {
     expect(env.callers.map((c) => c.role).sort()).toEqual(['admin', 'admin', 'manager', 'manager', 'manager', 'member', 'member', 'owner', 'owner']);
   });
 
-  it('every role and key type gets exactly what SPEC.md allows, on every route', async () => {
+  it('every role and key type gets exactly what the contract allows, on every route', async () => {
     const outcomes: Outcome[] = [];
     const byRoute = async (route: AdminRoute): Promise<Outcome[]> => {
       const label = `${route.method} ${route.path}`;

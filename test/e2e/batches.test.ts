@@ -356,7 +356,7 @@ describe("a provider's own batches (completion_window 24h with a provider named)
     await gw?.close();
   });
 
-  it('passes create through to the provider and maps its statuses onto SPEC enum on retrieve', async () => {
+  it('passes create through to the provider and maps its statuses onto the batch states of the contract on retrieve', async () => {
     const provider = await startMockServer((req) => {
       const id = req.path.split('/')[3] ?? '';
       if (req.method === 'POST' && req.path === '/v1/batches') return { json: { id: 'batch_run', object: 'batch', status: 'VALIDATING', input_file_id: 'file-p', endpoint: '/v1/chat/completions', completion_window: '24h' } };

@@ -1,5 +1,5 @@
 /**
- * Every request rule of the unified endpoints (SPEC.md's where it gives them, OpenAI's otherwise),
+ * Every request rule of the unified endpoints (docs/design/spec.md#request-limits where it gives them, OpenAI's otherwise),
  * through the local server in both modes: each bad body answers 400 in OpenAI's error shape with
  * `param` naming the field, and never reaches the provider.
  */
@@ -34,7 +34,7 @@ const many = (n: number) => Object.fromEntries(Array.from({ length: n }, (_, i) 
 const c = (path: string, body: Body, param: string | null, says?: string): Case => ({ path, body, param, ...(says ? { says } : {}) });
 
 const CASES: Case[] = [
-  // /v1/completions (SPEC "Text completion request")
+  // /v1/completions
   c('/completions', { prompt: 'p' }, 'model', 'is required'),
   c('/completions', { model: '', prompt: 'p' }, 'model', 'must not be empty'),
   c('/completions', { model: 'm' }, 'prompt', 'is required'),
@@ -109,14 +109,14 @@ const CASES: Case[] = [
   c('/audio/translations', { parts: [text('model', 'whisper-1')] }, 'file'),
   c('/audio/translations', { parts: [audio, text('model', 'w'), text('response_format', 'diarized_json')] }, 'response_format'),
 
-  // /v1/moderations (SPEC)
+  // /v1/moderations
   c('/moderations', { model: 'text-moderation-latest' }, 'input', 'is required'),
   c('/moderations', { input: 5 }, 'input'),
   c('/moderations', { input: [] }, 'input', 'must not be empty'),
   c('/moderations', { input: 'x', model: 'omni-moderation-lates' }, 'model', 'text-moderation-stable, text-moderation-latest'),
   c('/moderations', { input: 'x', model: null }, 'model'),
 
-  // /v1/rerank (SPEC)
+  // /v1/rerank
   c('/rerank', { query: 'q', documents: ['d'] }, 'model'),
   c('/rerank', { model: 'm', documents: ['d'] }, 'query', 'is required'),
   c('/rerank', { model: 'm', query: 'q' }, 'documents', 'is required'),
@@ -133,7 +133,7 @@ const CASES: Case[] = [
   c('/files', { parts: [{ name: 'file', value: 'x', filename: 'f.jsonl' }] }, 'purpose', 'is required'),
   c('/files', { parts: [{ name: 'file', value: 'x', filename: 'f.jsonl' }, text('purpose', 'training')] }, 'purpose', 'must be one of'),
 
-  // /v1/batches (SPEC "Batch" and "Limits")
+  // /v1/batches
   c('/batches', { endpoint: '/v1/chat/completions', completion_window: '24h' }, 'input_file_id', 'is required'),
   c('/batches', { input_file_id: 'f', completion_window: '24h' }, 'endpoint', 'is required'),
   c('/batches', { ...batch, endpoint: 'chat/completions' }, 'endpoint'),

@@ -1,7 +1,7 @@
 /**
  * The rate limits and usage limits policy routes over plain HTTP, against the local server and
  * through the real Lambda handlers: every validation rule with its status, admin code and field
- * path, the SPEC.md status codes of DELETE, partial updates, visibility, and the feature flags.
+ * path, the contract's status codes of DELETE, partial updates, visibility, and the feature flags.
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -113,7 +113,7 @@ describe.each(['direct', 'lambda'] as const)('policy admin routes (%s mode)', (m
       ]);
     });
 
-    it('answers the SPEC.md statuses of DELETE: 400 for a malformed id, 401, 403, 404', async () => {
+    it('answers the documented statuses of DELETE: 400 for a malformed id, 401, 403, 404', async () => {
       await expectProblem('DELETE', `${RATE}/not-a-uuid`, undefined, 'rateLimitsPolicyId');
       await expectProblem('DELETE', `${RATE}/${randomUUID()}`, undefined, '', 404, 'AB08');
       const noKey = await fetch(`${gw.url}${RATE}/${randomUUID()}`, { method: 'DELETE' });
@@ -171,7 +171,7 @@ describe.each(['direct', 'lambda'] as const)('policy admin routes (%s mode)', (m
       const res = await gw.admin('POST', RATE, noWorkspace, wsKey);
       expect(res.status).toBe(200);
       expect((await gw.admin('GET', `${RATE}/${res.json.id as string}`)).json.workspace_id).toBe(gw.boot.workspaceId);
-      // Issue 13 #16: an organisation key is no longer refused without workspace_id (SPEC.md requires it only without an API key).
+      // Issue 13 #16: an organisation key is no longer refused without workspace_id (the contract requires it only without an API key).
       const fromCondition = await gw.admin('POST', RATE, noWorkspace);
       expect(fromCondition.status).toBe(200);
       expect((await gw.admin('GET', `${RATE}/${fromCondition.json.id as string}`)).json).toMatchObject({ workspace_id: gw.boot.workspaceId, applies_to: 'workspace' });

@@ -1,5 +1,5 @@
 /**
- * SPEC.md's prompt security settings over HTTP, for every role and every prompt resource
+ * The prompt security settings (docs/design/spec.md#security-settings) over HTTP, for every role and every prompt resource
  * (prompts, partials, collections, labels): membersWritePrompts off by default, the three others on;
  * each switched at the organisation and overridden by the workspace; owners and admins unaffected.
  */

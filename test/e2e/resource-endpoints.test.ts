@@ -1,7 +1,7 @@
 /**
  * The resource endpoints end to end through the local server in both modes, with the official
  * openai SDK (plain HTTP where it has no call): files (multipart upload, list, retrieve, binary
- * download, delete), batches (SPEC.md's batch object, cancel, output), fine-tuning jobs (events,
+ * download, delete), batches (the batch object, cancel, output), fine-tuning jobs (events,
  * checkpoints, cancel), assistants/threads/messages/runs, and responses (JSON and streamed).
  */
 import { randomBytes } from 'node:crypto';
@@ -70,7 +70,7 @@ describe.each(['direct', 'lambda'] as const)('resource endpoints (%s mode)', (mo
   });
 
   describe('batches', () => {
-    it('creates, lists, retrieves (SPEC batch object), cancels, and reads the output', async () => {
+    it('creates, lists, retrieves (the batch object), cancels, and reads the output', async () => {
       const input = mock.addFile(Buffer.from('{"custom_id":"a"}\n'), 'in.jsonl', 'batch');
       const batch = await client.batches.create({
         input_file_id: input,

@@ -180,7 +180,7 @@ describe.each(['direct', 'lambda'] as const)('SDK clients (%s mode)', (mode) => 
       expect(row.cost_micros).toBe(expected);
     });
 
-    it("accepts omni-moderation-latest, keeping SPEC.md's default", async () => {
+    it("accepts omni-moderation-latest, keeping the contract's default", async () => {
       const client = sdk({ defaultHeaders: { 'x-gw-provider': '@main' } });
       await client.moderations.create({ model: 'omni-moderation-latest', input: 'hello' });
       expect(JSON.parse(lastReceived().body)).toEqual({ model: 'omni-moderation-latest', input: 'hello' });

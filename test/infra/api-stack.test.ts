@@ -156,7 +156,7 @@ describe('ApiStack', () => {
     }
 
     const gatewayUnder = GATEWAY_PATHS_UNDER_ADMIN.map((p) => `ANY /v1/${p}`);
-    // The /v2 prefixes (SPEC.md's MCP connection routes) are admin only.
+    // The /v2 prefixes (the MCP connection routes, docs/design/spec.md#surfaces-and-paths) are admin only.
     const v2Paths = ADMIN_V2_PREFIXES.flatMap((p) => [`/v2/${p}`, `/v2/${p}/{proxy+}`]);
     const expected = ['ANY /v1/{proxy+}', 'ANY /mcp/{slug}', ...gatewayUnder, ...ADMIN_PREFIXES.flatMap((p) => adminPaths(p).map((path) => `ANY ${path}`)), ...v2Paths.map((path) => `ANY ${path}`)];
     expect([...routes.keys()].sort()).toEqual(expected.sort());

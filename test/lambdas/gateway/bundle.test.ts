@@ -1,6 +1,6 @@
 /**
  * The gateway bundle keeps to zod/mini: classic zod's schema methods cannot be tree-shaken, and
- * they would cost about 65 KB of DESIGN.md's 250 KB budget (CONTRIBUTING, "zod").
+ * they would cost about 65 KB of the 250 KB budget (docs/design/design.md#performance-budgets) (CONTRIBUTING, "zod").
  */
 import { fileURLToPath } from 'node:url';
 import { build, type Metafile } from 'esbuild';

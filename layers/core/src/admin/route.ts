@@ -32,7 +32,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
 
 export type FeatureName = keyof FeatureFlags;
 
-/** The environment variable behind each feature flag (SPEC.md), named in the 403 of a disabled feature. */
+/** The environment variable behind each feature flag (docs/design/spec.md#feature-flags-and-retention), named in the 403 of a disabled feature. */
 export const FEATURE_FLAGS: Readonly<Record<FeatureName, string>> = {
   guardrails: 'GUARDRAILS_ENABLED',
   apiAccess: 'API_ACCESS_ENABLED',

@@ -1,5 +1,5 @@
 /**
- * SCIM provisioning (SPEC.md's SCIM_ENABLED) is not implemented yet. Its paths belong to the admin
+ * SCIM provisioning (`SCIM_ENABLED`, docs/design/spec.md#admin-resources) is not implemented yet. Its paths belong to the admin
  * surface so that they answer clearly: 403 naming the flag when it is off, 404 otherwise.
  */
 import type { RouteModule } from '../http/app.ts';

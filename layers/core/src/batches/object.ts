@@ -1,4 +1,4 @@
-/** The Batch object of SPEC.md (OpenAI's shape) from a batch record. */
+/** The Batch object of docs/design/spec.md#answers-gantry-shapes (OpenAI's shape) from a batch record. */
 import type { BatchRecord, BatchStatus } from '../store/batches.ts';
 
 export interface BatchObject {

@@ -55,7 +55,7 @@ export interface EndpointSpec {
   cacheable?: boolean;
   /** Client headers always forwarded to the provider (lower case), e.g. `openai-beta`. */
   forwardHeaders?: readonly string[];
-  /** `json`: fields SPEC.md defaults, set when the client leaves them out. */
+  /** `json`: defaults (docs/design/spec.md#defaults-gantry-fills-in), set when the client leaves them out. */
   defaults?: Readonly<Record<string, unknown>>;
   /** The body is a prompt call, rendered into the request before it is read (prompt-input.ts). */
   prompt?: PromptCall;

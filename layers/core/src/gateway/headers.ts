@@ -50,7 +50,7 @@ export function parseForwardHeaders(headers: Headers): string[] {
 }
 
 /**
- * Provider options a request may set as `x-gw-<option>` headers (SPEC.md's cloud-specific headers
+ * Provider options a request may set as `x-gw-<option>` headers (docs/design/spec.md#cloud-and-provider-option-headers
  * and OpenAI's organisation and project), read into the target's options under their snake_case
  * names. A config target that sets the option itself keeps its own value.
  */

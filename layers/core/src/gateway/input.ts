@@ -1,7 +1,7 @@
 /**
  * The request's input, read once the caller is known: path parameters checked, the body read as
  * the endpoint takes it (and, in a dialect, translated into OpenAI's format), validated, completed
- * with SPEC.md's defaults, and noted in the record with the request's metadata.
+ * with its defaults (docs/design/spec.md#defaults-gantry-fills-in), and noted in the record with the request's metadata.
  */
 import type { EndpointSpec } from './endpoint.ts';
 import { ValidationError } from '../http/errors.ts';
@@ -48,7 +48,7 @@ export async function readInput(f: Flight, req: Request, route: RouteMatch): Pro
   }
   // The key's default metadata, with the request's own values winning.
   record.metadata = { ...record.principal?.defaults?.metadata, ...parseMetadata(f.headers) };
-  // SPEC's `_prompt` names the prompt a request was rendered from: the gateway's word, not the client's.
+  // `_prompt` (docs/design/spec.md#request-headers) names the prompt a request was rendered from: the gateway's word, not the client's.
   if (record.prompt) record.metadata._prompt = record.prompt.slug;
   let body = read.body;
   let dialect: DialectRequest | undefined;
@@ -89,7 +89,7 @@ function parseMetadata(headers: Headers): Record<string, unknown> {
   return parsed.value as Record<string, unknown>;
 }
 
-/** A JSON body with SPEC.md's defaults for the fields the client left out; unchanged when none apply. */
+/** A JSON body with its endpoint's defaults (docs/design/spec.md#defaults-gantry-fills-in) for the fields the client left out; unchanged when none apply. */
 function withDefaults(body: ProviderRequestBody, defaults: Readonly<Record<string, unknown>> | undefined): ProviderRequestBody {
   if (!defaults || body.kind !== 'json') return body;
   let value: Record<string, unknown> | undefined;

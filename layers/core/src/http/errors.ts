@@ -4,7 +4,7 @@
  * and `toResponse` (http/error-response.ts) the one place they become responses.
  */
 
-/** Admin error codes (reference: gateway-behaviour.md). */
+/** Admin error codes (docs/design/spec.md#error-codes). */
 export type AdminErrorCode =
   | 'AB01' | 'AB02' | 'AB03' | 'AB04' | 'AB05' | 'AB06' | 'AB07' | 'AB08' | 'AB09';
 

@@ -1,6 +1,6 @@
 /**
  * The OpenAPI 3.1 document of the gateway and the admin API, generated from the route tables and
- * the zod schemas that validate their bodies (DESIGN.md: "the service describes itself"). Every
+ * the zod schemas that validate their bodies (docs/design/spec.md#admin-conventions: the service describes itself). Every
  * operation names its scope (`x-gw-scope`) and security, its body where one is validated, and its
  * errors in the shape its surface answers with. Built once per process, on first request.
  */
@@ -27,7 +27,7 @@ export const openAIErrorSchema = z.object({
   }),
 });
 
-/** The admin error shape (DESIGN.md), answered by every admin route. */
+/** The admin error shape (docs/design/spec.md#error-codes), answered by every admin route. */
 export const adminErrorSchema = z.object({
   object: z.literal('error'),
   errorCode: z.enum(['AB01', 'AB02', 'AB03', 'AB04', 'AB05', 'AB06', 'AB07', 'AB08', 'AB09']),

@@ -1,5 +1,5 @@
 /**
- * JWT authentication (SPEC.md's add-on): a token signed by the organisation's identity provider,
+ * JWT authentication (an add-on, docs/design/spec.md#authentication): a token signed by the organisation's identity provider,
  * checked with jose against the JWKS at GW_JWKS_URL (cached; a token naming an unknown key id
  * makes jose fetch the set again, so rotated keys are picked up), with issuer, audience and expiry
  * checks. Failures name their cause.

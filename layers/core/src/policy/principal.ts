@@ -2,7 +2,7 @@
 import type { ApiKeyDefaults, ApiKeyType, KeyRateLimit, KeyUsageLimits } from '../store/entities.ts';
 
 /**
- * The four roles of SPEC.md. Organisation owners and admins act on the whole organisation;
+ * The four roles of docs/design/spec.md#roles-and-keys. Organisation owners and admins act on the whole organisation;
  * workspace managers and members on one workspace.
  */
 export type Role = 'owner' | 'admin' | 'manager' | 'member';

@@ -1,5 +1,5 @@
 /**
- * Roles and scopes: what each of SPEC.md's four roles may do with a scope, and which security
+ * Roles and scopes: what each of the four roles (docs/design/spec.md#roles-and-keys) may do with a scope, and which security
  * setting narrows it. `admin/route.ts` calls `authorize` for every admin route, so a route added
  * by anyone is covered by these rules through the scope it names.
  *

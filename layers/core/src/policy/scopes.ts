@@ -121,7 +121,7 @@ export const ORGANISATION_ONLY_SCOPES: ReadonlySet<Scope> = new Set<Scope>([
   'workspaces.delete',
   'organisation.read',
   'organisation.update',
-  // Integrations are organisation-level. SPEC's managersWriteWsIntegrations concerns
+  // Integrations are organisation-level. The managersWriteWsIntegrations setting concerns
   // workspace-scoped integrations, which Gantry does not have yet; until it does, only
   // organisation keys manage integrations, and workspaces use them through providers.
   'integrations.create',

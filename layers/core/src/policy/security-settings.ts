@@ -1,5 +1,5 @@
 /**
- * Organisation security settings (SPEC.md): booleans with defaults, set on the organisation and
+ * Organisation security settings (docs/design/spec.md#security-settings): booleans with defaults, set on the organisation and
  * overridden per workspace. They narrow what workspace managers and members may do; organisation
  * owners and admins always have full access. Read through a short-lived in-process cache.
  */

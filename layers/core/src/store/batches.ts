@@ -14,7 +14,7 @@ export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing'
 
 export const FINAL_STATUSES: ReadonlySet<BatchStatus> = new Set(['failed', 'completed', 'expired', 'cancelled']);
 
-/** One `errors.data` entry (SPEC: `code`, `message`, `param`, `line`, 1-based). */
+/** One `errors.data` entry (docs/design/spec.md#answers-gantry-shapes: `code`, `message`, `param`, `line`, 1-based). */
 export interface BatchLineError {
   code: string;
   message: string;

@@ -1,4 +1,4 @@
-/** Every entity of the single table, declared as data (key layout in DESIGN.md's "Data"). */
+/** Every entity of the single table, declared as data (key layout: docs/design/design.md#storage). */
 import { Entity } from './entity.ts';
 
 export interface OrganisationRecord {

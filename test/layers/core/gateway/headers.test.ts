@@ -31,7 +31,7 @@ describe('parseForwardHeaders', () => {
 });
 
 describe('provider option headers', () => {
-  it('reads every cloud header of SPEC.md into its option name', () => {
+  it('reads every cloud header of the contract into its option name', () => {
     const headers: Record<string, string> = {};
     for (const name of Object.keys(OPTION_HEADERS)) headers[name] = `v-${name}`;
     const options = parseOptionHeaders(h(headers));

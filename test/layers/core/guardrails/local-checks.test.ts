@@ -181,7 +181,7 @@ describe('mutators', () => {
 });
 
 describe('registry', () => {
-  it('holds every built-in, SPEC check and partner check', () => {
+  it('holds every built-in, contract check and partner check', () => {
     for (const id of [
       'default.regexMatch', 'default.sentenceCount', 'default.wordCount', 'default.characterCount', 'default.jsonSchema', 'default.jsonKeys',
       'default.contains', 'default.validUrls', 'default.containsCode', 'default.webhook', 'default.alluppercase', 'default.alllowercase',

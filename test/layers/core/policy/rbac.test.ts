@@ -25,7 +25,7 @@ const principal = (role: Role, scopes: string[] = [...SCOPES], extra: Partial<Pr
 const allowAll: AuthorizeOptions = { setting: async () => true };
 const outcome = (p: Principal, scope: Scope, opts: AuthorizeOptions = allowAll) => authorize(p, scope, opts).then(() => 'allow', (e: unknown) => (e instanceof ForbiddenError ? e.message : 'error'));
 
-describe('roleAllows (SPEC.md roles table)', () => {
+describe('roleAllows (the roles table of the contract)', () => {
   it.each([
     ['owner', 'workspaces.create', true],
     ['admin', 'audit_logs.list', true],
@@ -90,7 +90,7 @@ describe('authorize', () => {
 });
 
 describe('security settings', () => {
-  it('defaults: every SPEC.md setting true except membersWritePrompts', () => {
+  it('defaults: every setting true except membersWritePrompts', () => {
     expect(organisationSettings(undefined)).toEqual({
       managersWriteWsIntegrations: true,
       managersWriteWsMcpIntegrations: true,

@@ -1,5 +1,5 @@
 /**
- * Analytics answers: groups (SPEC.md's table), graphs and summaries of the reference API, all from
+ * Analytics answers: groups (docs/design/spec.md#admin-resources), graphs and summaries of the reference API, all from
  * rollups unless the filters need the logs. Ranges are clipped to METRICS_RETENTION_DISPLAY days
  * (LOG_RETENTION_DISPLAY for the logs groups): an older start is moved up, not refused.
  */

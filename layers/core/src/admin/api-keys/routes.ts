@@ -10,7 +10,7 @@ const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({
   method: 'POST',
   path,
   scope: 'api_keys.create',
-  // SPEC.md: organisation keys are for owners and admins; workspace keys for managers too.
+  // docs/design/spec.md#roles-and-keys: organisation keys are for owners and admins; workspace keys for managers too.
   roles: type === 'organisation-service' ? ['owner', 'admin'] : ['owner', 'admin', 'manager'],
   audit: { transactional: true },
   example: { name: 'my app', workspace_id: 'default', scopes: ['completions.write'], expires_at: '2030-01-01T00:00:00Z' },

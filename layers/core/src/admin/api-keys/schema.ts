@@ -6,7 +6,7 @@ const scope = z.string({ error: 'must be a string' }).refine(isScope, { message:
 
 const isoDateTime = z.iso.datetime({ offset: true, error: 'must be an ISO 8601 date-time' });
 
-/** The shortest transition SPEC.md allows: 30 minutes. */
+/** The shortest transition docs/design/spec.md#admin-resources allows: 30 minutes. */
 export const MIN_TRANSITION_MS = 1_800_000;
 
 const transition = z

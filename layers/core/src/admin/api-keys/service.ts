@@ -1,5 +1,5 @@
 /**
- * API key rules: who may create which type (SPEC.md's roles table), which scopes a key may carry,
+ * API key rules: who may create which type (docs/design/spec.md#roles-and-keys), which scopes a key may carry,
  * updates, rotation, and what a key shows.
  *
  * - Organisation keys (`organisation-service`): organisation owners and admins only.

@@ -1,6 +1,6 @@
 /**
  * Feedback on a traced request (by `trace_id`, the gateway's `x-gw-trace-id`): created and updated
- * by workspace keys and users of the workspace. Admin keys cannot (SPEC.md): feedback belongs to
+ * by workspace keys and users of the workspace. Admin keys cannot (docs/design/spec.md#roles-and-keys): feedback belongs to
  * a workspace, which organisation principals do not have.
  */
 import { randomUUID } from 'node:crypto';

@@ -1,6 +1,6 @@
 /**
  * `/v1/logs`: insert custom logs, list with filters and a cursor, read one log, and the groups of
- * SPEC.md's endpoint table. Logs are shown for LOG_RETENTION_DISPLAY days.
+ * docs/design/spec.md#admin-resources. Logs are shown for LOG_RETENTION_DISPLAY days.
  */
 import { NotFoundError } from '../../http/errors.ts';
 import { customLogEvent } from '../../observability/custom-log.ts';

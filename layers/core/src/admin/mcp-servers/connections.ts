@@ -1,7 +1,7 @@
 /**
  * `/v2/mcp-servers/{id}/connections`: users' OAuth connections to a server (tokens never shown).
  * Listing: owners, admins and the workspace's managers see every user's; other users their own.
- * Revoking (SPEC.md): owners, admins and workspace managers revoke anyone's; every other user
+ * Revoking (docs/design/spec.md#admin-resources): owners, admins and workspace managers revoke anyone's; every other user
  * only their own (403 AB03 otherwise).
  */
 import * as z from 'zod';

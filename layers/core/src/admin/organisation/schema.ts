@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import { SECURITY_SETTING_NAMES } from '../../policy/security-settings.ts';
 
-/** SPEC.md: sessions may be limited to no less than 900 seconds. */
+/** docs/design/spec.md#admin-resources: sessions may be limited to no less than 900 seconds. */
 export const MIN_SESSION_TTL = 900;
 
 const sessionSettings = z

@@ -54,7 +54,7 @@ export interface PolicyKind<R extends PolicyRecord, C extends CreateCommon, U> {
   label: string;
   /** The path segment under `/v1/policies/`. */
   segment: string;
-  /** The name of the id path parameter in SPEC.md, used as the field of its 400. */
+  /** The name of the id path parameter in docs/design/spec.md#admin-resources, used as the field of its 400. */
   idParam: string;
   /** Names the resource in audit entries and in the 403 of a disabled feature. */
   resource: string;
@@ -62,7 +62,7 @@ export interface PolicyKind<R extends PolicyRecord, C extends CreateCommon, U> {
   features: readonly FeatureName[];
   /**
    * An API key without a workspace (an organisation key) creates an organisation-wide policy when
-   * neither the body nor a `workspace_id` condition names one (SPEC.md, rate limits policies).
+   * neither the body nor a `workspace_id` condition names one (docs/design/spec.md#admin-resources, rate limits policies).
    */
   organisationWide: boolean;
   createSchema: z.ZodType<C>;

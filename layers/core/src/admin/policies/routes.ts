@@ -14,7 +14,7 @@ import { PolicyService } from './service.ts';
 
 const query = (ctx: AdminContext, name: string) => ctx.query.get(name) ?? undefined;
 
-/** The `:id` path parameter, named as SPEC.md names it in a 400. */
+/** The `:id` path parameter, named as docs/design/spec.md#admin-resources names it in a 400. */
 const idOf = (kind: { idParam: string }, ctx: AdminContext): string =>
   parseWith(z.object({ [kind.idParam]: policyIdSchema }), { [kind.idParam]: ctx.params.id })[kind.idParam] as string;
 

@@ -64,7 +64,7 @@ export class PolicyService {
   /**
    * The workspace (id) a new policy belongs to, or null for an organisation-wide one. With an API
    * key: the body's `workspace_id`, else the key's workspace, else a `workspace_id` condition, else
-   * (rate limits only) the whole organisation. Without one, SPEC.md requires both ids.
+   * (rate limits only) the whole organisation. Without one, docs/design/spec.md#admin-resources requires both ids.
    */
   async #owner(organisationWide: boolean, caller: Principal, body: CreateCommon): Promise<string | null> {
     const problems: FieldProblem[] = [];

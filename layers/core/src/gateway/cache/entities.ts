@@ -1,4 +1,4 @@
-/** Table entities of the response cache and the semantic vector index (key layout in DESIGN.md). */
+/** Table entities of the response cache and the semantic vector index (key layout: docs/design/design.md#storage). */
 import { Entity } from '../../store/entity.ts';
 
 export interface CacheEntryRecord {

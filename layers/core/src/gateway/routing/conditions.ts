@@ -1,7 +1,7 @@
 /**
  * Conditional routing: MongoDB-like queries over `metadata.*`, `params.*` and `url.pathname`.
  *
- * Semantics (gateway-behaviour.md, fixing the peer's shortcuts):
+ * Semantics (docs/design/reference-behaviour.md#conditional-routing, fixing the peer's shortcuts):
  * - a key is a dotted path resolved at any depth; numeric segments index arrays; a key that itself
  *   contains dots (metadata such as `app.version`) is found too;
  * - a bare value means `$eq`; several keys, and several operators on one key, are ANDed;

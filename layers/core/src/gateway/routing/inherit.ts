@@ -1,5 +1,5 @@
 /**
- * What a config node passes down to its targets (gateway-behaviour.md, "Inheritance into children"):
+ * What a config node passes down to its targets (docs/design/reference-behaviour.md#inheritance):
  * - `retry` and `cache` are replaced wholesale when a child sets them;
  * - `override_params` merge shallowly, key by key, the child's values winning;
  * - `custom_host`, `forward_headers`, `request_timeout`, each hook list,

@@ -1,6 +1,6 @@
 /**
  * The routing config (x-gw-config inline JSON, a saved config, or a key's default), as validated.
- * Grammar: ../shared/reference/gateway-behaviour.md. Every node is itself a config: nesting to any
+ * Grammar: docs/design/reference-behaviour.md#configs. Every node is itself a config: nesting to any
  * depth, with a leaf being a node without `targets`.
  */
 

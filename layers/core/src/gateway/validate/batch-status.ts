@@ -1,5 +1,5 @@
 /**
- * A provider's own batch (item 4 of docs/batches.md): its status mapped onto SPEC's enum, whatever
+ * A provider's own batch (item 4 of docs/batches.md): its status mapped onto the batch states of docs/design/spec.md#states, whatever
  * the provider calls it (OpenAI and Azure already use it; others say RUNNING, SUCCESS, ended,
  * canceling...). The provider's word stays in `provider_status` when it differs.
  */
@@ -43,7 +43,7 @@ function mapOne(batch: Record<string, unknown>): Record<string, unknown> {
   return { ...batch, status, provider_status: raw };
 }
 
-/** A batch, or a list of them, with SPEC statuses. */
+/** A batch, or a list of them, with the statuses of docs/design/spec.md#states. */
 export function mapBatchStatus(answer: Record<string, unknown>): Record<string, unknown> {
   if (Array.isArray(answer.data)) return { ...answer, data: answer.data.map((b: unknown) => (isRecord(b) ? mapOne(b) : b)) };
   return mapOne(answer);

@@ -1,5 +1,5 @@
 /**
- * POST /v1/batches (SPEC "Batch" and "Limits"): the input file, the endpoint its lines call, the
+ * POST /v1/batches (docs/design/spec.md#request-limits): the input file, the endpoint its lines call, the
  * completion window (`24h`, or `immediate` for a batch the gateway runs itself), and metadata of at most 16 pairs (keys up to 64 and values up to
  * 512 characters).
  */

@@ -1,5 +1,5 @@
 /**
- * Validation of POST /v1/chat/completions bodies (SPEC "Chat completion request" and "Limits").
+ * Validation of POST /v1/chat/completions bodies (docs/design/spec.md#request-limits).
  * Objects are loose: fields we do not know pass to the provider untouched.
  */
 import * as z from 'zod/mini';

@@ -220,7 +220,7 @@ export function nonEmptyString() {
   return z.string().check(z.minLength(1, { error: 'must not be empty' }));
 }
 
-/** `stop`: one sequence or up to 4 (SPEC "Limits"). */
+/** `stop`: one sequence or up to 4 (docs/design/spec.md#request-limits). */
 export const stopSequences = z.union(
   [
     z.string(),

@@ -1,5 +1,5 @@
 /**
- * POST /v1/completions (SPEC "Text completion request" and "Limits"). Objects are loose: fields we
+ * POST /v1/completions (docs/design/spec.md#request-limits). Objects are loose: fields we
  * do not know pass to the provider untouched.
  */
 import * as z from 'zod/mini';

@@ -1,6 +1,6 @@
 /**
- * POST /v1/moderations (SPEC "Endpoints"): `input` is required; `model` is one of the two text
- * moderation models of SPEC.md, `text-moderation-latest` when left out, or one of the providers'
+ * POST /v1/moderations (docs/design/spec.md#request-limits): `input` is required; `model` is one of the two text
+ * moderation models of the contract, `text-moderation-latest` when left out, or one of the providers'
  * current moderation models (OpenAI's omni models, in its own docs; Mistral's).
  */
 import * as z from 'zod/mini';

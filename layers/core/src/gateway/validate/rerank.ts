@@ -1,5 +1,5 @@
 /**
- * POST /v1/rerank (SPEC "Endpoints" and "Rerank result"): the request rules, and the answer's
+ * POST /v1/rerank (docs/design/spec.md#request-limits and #answers-gantry-shapes): the request rules, and the answer's
  * results sorted by relevance, most relevant first.
  */
 import * as z from 'zod/mini';
@@ -32,7 +32,7 @@ export function parseRerankRequest(body: unknown): RerankRequest {
 
 const score = (r: unknown): number => (isRecord(r) && typeof r.relevance_score === 'number' ? r.relevance_score : -Infinity);
 
-/** The rerank answer as SPEC.md shows it: `object: "list"`, results by relevance descending, `provider`. */
+/** The rerank answer as docs/design/spec.md#answers-gantry-shapes shows it: `object: "list"`, results by relevance descending, `provider`. */
 export function sortRerankAnswer(answer: Record<string, unknown>, provider: string | undefined): Record<string, unknown> {
   const out: Record<string, unknown> = { object: 'list', ...answer };
   if (Array.isArray(answer.results)) {

@@ -1,4 +1,4 @@
-/** POST /v1/responses: OpenAI's request rules (and SPEC's sampling limits). Unknown fields pass through. */
+/** POST /v1/responses: OpenAI's request rules (and the sampling limits of docs/design/spec.md#request-limits). Unknown fields pass through. */
 import * as z from 'zod/mini';
 import { isRecord } from '../../http/json.ts';
 import {

@@ -1,5 +1,5 @@
 /**
- * `default.inlineImageUrls` (SPEC.md's inline image URL guardrail), a before-request mutator: the
+ * `default.inlineImageUrls` (docs/design/spec.md#guardrail-checks), a before-request mutator: the
  * external image URLs of a chat request bound for one of `providers` are fetched and replaced by
  * base64 data URLs, for providers that cannot fetch URLs themselves. Every fetch goes through the
  * SSRF guard (redirects included), `maxSizeBytes` (default 20 MB) is enforced while reading,

@@ -1,5 +1,5 @@
 /**
- * `default.requestParametersCheck` (SPEC.md's request params guardrail), before the request: the
+ * `default.requestParametersCheck` (docs/design/spec.md#guardrail-checks), before the request: the
  * tools it offers (`tools`: allowed and blocked types and function names, read from `tools[].type`,
  * `tools[].function.name` and `tools[].name`) and its parameters (`params`: allowed and blocked
  * top-level keys, and for each named parameter the values allowed or blocked). Every list is

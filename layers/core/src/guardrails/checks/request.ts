@@ -73,7 +73,7 @@ export const requiredMetadataKeys: CheckDefinition = {
   },
 };
 
-/** SPEC.md: `metadataPairs` (key to expected value) against `x-gw-metadata`, with `operator` all/any/none. */
+/** docs/design/spec.md#guardrail-checks: `metadataPairs` (key to expected value) against `x-gw-metadata`, with `operator` all/any/none. */
 export const requiredMetadataKeyPairs: CheckDefinition = {
   id: 'default.requiredMetadataKeyPairs',
   events: BEFORE,

@@ -37,7 +37,7 @@ export interface LimitsInput {
 }
 
 /**
- * Organisation owners and admins, and the workspace's managers, from the users directory (SPEC.md:
+ * Organisation owners and admins, and the workspace's managers, from the users directory (docs/design/spec.md#events:
  * organisation admins, workspace admins and managers).
  */
 export function directoryRecipients(repos: Repositories): AlertRecipients {

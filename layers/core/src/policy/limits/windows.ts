@@ -5,7 +5,7 @@
  * by window or period, so a new one starts at zero everywhere at the same instant.
  */
 
-/** The units of rate limits policies (SPEC.md). */
+/** The units of rate limits policies (docs/design/spec.md#admin-resources). */
 export const RATE_UNITS = ['rpm', 'rph', 'rpd', 'rpw'] as const;
 export type RateUnit = (typeof RATE_UNITS)[number];
 /** API keys' own rate limits may also count per second. */

@@ -346,7 +346,7 @@ export function embeddingList(
   };
 }
 
-/** The rerank result of SPEC.md, sorted by relevance. */
+/** The rerank result of docs/design/spec.md#answers-gantry-shapes, sorted by relevance. */
 export function rerankResult(
   results: readonly { index: number; score: number }[],
   documents: readonly unknown[],

@@ -1,4 +1,4 @@
-/** The rerank answer as SPEC.md shows it, whatever order the provider used. */
+/** The rerank answer as docs/design/spec.md#answers-gantry-shapes shows it, whatever order the provider used. */
 import { describe, expect, it } from 'vitest';
 import { sortRerankAnswer } from '../../../../../layers/core/src/gateway/validate/rerank.ts';
 

@@ -213,7 +213,7 @@ describe('bedrock embeddings, images and rerank', () => {
     expect(res({ images: ['QUJD'] }, { model: 'stability.sd3-5-large-v1:0', prompt: 'x' }, 'imageGenerate')).toEqual({ created: Math.floor(T0 / 1000), data: [{ b64_json: 'QUJD' }] });
   });
 
-  it('builds the Rerank request with the model ARN and answers SPEC rerank results', () => {
+  it('builds the Rerank request with the model ARN and answers rerank results in the shape of the contract', () => {
     const body = { model: 'amazon.rerank-v1:0', query: 'capital of France', documents: ['Berlin is in Germany', { text: 'Paris is the capital of France' }], top_n: 2, return_documents: true };
     const sent = req(body, { options: { aws_region: 'us-west-2' } }, 'rerank');
     expect(sent).toEqual({
