@@ -63,9 +63,9 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // Links the service sends (invites) point here unless GW_PUBLIC_URL names another address.
   opts.deps.config.publicUrl ??= url;
-  // A custom host never reaches this server or its DynamoDB Local, whatever GW_TRUSTED_CUSTOM_HOSTS trusts.
+  // A custom host never reaches this server (on any address of the machine), whatever GW_TRUSTED_CUSTOM_HOSTS
+  // trusts; DynamoDB Local's port is reserved with the deps (createDeps), from DYNAMODB_ENDPOINT.
   opts.deps.trustedHosts.reserveOwnPort(port);
-  if (opts.deps.config.dynamodbEndpoint) opts.deps.trustedHosts.reserveOwnPort(Number(new URL(opts.deps.config.dynamodbEndpoint).port));
   return {
     url,
     port,

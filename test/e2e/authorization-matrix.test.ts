@@ -15,8 +15,9 @@ import { ORGANISATION_ONLY_SCOPES, SCOPES, WORKSPACE_ONLY_SCOPES, WORKSPACE_SCOP
 import type { Role } from '../../layers/core/src/policy/principal.ts';
 import type { ApiKeyType } from '../../layers/core/src/store/entities.ts';
 import { addUser } from '../support/identity.ts';
-import { jwtEnv, startJwks, type JwksServer } from '../support/jwks.ts';
+import { jwtEnv, startJwks } from '../support/jwks.ts';
 import { ADMIN_KEY, startGantry } from '../support/gantry.ts';
+import { timeoutFor } from '../support/until.ts';
 
 type Credential = { header: 'x-gw-api-key' | 'authorization'; value: string };
 
@@ -112,11 +113,14 @@ async function setUp(mode: 'direct' | 'lambda') {
     { name: 'manager JWT', role: 'manager', credential: key(await jwt('manager')) },
     { name: 'member JWT', role: 'member', credential: bearer(await jwt('member')) },
   ];
-  /** A key of the most powerful kind for the route, holding every scope but the route's. */
-  const withoutScope = async (scope: Scope): Promise<Credential> => {
+  /** A key of the most powerful kind for the route, holding every scope but the route's (one per scope: routes share them). */
+  const lacking = new Map<Scope, Promise<Credential>>();
+  const withoutScope = (scope: Scope): Promise<Credential> => {
     const orgOnly = ORGANISATION_ONLY_SCOPES.has(scope);
     const type: ApiKeyType = orgOnly ? 'organisation-service' : 'workspace-service';
-    return key(await store(type, (orgOnly ? SCOPES : WORKSPACE_SCOPES).filter((s) => s !== scope)));
+    let made = lacking.get(scope);
+    if (!made) lacking.set(scope, (made = store(type, (orgOnly ? SCOPES : WORKSPACE_SCOPES).filter((s) => s !== scope)).then(key)));
+    return made;
   };
   return { gw, jwks, callers, withoutScope };
 }
@@ -129,6 +133,13 @@ interface Outcome {
   errorCode: string | undefined;
   message: string | undefined;
 }
+
+/**
+ * Limits from the work: every route called by every caller plus a key lacking its scope. On a busy
+ * 2-core machine the full matrix ran past vitest's default 30 s; the work, not the machine, bounds it.
+ */
+const MATRIX_TIMEOUT_MS = timeoutFor(ADMIN_ROUTES.length * 11);
+const ROUTES_TIMEOUT_MS = timeoutFor(ADMIN_ROUTES.length);
 
 const judge = (o: Outcome): boolean => (o.expected === 'allow' ? o.status !== 401 && o.status !== 403 : o.status === 403 && o.errorCode === 'AB03');
 
@@ -178,7 +189,7 @@ describe('authorization matrix (direct mode, every route)', () => {
     // The matrix really exercised both sides.
     expect(outcomes.filter((o) => o.expected === 'deny').length).toBeGreaterThan(ADMIN_ROUTES.length);
     expect(outcomes.filter((o) => o.expected === 'allow').length).toBeGreaterThan(ADMIN_ROUTES.length * 3);
-  });
+  }, MATRIX_TIMEOUT_MS);
 
   it('no credentials: 401 AB05 on every route', async () => {
     for (const route of ADMIN_ROUTES) {
@@ -186,7 +197,7 @@ describe('authorization matrix (direct mode, every route)', () => {
       const body = (await res.json()) as { errorCode: string };
       expect([res.status, body.errorCode], `${route.method} ${route.path}`).toEqual([401, 'AB05']);
     }
-  });
+  }, ROUTES_TIMEOUT_MS);
 
   it('the only admin route without an API key or JWT is the invite acceptance', () => {
     expect(PUBLIC_ADMIN_ROUTES.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/admin/users/invites/accept']);
@@ -228,5 +239,5 @@ describe('authorization matrix (lambda mode, one route per resource)', () => {
       }
     }
     expect(wrong, JSON.stringify(wrong, null, 2)).toEqual([]);
-  });
+  }, MATRIX_TIMEOUT_MS);
 });

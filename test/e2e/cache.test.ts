@@ -27,9 +27,23 @@ describe.each(['direct', 'lambda'] as const)('response cache (%s mode)', (mode) 
   const simple = () => ({ provider: 'openai', api_key: 'sk-x', custom_host: `${mock.url}/v1`, cache: { mode: 'simple', max_age: 60 } });
   const ask = (content: string, extra: Record<string, unknown> = {}) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }], ...extra });
 
+  /** Cache writes in flight: an entry, then its vector (semantic), both after the answer ended. */
+  const writes = new Set<Promise<unknown>>();
+  function tracked<A extends unknown[]>(write: (...args: A) => Promise<void>): (...args: A) => Promise<void> {
+    return (...args) => {
+      const p = write(...args);
+      writes.add(p);
+      void p.finally(() => writes.delete(p)).catch(() => undefined);
+      return p;
+    };
+  }
+
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry(mode, {}, { clock }), startMockOpenAI()]);
     key = await gw.workspaceKey();
+    const { responseCache, vectorIndex } = gw.deps;
+    responseCache.put = tracked(responseCache.put.bind(responseCache));
+    vectorIndex.upsert = tracked(vectorIndex.upsert.bind(vectorIndex));
   });
   afterAll(async () => {
     await Promise.all([gw?.close(), mock?.close()]);
@@ -39,9 +53,13 @@ describe.each(['direct', 'lambda'] as const)('response cache (%s mode)', (mode) 
     mock.queue.length = 0;
   });
 
-  /** Cache writes happen after the response: wait until the entry is readable. */
+  /** Cache writes happen after the response: wait until every one started (and those they start) is done. */
   async function settle(): Promise<void> {
-    await new Promise((r) => setTimeout(r, 150));
+    while (writes.size > 0) {
+      await Promise.allSettled([...writes]);
+      // A vector is upserted once its entry is stored: let that start before looking again.
+      await new Promise((r) => setImmediate(r));
+    }
   }
 
   it('answers a repeated request from the cache, without calling the provider', async () => {

@@ -41,12 +41,12 @@ describe.each(['direct', 'lambda'] as const)('database faults (%s mode)', (mode)
   it.each(['hang', 'down'] satisfies FaultMode[])('while the database is %s', async (fault) => {
     await proxy.set(fault);
     try {
-      const started = performance.now();
       const health = await fetch(`${gw.url}/v1/health`);
-      const elapsed = performance.now() - started;
-      expect(await health.json()).toMatchObject({ status: 'degraded' });
+      // Health's own deadline (900 ms) answered, not the table's request timeout (1.5 s): said by the
+      // reason, which a busy machine cannot change, rather than by a stopwatch, which it can.
+      const reason = fault === 'hang' ? 'not writable (no answer within 900 ms)' : expect.stringMatching(/^not writable \(/);
+      expect(await health.json()).toMatchObject({ status: 'degraded', checks: { database: reason } });
       expect(health.status).toBe(503);
-      expect(elapsed).toBeLessThan(1_000);
 
       const cold = await chat(`gw_cold-key-${fault}-000000000000000000000000`);
       expect(cold.status).toBe(503);
@@ -66,5 +66,6 @@ describe.each(['direct', 'lambda'] as const)('database faults (%s mode)', (mode)
       await proxy.set('pass');
     }
     expect((await fetch(`${gw.url}/v1/configs`, { headers: { 'x-gw-api-key': ADMIN_KEY } })).status).toBe(200);
-  });
+    // About 7 s of the table's own timeouts on an idle machine (each call waits for them in turn).
+  }, 60_000);
 });

@@ -8,6 +8,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { until } from '../support/until.ts';
 
 const CLOUD = {
   'x-gw-azure-resource-name': 'my-resource',
@@ -84,7 +85,7 @@ describe.each(['direct', 'lambda'] as const)('provider headers (%s mode)', (mode
     expect(got['openai-project']).toBe('proj-7');
     const sent = JSON.stringify(got);
     for (const value of Object.values(CLOUD)) expect(sent).not.toContain(value);
-    for (let i = 0; i < 100 && records.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => records[0], 'the request record');
     const record = JSON.stringify({ ...records[0], principal: undefined });
     for (const secret of [CLOUD['x-gw-aws-secret-access-key'], CLOUD['x-gw-aws-session-token'], CLOUD['x-gw-aws-access-key-id']]) expect(record).not.toContain(secret);
   });

@@ -10,6 +10,7 @@ import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/l
 import { sha256, speechBytes, startMockOpenAIApi, type MockOpenAIApi } from '../support/mock-openai-api.ts';
 import { makePng, makeWav, multipart } from '../support/media.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { until } from '../support/until.ts';
 
 describe.each(['direct', 'lambda'] as const)('inference endpoints (%s mode)', (mode) => {
   let gw: TestGantry;
@@ -27,10 +28,7 @@ describe.each(['direct', 'lambda'] as const)('inference endpoints (%s mode)', (m
       body: JSON.stringify(body),
     });
   const last = () => mock.received.at(-1)!;
-  const waitForRecord = async (n = 1) => {
-    for (let i = 0; i < 100 && records.length < n; i++) await new Promise((r) => setTimeout(r, 10));
-    return records[n - 1]!;
-  };
+  const waitForRecord = (n = 1) => until(() => records[n - 1], `request record ${n}`);
 
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry(mode), startMockOpenAIApi()]);

@@ -8,6 +8,7 @@ import { RateLimitedError } from '../../layers/core/src/http/errors.ts';
 import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { until } from '../support/until.ts';
 
 describe.each(['direct', 'lambda'] as const)('request lifecycle (%s mode)', (mode) => {
   let gw: TestGantry;
@@ -28,10 +29,7 @@ describe.each(['direct', 'lambda'] as const)('request lifecycle (%s mode)', (mod
     },
   };
 
-  const waitForRecords = async (n: number) => {
-    for (let i = 0; i < 100 && completed.length < n; i++) await new Promise((r) => setTimeout(r, 20));
-    return completed;
-  };
+  const waitForRecords = (n: number) => until(() => (completed.length >= n ? completed : undefined), `${n} completed record(s)`);
   const post = (body: Record<string, unknown>, headers: Record<string, string> = {}, signal?: AbortSignal) =>
     fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',

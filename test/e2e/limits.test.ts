@@ -16,6 +16,7 @@ import { startLocalLimitsWorkers } from '../../layers/core/src/policy/limits/wor
 import { workspaceBudgetCounter } from '../../layers/core/src/policy/limits/hook.ts';
 import { rateCounterPk, type RateLimitType } from '../../layers/core/src/store/limits.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { eventually as retry } from '../support/until.ts';
 import { workspaceRecord } from '../support/records.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 
@@ -27,19 +28,11 @@ const USAGE = '/v1/policies/usage-limits';
 const START = Date.UTC(2026, 0, 1, 0, 0, 5);
 
 /** Polls until `check` passes: settlement runs after the response, off the request path. */
-async function eventually(gw: TestGantry, check: () => Promise<void>): Promise<void> {
-  let last: unknown;
-  for (let i = 0; i < 200; i++) {
+function eventually(gw: TestGantry, check: () => Promise<void>): Promise<void> {
+  return retry(async () => {
     await gw.deps.limits.hook.flush();
-    try {
-      await check();
-      return;
-    } catch (err) {
-      last = err;
-      await new Promise((r) => setTimeout(r, 5));
-    }
-  }
-  throw last;
+    await check();
+  });
 }
 
 describe.each(['direct', 'lambda'] as const)('limits at the gateway (%s mode)', (mode) => {

@@ -9,6 +9,7 @@ import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { until } from '../support/until.ts';
 import { ANTHROPIC_MODEL, anthropicErrorReply, startMockAnthropic, textMessage } from '../support/mock-anthropic.ts';
 import { BEDROCK_MODEL, KEYS, startMockBedrock, type MockBedrock } from '../support/mock-bedrock.ts';
 import type { MockServer } from '../support/mock-http.ts';
@@ -28,14 +29,7 @@ describe.each(['direct', 'lambda'] as const)('/v1/messages (%s mode)', (mode) =>
   let trace = 0;
 
   const nextTrace = () => `messages-${mode}-${++trace}`;
-  async function recordOf(traceId: string): Promise<GatewayRecord> {
-    for (let i = 0; i < 200; i++) {
-      const found = records.find((r) => r.traceId === traceId);
-      if (found) return found;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`no record for ${traceId}`);
-  }
+  const recordOf = (traceId: string): Promise<GatewayRecord> => until(() => records.find((r) => r.traceId === traceId), `the record of ${traceId}`);
 
   /** An OpenAI-wire target; the provider key is the SDK's apiKey, the gateway key x-gw-api-key. */
   const viaOpenAI = (headers: Record<string, string> = {}) =>

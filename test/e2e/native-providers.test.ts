@@ -16,6 +16,7 @@ import { systemClock } from '../../layers/core/src/ports/clock.ts';
 import { clearAwsCredentialCache, stsAssumeRole } from '../../layers/core/src/providers/native/aws.ts';
 import type { AssumeRoleInput } from '../../layers/core/src/providers/transform.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { until } from '../support/until.ts';
 import { ANTHROPIC_MODEL, anthropicErrorReply, startMockAnthropic } from '../support/mock-anthropic.ts';
 import { AZURE_KEY, contentFilterError, startMockAzure } from '../support/mock-azure.ts';
 import { BEDROCK_MODEL, KEYS, startMockBedrock, type MockBedrock } from '../support/mock-bedrock.ts';
@@ -146,14 +147,7 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
 
   /** A fresh trace id, whose record `recordOf` waits for. */
   const nextTrace = () => `native-${mode}-${++trace}`;
-  async function recordOf(traceId: string): Promise<GatewayRecord> {
-    for (let i = 0; i < 200; i++) {
-      const found = records.find((r) => r.traceId === traceId);
-      if (found) return found;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error(`no record for ${traceId}`);
-  }
+  const recordOf = (traceId: string): Promise<GatewayRecord> => until(() => records.find((r) => r.traceId === traceId), `the record of ${traceId}`);
 
   beforeAll(async () => {
     [gw, anthropic, bedrock, google, azure, cohere, openai] = await Promise.all([

@@ -85,7 +85,8 @@ describe('npm start', () => {
     await waitFor(() => first.output().includes('listening'), 'the first start');
     const health = await fetch(`http://127.0.0.1:${port}/v1/health`);
     expect(health.status).toBe(200);
-    expect(await health.json()).toEqual({ status: 'ok' });
+    // With a data directory the request logs wait in a spool on disk: health reports it.
+    expect(await health.json()).toMatchObject({ status: 'ok', spool: { logs: { dropped: 0, full: false } } });
 
     const key = first.output().match(/\n\s+(gw_[A-Za-z0-9_-]{20,})\s*\n/)?.[1];
     expect(key, first.output()).toBeDefined();
@@ -113,7 +114,8 @@ describe('npm start', () => {
     const mock = await startMockOpenAI();
     const port = await freePort();
     const dir = path.join(dataDir, 'drain');
-    const env = { PORT: String(port), GW_DATA_DIR: dir, GW_BOOTSTRAP_ADMIN_KEY: OWNER_KEY, GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1' };
+    // A grace period far beyond what draining takes: the request is held until the test has seen the listener close.
+    const env = { PORT: String(port), GW_DATA_DIR: dir, GW_BOOTSTRAP_ADMIN_KEY: OWNER_KEY, GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1', GW_SHUTDOWN_GRACE_SECONDS: '60' };
     const first = await startReady(env, 'the first start');
     const lock = lockOf(dir);
     expect(lock.pid).toBe(first.child.pid);
@@ -131,20 +133,23 @@ describe('npm start', () => {
       body: JSON.stringify({ name: 'drain', workspace_id: 'default', scopes: ['completions.write'] }),
     });
     const { key } = (await created.json()) as { key: string };
-    mock.queue.push({ kind: 'delay', ms: 2_000 });
+    // Held, not delayed: however slowly a busy machine handles the SIGTERM, the request is still in flight.
+    let release: () => void = () => undefined;
+    mock.queue.push({ kind: 'hold', until: new Promise<void>((resolve) => (release = resolve)) });
     let settled = false;
     const inFlight = fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, 'x-gw-trace-id': 'drain-1', authorization: 'Bearer sk-x', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow' }] }),
     }).finally(() => (settled = true));
-    await waitFor(() => mock.received.length === 1, 'the provider call', 10_000);
+    await waitFor(() => mock.received.length === 1, 'the provider call', 30_000);
 
     first.child.kill('SIGTERM');
     // No new connection is accepted while the slow request still runs...
-    await waitFor(async () => !(await portOpen(port)), 'the listener to close', 5_000);
+    await waitFor(async () => !(await portOpen(port)), 'the listener to close', 30_000);
     expect(settled).toBe(false);
     // ...and that request completes.
+    release();
     const answer = await inFlight;
     expect(answer.status).toBe(200);
     expect(((await answer.json()) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBeTruthy();
@@ -169,7 +174,7 @@ describe('npm start', () => {
 
     first.child.kill('SIGKILL');
     await first.exited;
-    await waitFor(() => !processAlive(dynamodbPid), 'DynamoDB Local to stop', 10_000);
+    await waitFor(() => !processAlive(dynamodbPid), 'DynamoDB Local to stop', 30_000);
 
     const second = await startReady(env, 'the second start');
     const list = await fetch(`http://127.0.0.1:${port}/v1/api-keys`, { headers: { 'x-gw-api-key': OWNER_KEY } });
@@ -188,7 +193,7 @@ describe('npm start', () => {
 
     s.child.kill('SIGTERM');
     await s.exited;
-    await waitFor(() => !processAlive(lock.pid) && !processAlive(lock.dynamodbPid), 'the server and DynamoDB Local to stop', 15_000);
+    await waitFor(() => !processAlive(lock.pid) && !processAlive(lock.dynamodbPid), 'the server and DynamoDB Local to stop', 30_000);
     expect(s.output()).toContain('SIGTERM: stopping Gantry');
     expect(await portOpen(port)).toBe(false);
   }, 120_000);

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { startMockServer, type MockServer } from '../support/mock-http.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
-import type { ExportTraceServiceRequest, OtlpAttribute, OtlpSpan } from '../../layers/core/src/observability/otel-trace.ts';
+import { until as waitUntil } from '../support/until.ts';
+import type { ExportTraceServiceRequest, OtlpSpan } from '../../layers/core/src/observability/otel-trace.ts';
 
-type Attr = OtlpAttribute;
 type Span = OtlpSpan;
 type Export = ExportTraceServiceRequest;
 
@@ -23,14 +23,7 @@ const attr = (s: Span, key: string): unknown => {
 };
 const spansOf = (c: MockServer): Span[] => c.received.flatMap((r) => (r.json as Export).resourceSpans.flatMap((rs) => rs.scopeSpans.flatMap((ss) => ss.spans)));
 
-async function until<T>(probe: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 60; i++) {
-    const v = probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error('no spans arrived at the collector');
-}
+const until = <T>(probe: () => T | undefined): Promise<T> => waitUntil(probe, 'spans at the collector', undefined, 50);
 
 describe.each(['direct', 'lambda'] as const)('OpenTelemetry export (%s mode)', (mode) => {
   let gw: TestGantry;

@@ -11,6 +11,7 @@ import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/l
 import { sha256, startMockOpenAIApi, type MockOpenAIApi } from '../support/mock-openai-api.ts';
 import { makePng, multipart } from '../support/media.ts';
 import { ADMIN_KEY, startGantry, type TestGantry } from '../support/gantry.ts';
+import { until } from '../support/until.ts';
 
 describe.each(['direct', 'lambda'] as const)('passthrough (%s mode)', (mode) => {
   let gw: TestGantry;
@@ -69,7 +70,7 @@ describe.each(['direct', 'lambda'] as const)('passthrough (%s mode)', (mode) => 
     expect(got.headers).toMatchObject({ authorization: 'Bearer sk-provider', 'x-custom-header': 'kept', 'openai-organization': 'org-1' });
     noGatewayHeaders(got.headers);
 
-    for (let i = 0; i < 100 && records.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+    await until(() => records[0], 'the request record');
     expect(records[0]).toMatchObject({ endpoint: 'proxy', method: 'POST', path: '/v1/vector_stores/vs_1/search', status: 200, provider: 'openai', model: 'x' });
   });
 

@@ -9,6 +9,7 @@ import { catalogModels } from '../../layers/core/src/pricing/catalog.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { keyRecord } from '../support/records.ts';
+import { PATIENCE_MS } from '../support/until.ts';
 
 const BASE = '/v1/model-configs/pricing';
 
@@ -217,7 +218,7 @@ describe.each(['direct', 'lambda'] as const)('models and pricing (%s mode)', (mo
       });
 
     const lastRecord = async () => {
-      await vi.waitFor(() => expect(records.length).toBeGreaterThan(0));
+      await vi.waitFor(() => expect(records.length).toBeGreaterThan(0), { timeout: PATIENCE_MS });
       return records.pop()!;
     };
 

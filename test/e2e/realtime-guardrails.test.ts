@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { until } from '../support/until.ts';
 import { startMockRealtime, type MockRealtime } from '../support/mock-realtime.ts';
 import { storedLog } from '../support/observability.ts';
 
@@ -69,14 +70,7 @@ function connected(c: Client | { status: number; body: Json }): Client {
 const say = (text: string, extra: Json = {}) => ({ type: 'response.create', response: { metadata: { text, chunk: 3, ...extra } } });
 const userText = (text: string, id = 'evt_client_1') => ({ type: 'conversation.item.create', event_id: id, item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
 /** Polls until `get` finds something (the provider's socket is read apart from the client's). */
-async function eventually<T>(get: () => T | undefined): Promise<T> {
-  for (let i = 0; i < 200; i++) {
-    const found = get();
-    if (found !== undefined) return found;
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  throw new Error('never found');
-}
+const eventually = <T>(get: () => T | undefined): Promise<T> => until(get, 'the event');
 
 /** Events without their ids (fresh in every session), to compare two sessions. */
 const shapeOf = (events: readonly Json[]) => JSON.parse(JSON.stringify(events).replace(/"(event_mock|resp_mock|item_mock|call|sess_mock)_\d+"/g, '"$1"')) as Json[];

@@ -17,6 +17,8 @@ export type Behaviour =
   | { kind: 'ok'; answerModel?: string }
   | { kind: 'error'; status: number; body: string; contentType?: string; headers?: Record<string, string> }
   | { kind: 'delay'; ms: number }
+  /** Answers (a completion) only once `until` resolves: a request kept in flight for as long as a test needs. */
+  | { kind: 'hold'; until: Promise<void> }
   | {
       kind: 'stream';
       chunks: string[];
@@ -125,6 +127,7 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
     }
     if (behaviour.kind === 'delay') await new Promise((r) => setTimeout(r, behaviour.ms));
     if (res.destroyed) return;
+    if (behaviour.kind === 'hold') await behaviour.until;
 
     if (behaviour.kind === 'stream' || parsed.stream) {
       const words = behaviour.kind === 'stream' ? behaviour.chunks : ['Hello', ' there'];

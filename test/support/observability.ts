@@ -4,6 +4,7 @@ import type { TestGantry } from './gantry.ts';
 import type { LogEvent } from '../../layers/core/src/observability/log-event.ts';
 import { EXPORTS_QUEUE, LOGS_QUEUE } from '../../layers/core/src/observability/messages.ts';
 import { LocalQueueFactory } from '../../layers/core/src/ports/queue-factory.ts';
+import { PATIENCE_MS, until } from './until.ts';
 
 /** Runs the hooks' pending `complete` work and the log queues to the end, a few rounds. */
 export async function settleLogs(deps: CoreDeps): Promise<void> {
@@ -20,15 +21,15 @@ export async function settleLogs(deps: CoreDeps): Promise<void> {
   }
 }
 
-/** Polls until `found` holds (a request's log is stored), at most about two seconds. */
+/**
+ * Polls until `probe` finds something (a request's log is stored), settling the log queues before
+ * each look; gives up after PATIENCE_MS, which bounds a hang, not the machine's speed.
+ */
 export async function waitFor<T>(deps: CoreDeps, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 40; i++) {
+  return until(async () => {
     await settleLogs(deps);
-    const v = await probe();
-    if (v !== undefined) return v;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  throw new Error('timed out waiting for the request log');
+    return probe();
+  }, 'the request log', PATIENCE_MS, 50);
 }
 
 

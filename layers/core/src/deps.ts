@@ -94,6 +94,8 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
   const doc = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint, timeouts: config.dynamodbTimeouts });
   const repos = createRepositories(doc, config.tableName);
   const trustedHosts = TrustedHosts.parse(config.trustedCustomHosts);
+  // The table's endpoint is the service's own, from the first request on, in every runtime.
+  trustedHosts.reserveOwnEndpoint(config.dynamodbEndpoint);
   const pricing = new PriceBook(new CustomPriceRepository(repos.table), clock, config.keyCacheTtlMs);
   const limits = createLimits({ repos, clock, config, queues, logger, pricing });
   const upstream = adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs });

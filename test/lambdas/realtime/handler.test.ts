@@ -19,6 +19,7 @@ import { startMockConnections, type MockConnections } from '../../support/mock-c
 import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from '../../support/mock-realtime.ts';
 import { keyRecord } from '../../support/records.ts';
 import { waitFor } from '../../support/observability.ts';
+import { until } from '../../support/until.ts';
 
 type Handler = ReturnType<typeof createRealtimeHandler>;
 
@@ -163,9 +164,8 @@ describe('realtime function (relay)', () => {
       const before = mock.connections.length;
       await refusing(connectEvent(id, upgrade()));
       await send(refusing, id, { type: 'response.create' });
-      const conn = mock.connections[before];
-      for (let i = 0; i < 50 && conn?.closedWith === undefined; i++) await new Promise((r) => setTimeout(r, 20));
-      expect(conn?.closedWith).toBe(1011);
+      const closedWith = await until(() => mock.connections[before]?.closedWith, 'the provider socket to close');
+      expect(closedWith).toBe(1011);
       await disconnect(refusing, id, 1006);
       await new Promise((r) => setTimeout(r, 50));
       expect(unhandled).toEqual([]);

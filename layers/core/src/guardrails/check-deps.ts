@@ -8,7 +8,7 @@
 import type { UpstreamClient, UpstreamResponse } from '../gateway/upstream.ts';
 import { readCapped } from '../http/node-streams.ts';
 import type { Clock } from '../ports/clock.ts';
-import { parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
+import { BlockedAddressError, parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
 import type { CheckDeps } from './contract.ts';
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 30_000;
@@ -81,7 +81,8 @@ export function guardedFetch(upstream: UpstreamClient, trusted: TrustedHosts): C
       if (timedOut) throw new CheckFetchError('timeout', `no complete answer within ${timeoutMs} ms`);
       if (err instanceof CheckFetchError) throw err;
       const message = err instanceof Error ? err.message : String(err);
-      throw new CheckFetchError(/private or reserved/.test(message) ? 'blocked' : 'network', message);
+      // Refused where the socket connected (a private address, or this service's own port).
+      throw new CheckFetchError(err instanceof BlockedAddressError ? 'blocked' : 'network', message);
     } finally {
       clearTimeout(timer);
       outer?.removeEventListener('abort', onOuter);

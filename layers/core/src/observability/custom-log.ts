@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { toUsage } from '../gateway/usage.ts';
 import type { Principal } from '../policy/principal.ts';
 import type { BlobStore } from '../ports/blob.ts';
-import { attachBody, logMetadata, type LogEvent } from './log-event.ts';
+import { attachBody, logMetadata, redactEvent, type LogEvent } from './log-event.ts';
 import { iso } from './time.ts';
 
 export interface CustomLogInput {
@@ -34,7 +34,7 @@ export async function customLogEvent(input: CustomLogInput, principal: Principal
   const took = Math.max(0, Math.round(input.response.response_time ?? 0));
   const id = randomUUID();
   const userMeta = Object.fromEntries(Object.entries(meta).filter(([k]) => !['trace_id', 'span_id', 'span_name', 'parent_span_id'].includes(k)));
-  const event: LogEvent = {
+  const event: LogEvent = redactEvent({
     v: 1,
     id,
     source: 'custom',
@@ -83,7 +83,7 @@ export async function customLogEvent(input: CustomLogInput, principal: Principal
     environment: str(meta._environment),
     request_bytes: null,
     response_bytes: null,
-  };
+  });
   await attachBody(event, 'request', input.request.body ?? null, { blobs });
   await attachBody(event, 'response', input.response.body ?? null, { blobs });
   return event;

@@ -6,7 +6,7 @@
 import { assembleStream } from './stream-log.ts';
 import type { GatewayRecord, HookResults } from '../gateway/lifecycle.ts';
 import type { BlobStore } from '../ports/blob.ts';
-import { redact, redactText } from './redact.ts';
+import { redact, redactAttributes } from './redact.ts';
 import { dayKey, iso } from './time.ts';
 
 /**
@@ -111,6 +111,16 @@ export function aiServiceOf(provider: string | null | undefined): string | null 
   return provider.startsWith('@') ? null : provider;
 }
 
+/**
+ * What the service sets itself (ids, the caller's organisation and workspace, times, enums): every
+ * other string attribute may come from the request (the trace id and span headers, the path, the
+ * provider, model and config named, metadata's `_user` ...) and is redacted like a body.
+ */
+const OWN_ATTRIBUTES: ReadonlySet<string> = new Set<keyof LogEvent>(['id', 'source', 'organisation_id', 'workspace_id', 'created_at', 'api_key_id', 'key_user_id', 'endpoint', 'config_source', 'cache_status']);
+
+/** The event with the secrets in its request-derived attributes replaced; bodies, metadata and hook results are redacted where they are set. */
+export const redactEvent = (event: LogEvent): LogEvent => redactAttributes(event, OWN_ATTRIBUTES);
+
 /** Metadata as logged: secrets redacted, and bounded so the event fits a queue message. */
 export function logMetadata(metadata: Record<string, unknown>): Record<string, unknown> {
   const safe = redact(metadata) as Record<string, unknown>;
@@ -184,7 +194,7 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
   const status = r.status ?? 500;
   const end = r.endedAt ?? r.upstreamHeadersAt ?? opts.now;
   const bodyUser = typeof r.request?.user === 'string' ? r.request.user : null;
-  const event: LogEvent = {
+  const event: LogEvent = redactEvent({
     v: 1,
     id: r.id,
     source: 'gateway',
@@ -210,7 +220,7 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     status_code: status,
     is_success: status >= 200 && status < 300,
     error_code: r.errorCode ?? null,
-    error_message: r.errorMessage ? redactText(r.errorMessage) : null,
+    error_message: r.errorMessage ?? null,
     total_ms: Math.max(0, end - r.startedAt),
     upstream_ms: r.upstreamHeadersAt === undefined ? null : Math.max(0, r.upstreamHeadersAt - r.startedAt),
     ttft_ms: r.stream && r.firstByteAt !== undefined ? Math.max(0, r.firstByteAt - r.startedAt) : null,
@@ -234,9 +244,9 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     environment: str(meta._environment),
     request_bytes: null,
     response_bytes: r.responseBytes ?? null,
-  };
+  });
   if (r.hookResults) event.hook_results = logHookResults(r.hookResults);
-  if (r.mcp) Object.assign(event, { mcp_server: r.mcp.server, mcp_method: r.mcp.method, ...(r.mcp.name ? { mcp_name: r.mcp.name } : {}) });
+  if (r.mcp) Object.assign(event, redactAttributes({ mcp_server: r.mcp.server, mcp_method: r.mcp.method, ...(r.mcp.name ? { mcp_name: r.mcp.name } : {}) }, OWN_ATTRIBUTES));
   if (r.prompt) Object.assign(event, { prompt_id: r.prompt.id, prompt_version_id: r.prompt.versionId, prompt_version: r.prompt.version });
   await attachBody(event, 'request', r.request, opts);
   // A refusal's answer is the gateway's own error; a provider's answer is kept as JSON, a stream

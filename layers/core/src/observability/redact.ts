@@ -7,8 +7,10 @@
  * value}]` and `group_by: [{key}]` read as written); its value is still checked for secret shapes.
  */
 
-/** The placeholder in request logs and exports; the audit log uses its own (`****`). */
+/** The placeholder in request logs and exports. */
 export const REDACTED = '[REDACTED]';
+/** The audit log's placeholder. */
+export const AUDIT_MASK = '****';
 
 /**
  * Field names, lower-cased without `-` and `_`: these endings (and `key` on its own) are secret, and
@@ -80,14 +82,36 @@ export function redact(value: unknown, mask = REDACTED, maxDepth = 32, keyIsName
   for (const [k, v] of Object.entries(record)) {
     const secret = isSecretKey(k) && maskable(v) && !(named && k.toLowerCase() === 'key');
     const r = secret ? mask : redact(v, mask, maxDepth - 1, Array.isArray(v) && NAME_LISTS.has(normalName(k)));
-    if (r !== v) (out ??= { ...record })[k] = r;
+    // A key pasted as a field name (`{"sk-...": 1}` in metadata) is as secret as one pasted as a value.
+    const name = redactText(k, mask);
+    if (name !== k) {
+      out ??= { ...record };
+      delete out[k];
+      out[name] = r;
+    } else if (r !== v) (out ??= { ...record })[k] = r;
   }
   return out ?? value;
+}
+
+/**
+ * `record` with the secrets in every string attribute replaced, but those in `own` (what the
+ * service sets itself: ids, times, the item's key): for records built from a request (a log event,
+ * an audit entry), where any attribute may hold what a client pasted into a header, a path, a query
+ * or an id field. A copy where something changed, the record itself otherwise.
+ */
+export function redactAttributes<T extends object>(record: T, own: ReadonlySet<string>, mask = REDACTED): T {
+  let out: Record<string, unknown> | undefined;
+  for (const [k, v] of Object.entries(record)) {
+    if (typeof v !== 'string' || own.has(k)) continue;
+    const r = redactText(v, mask);
+    if (r !== v) (out ??= { ...(record as Record<string, unknown>) })[k] = r;
+  }
+  return (out as T | undefined) ?? record;
 }
 
 /** Query parameters as a plain object, secrets redacted (`?token=...` of an invite, `?api_key=...`). */
 export function redactQuery(query: URLSearchParams, mask = REDACTED): Record<string, string> {
   const out: Record<string, string> = {};
-  for (const [k, v] of query) out[k] = isSecretKey(k) && v !== '' ? mask : redactText(v, mask);
+  for (const [k, v] of query) out[redactText(k, mask)] = isSecretKey(k) && v !== '' ? mask : redactText(v, mask);
   return out;
 }

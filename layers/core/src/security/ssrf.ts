@@ -6,26 +6,28 @@
  */
 import dns from 'node:dns';
 import net from 'node:net';
+import os from 'node:os';
 
 import { GantryError, ValidationError, type GantryErrorOptions } from '../http/errors.ts';
 
-/** 400 AB01: a host resolved or connected to a private, reserved or metadata address. */
+/** 400 AB01: a host resolved or connected to a private, reserved or metadata address, or to this service itself. */
 export class BlockedAddressError extends GantryError {
   readonly hostname: string;
   /** Kept for logs only: echoing it to the caller would map internal DNS for them. */
   readonly address: string;
 
-  constructor(hostname: string, address: string, opts: GantryErrorOptions & { port?: string | undefined } = {}) {
-    super(400, 'AB01', 'invalid_request_error', `Host ${hostname} resolves to a private or reserved address${allowHint(hostname, opts.port)}`, {
-      openaiCode: 'blocked_address',
-      ...opts,
-    });
+  constructor(hostname: string, address: string, opts: GantryErrorOptions & { port?: string | undefined; ownPort?: boolean } = {}) {
+    const { port, ownPort, ...rest } = opts;
+    const message = ownPort
+      ? `Host ${hostname} reaches this machine on port ${port ?? '?'}, one of this service's own ports (its listener or its database): no custom host may reach it, trusted or not`
+      : `Host ${hostname} resolves to a private or reserved address${allowHint(hostname, port)}`;
+    super(400, 'AB01', 'invalid_request_error', message, { openaiCode: 'blocked_address', ...rest });
     this.hostname = hostname;
     this.address = address;
   }
 }
 
-/** How an operator allows a local or private host: one `host:port` entry (a bare host trusts every port). */
+/** How an operator allows a local or private host: one `host:port` entry (a bare host trusts every port but this service's own). */
 function allowHint(hostname: string, port: string | undefined): string {
   const host = hostname.includes(':') && !hostname.startsWith('[') ? `[${hostname}]` : hostname;
   return `; to allow it, add "${host}:${port ?? '<port>'}" to GW_TRUSTED_CUSTOM_HOSTS`;
@@ -198,6 +200,49 @@ function isMetadataAddress(ip: string): boolean {
 }
 
 // ---------------------------------------------------------------------------------------------
+// This machine
+// ---------------------------------------------------------------------------------------------
+
+/** One spelling per address: `4:<n>` for IPv4 (also carried in IPv6: mapped, compatible ...), else `6:<n>`. */
+function addressKey(ip: string): string | null {
+  const text = stripBrackets(ip.trim());
+  const a4 = parseIPv4(text);
+  if (a4 !== null) return `4:${a4}`;
+  const a6 = parseIPv6(text);
+  if (a6 === null) return null;
+  // ::a.b.c.d (IPv4-compatible, deprecated) besides the forms embeddedV4 knows; :: and ::1 are IPv6's own.
+  const inner = embeddedV4(a6) ?? (a6 > 1n && a6 <= 0xffffffffn ? Number(a6) : null);
+  return inner !== null ? `4:${inner}` : `6:${a6}`;
+}
+
+const LOOPBACK_V4: V4Range = [v4('127.0.0.0'), 8];
+/** Linux delivers a connection to 0.0.0.0 (and the rest of 0/8 it accepts) to this machine. */
+const THIS_HOST_V4: V4Range = [v4('0.0.0.0'), 8];
+
+/** This machine's interface addresses; read on each check (rare: only for this service's own ports), so a new interface counts. */
+export type MachineAddresses = () => Iterable<string>;
+
+export const interfaceAddresses: MachineAddresses = () =>
+  Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+
+/** Whether a connection to `ip` stays on this machine: loopback, unspecified, or one of its interfaces' addresses. */
+function isThisMachine(ip: string, machine: MachineAddresses): boolean {
+  const key = addressKey(ip);
+  if (key === null) return false;
+  if (key.startsWith('4:')) {
+    const n = Number(key.slice(2));
+    if (inV4Range(n, LOOPBACK_V4) || inV4Range(n, THIS_HOST_V4)) return true;
+  } else if (key === '6:0' || key === '6:1') {
+    return true;
+  }
+  for (const address of machine()) if (addressKey(address) === key) return true;
+  return false;
+}
+
+/** Names that always mean this machine (RFC 6761). */
+const isLocalhostName = (host: string): boolean => host === 'localhost' || host.endsWith('.localhost');
+
+// ---------------------------------------------------------------------------------------------
 // Trusted hosts
 // ---------------------------------------------------------------------------------------------
 
@@ -214,14 +259,21 @@ function normaliseHost(host: string): string {
   }
 }
 
-/** Operator allow-list (GW_TRUSTED_CUSTOM_HOSTS), e.g. `localhost,127.0.0.1,ollama.internal:11434`. */
+/**
+ * Operator allow-list (GW_TRUSTED_CUSTOM_HOSTS), e.g. `localhost:11434,ollama.internal:11434`, and
+ * the ports this service listens on, which no custom host reaches, trusted or not.
+ */
 export class TrustedHosts {
-  /** host -> allowed ports; `null` means every port. */
+  /** host -> allowed ports; `null` means every port (but this service's own). */
   readonly #entries: Map<string, Set<number> | null>;
-  /** This service's own ports on this machine (its listener, DynamoDB Local): never trusted. */
+  /** Ports this service listens on on this machine (its listener, DynamoDB Local), on any of its addresses. */
   readonly #ownPorts = new Set<number>();
+  /** `host:port` of this service's own endpoints on another machine (a DynamoDB endpoint elsewhere). */
+  readonly #ownRemote = new Set<string>();
+  readonly #machine: MachineAddresses;
 
-  constructor(hosts: readonly string[] = []) {
+  constructor(hosts: readonly string[] = [], machine: MachineAddresses = interfaceAddresses) {
+    this.#machine = machine;
     this.#entries = new Map();
     for (const raw of hosts) {
       const entry = raw.trim();
@@ -237,20 +289,62 @@ export class TrustedHosts {
   }
 
   /** Blank entries are ignored; a malformed entry throws, so a bad config fails at start-up. */
-  static parse(raw: string | undefined): TrustedHosts {
-    return new TrustedHosts((raw ?? '').split(','));
+  static parse(raw: string | undefined, machine?: MachineAddresses): TrustedHosts {
+    return new TrustedHosts((raw ?? '').split(','), machine);
   }
 
   /**
-   * Marks a port of this service (where it listens, where its DynamoDB Local listens): a trusted
-   * host never reaches it, so a custom host cannot read or change the service's own data.
+   * Marks a port this service listens on (its server, its DynamoDB Local, any other listener it
+   * starts): no outbound call reaches it on any address of this machine, so a custom host cannot
+   * read or change the service's own data.
    */
   reserveOwnPort(port: number): void {
     if (Number.isInteger(port) && port > 0) this.#ownPorts.add(port);
   }
 
+  /**
+   * Marks a service this one depends on by its URL (DYNAMODB_ENDPOINT): its port (the scheme's
+   * default when the URL names none) on every address of this machine when it runs here, else
+   * its `host:port`.
+   */
+  reserveOwnEndpoint(url: string | undefined): void {
+    if (!url) return;
+    let parsed: URL;
+    try {
+      parsed = new URL(url);
+    } catch {
+      return;
+    }
+    const port = Number(parsed.port || (parsed.protocol === 'https:' ? 443 : 80));
+    const host = normaliseHost(parsed.hostname);
+    if (isLocalhostName(host) || this.isThisMachine(host)) this.reserveOwnPort(port);
+    else this.#ownRemote.add(`${host}:${port}`);
+  }
+
   isOwnPort(port: string | number): boolean {
     return this.#ownPorts.has(Number(port));
+  }
+
+  /** Whether a connection to `address` stays on this machine (loopback, unspecified, an interface's address). */
+  isThisMachine(address: string): boolean {
+    return isThisMachine(address, this.#machine);
+  }
+
+  /** Whether a connection to `address`:`port` reaches this service itself. */
+  isOwnDestination(address: string, port: string | number): boolean {
+    return this.isOwnPort(port) && this.isThisMachine(address);
+  }
+
+  /**
+   * Whether a URL's host and (effective) port name this service, judged from the text: this
+   * machine by address or name, or a trusted host (it may be this machine under another name), on
+   * an own port; or an own endpoint elsewhere. The connected address is judged again.
+   */
+  namesOwnService(hostname: string, port: string): boolean {
+    const host = normaliseHost(hostname);
+    if (this.#ownRemote.has(`${host}:${Number(port)}`)) return true;
+    if (!this.isOwnPort(port)) return false;
+    return this.#entries.has(host) || isLocalhostName(host) || this.isThisMachine(host);
   }
 
   /** Whether any entry names the host (on some port). */
@@ -270,7 +364,7 @@ export class TrustedHosts {
   has(hostname: string, port?: string): boolean {
     const ports = this.#entries.get(normaliseHost(hostname));
     if (ports === undefined) return false;
-    if (port !== undefined && this.isOwnPort(port)) return false;
+    if (port !== undefined && this.namesOwnService(hostname, port)) return false;
     if (ports === null || port === undefined) return true;
     return ports.has(Number(port));
   }
@@ -411,10 +505,11 @@ export function parseOutboundUrl(raw: string, field: string, trusted: TrustedHos
   }
 
   const port = url.port !== '' ? url.port : url.protocol === 'https:' ? '443' : '80';
-  if (trusted.has(hostname, port)) return url;
-  if (trusted.hasHost(hostname) && trusted.isOwnPort(port)) {
-    throw refuse(field, `port ${port} is one of this service's own ports (its listener or its database) and cannot be a custom host`);
+  // Before trust: no entry, bare or host:port, opens this service's own ports.
+  if (trusted.namesOwnService(hostname, port)) {
+    throw refuse(field, `${hostname}:${port} is one of this service's own ports (its listener or its database): no custom host may reach it, trusted or not`);
   }
+  if (trusted.has(hostname, port)) return url;
 
   if (isIp) {
     if (isBlockedAddress(bare)) throw refuse(field, `host is a private or reserved IP address${allowHint(hostname, port)}`);
@@ -470,13 +565,15 @@ export function createGuardedLookup(trusted: TrustedHosts): net.LookupFunction {
 
 /**
  * Call from `socket.prependOnceListener('connect', ...)` so it runs before the request is written
- * (and once on a reused keep-alive socket, which emits no 'connect'): refuses when the peer address
- * is blocked and the host is not trusted on that port. A socket without a peer address cannot be
- * verified and is refused.
+ * (and once on a reused keep-alive socket, which emits no 'connect'): refuses when the peer is this
+ * service itself (an own port on any address of this machine, however the URL spelled it and
+ * whatever the trust list says), and when the peer address is blocked and the host is not trusted
+ * on that port. A socket without a peer address cannot be verified and is refused.
  */
 export function assertConnectedAddress(socket: net.Socket, hostname: string, trusted: TrustedHosts): void {
   const address = socket.remoteAddress;
   if (address === undefined) throw new BlockedAddressError(hostname, '(not connected)');
   const port = socket.remotePort === undefined ? undefined : String(socket.remotePort);
+  if (port !== undefined && trusted.isOwnDestination(address, port)) throw new BlockedAddressError(hostname, address, { port, ownPort: true });
   if (refusedAddress(address, trusted.has(hostname, port))) throw new BlockedAddressError(hostname, address, { port });
 }

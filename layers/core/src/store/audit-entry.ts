@@ -2,7 +2,8 @@
  * The audit entry as data: its record and key layout, apart from the repository so that the audit
  * context (store/audit-context.ts), which every repository's transaction reads, does not import them.
  */
-import { Entity } from './entity.ts';
+import { AUDIT_MASK, redactAttributes, redactText } from '../observability/redact.ts';
+import { Entity, type Item } from './entity.ts';
 
 export type AuditOutcome = 'pending' | 'success' | 'failure';
 
@@ -40,7 +41,26 @@ export interface AuditRecord {
 /** The UTC day (YYYY-MM-DD) of an ISO 8601 time: entries are partitioned by it. */
 export const auditDay = (iso: string): string => iso.slice(0, 10);
 
-export const AuditEntry = new Entity<AuditRecord>({
+/**
+ * What the service sets itself (ids, the time, the item's key, enums): every other attribute may
+ * come from the request (a path, a query, an id field, a header) and is redacted like a body.
+ */
+const OWN_ATTRIBUTES: ReadonlySet<keyof AuditRecord> = new Set(['id', 'organisation_id', 'timestamp', 'request_id', 'user_type', 'outcome']);
+
+/** The entry with the secrets in its request-derived attributes masked (a key pasted into `workspace_id` ...). */
+export const redactAudit = (record: AuditRecord): AuditRecord => redactAttributes(record, OWN_ATTRIBUTES as ReadonlySet<string>, AUDIT_MASK);
+
+/** One attribute as it is stored, for writes that set it alone (the outcome of a write-ahead entry). */
+export const redactAuditValue = (value: string | null): string | null => (value === null ? null : redactText(value, AUDIT_MASK));
+
+/** Every writer (the repository, transactions carrying an entry) turns the record into an item here: redacted once for all. */
+class AuditEntity extends Entity<AuditRecord> {
+  override toItem(record: AuditRecord): Item {
+    return super.toItem(redactAudit(record));
+  }
+}
+
+export const AuditEntry = new AuditEntity({
   name: 'AuditEntry',
   key: (r) => ({ pk: `AUDIT#${r.organisation_id}#${auditDay(r.timestamp)}`, sk: `${r.timestamp}#${r.id}` }),
 });

@@ -4,7 +4,7 @@
  * outcome of a write-ahead entry.
  */
 import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { AuditEntry, auditDay, type AuditRecord } from './audit-entry.ts';
+import { AuditEntry, auditDay, redactAuditValue, type AuditRecord } from './audit-entry.ts';
 import type { TableClient } from './repositories.ts';
 
 export { AuditEntry, type AuditOutcome, type AuditRecord } from './audit-entry.ts';
@@ -33,7 +33,7 @@ export class AuditRepository {
         TableName: this.#t.tableName,
         Key: AuditEntry.key(record),
         UpdateExpression: 'SET response_status_code = :s, outcome = :o, resource_id = :r',
-        ExpressionAttributeValues: { ':s': status, ':o': status < 400 ? 'success' : 'failure', ':r': resourceId ?? record.resource_id },
+        ExpressionAttributeValues: { ':s': status, ':o': status < 400 ? 'success' : 'failure', ':r': redactAuditValue(resourceId ?? record.resource_id) },
       }),
     );
   }

@@ -6,6 +6,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import { BatchGetCommand, BatchWriteCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { until } from '../../../support/until.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { emptyAggregate, mergeInto, addEvent } from '../../../../layers/core/src/observability/aggregate.ts';
 import { createIngestConsumer } from '../../../../layers/core/src/observability/ingest.ts';
@@ -170,12 +171,11 @@ describe('log ingest under a faulty table', () => {
     const consumer = createIngestConsumer({ doc: slow, tableName, logs, rollups: new RollupStore(slow, tableName, 365), queue, clock, logger });
     const events = syntheticEvents(5, { start: START, spanMs: HOUR_MS, workspaceId: 'ws-listed', seed: 21, busyMinutes: 1 });
     const done = consumer(events.map((event, i) => ({ id: `m${i}`, body: { kind: 'log' as const, event }, attempts: 1 })));
-    const listed: LogEvent[] = [];
-    for (let tries = 0; listed.length < events.length && tries < 200; tries++) {
-      listed.length = 0;
-      for await (const e of logs.all('ws-listed', { from: START - DAY_MS, to: NOW }, { maxExamined: 1_000 })) listed.push(e);
-      await new Promise((r) => setTimeout(r, 5));
-    }
+    const listed = await until(async () => {
+      const found: LogEvent[] = [];
+      for await (const e of logs.all('ws-listed', { from: START - DAY_MS, to: NOW }, { maxExamined: 1_000 })) found.push(e);
+      return found.length === events.length ? found : undefined;
+    }, 'every log listed');
     expect(listed).toHaveLength(events.length);
     for (const e of listed) expect((await logs.get(e.id))?.id).toBe(e.id);
     release();

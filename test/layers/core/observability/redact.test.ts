@@ -1,7 +1,7 @@
 /** The one redaction list: secret field names and secret formats, the same for logs, audit and exports. */
 import { describe, expect, it } from 'vitest';
 import { maskSecrets } from '../../../../layers/core/src/admin/audit-logs/mask.ts';
-import { REDACTED, redact, redactQuery, redactText } from '../../../../layers/core/src/observability/redact.ts';
+import { REDACTED, redact, redactAttributes, redactQuery, redactText } from '../../../../layers/core/src/observability/redact.ts';
 
 const SECRET_NAMES = [
   'api_key', 'apiKey', 'x-api-key', 'x-gw-api-key', 'password', 'passwd', 'token', 'secret', 'access_token', 'refresh_token',
@@ -58,5 +58,24 @@ describe('redact', () => {
   it('redacts query parameters by name and by format', () => {
     const q = new URLSearchParams({ token: 'abc', api_key: 'x', page: '2', note: 'sk-ant-' + 'q'.repeat(20) });
     expect(redactQuery(q, '****')).toEqual({ token: '****', api_key: '****', page: '2', note: '****' });
+  });
+
+  it('redacts a key pasted as a field or parameter name', () => {
+    const key = SECRET_VALUES[0]!;
+    expect(redact({ [key]: 'x', nested: { [`for ${key}`]: 1 }, keep: 2 })).toEqual({ [REDACTED]: 'x', nested: { [`for ${REDACTED}`]: 1 }, keep: 2 });
+    expect(redactQuery(new URLSearchParams([[key, '1']]), '****')).toEqual({ '****': '1' });
+  });
+});
+
+describe('redactAttributes', () => {
+  it('redacts secret formats in every string attribute but those the service sets itself', () => {
+    const key = SECRET_VALUES[2]!;
+    const record = { id: `id-${key}`, workspace_id: key, uri: `/v1/api-keys/${key}`, agent: `Bearer abcdefgh`, count: 3, none: null };
+    expect(redactAttributes(record, new Set(['id']), '****')).toEqual({ id: `id-${key}`, workspace_id: '****', uri: '/v1/api-keys/****', agent: 'Bearer ****', count: 3, none: null });
+  });
+
+  it('answers the record itself when nothing is secret', () => {
+    const record = { id: 'a', workspace_id: 'default', uri: '/v1/configs' };
+    expect(redactAttributes(record, new Set())).toBe(record);
   });
 });

@@ -6,6 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket, { WebSocketServer } from 'ws';
 import { API_GATEWAY_MESSAGE_BYTES, WebSocketConnections } from '../../../../layers/core/src/ports/local/connections-ws.ts';
+import { eventually } from '../../../support/until.ts';
 
 let wss: WebSocketServer;
 const connections = new WebSocketConnections();
@@ -24,8 +25,8 @@ async function client(id: string) {
   const ws = new WebSocket(`ws://127.0.0.1:${(wss.address() as AddressInfo).port}/?id=${id}`);
   const got: Array<{ data: string; binary: boolean }> = [];
   ws.on('message', (d: Buffer, binary: boolean) => got.push({ data: d.toString(), binary }));
+  // The server registers the socket when it sends its 101, before the client sees 'open'.
   await new Promise((r) => ws.once('open', r));
-  await new Promise((r) => setTimeout(r, 20));
   return { ws, got };
 }
 
@@ -34,13 +35,11 @@ describe('WebSocketConnections', () => {
     const c = await client('a');
     expect(await connections.send('a', Buffer.from('{"type":"x"}'), false)).toBe('sent');
     expect(await connections.send('a', Buffer.from('bin'), true)).toBe('sent');
-    await new Promise((r) => setTimeout(r, 20));
-    expect(c.got).toEqual([{ data: '{"type":"x"}', binary: false }, { data: 'bin', binary: true }]);
+    await eventually(() => expect(c.got).toEqual([{ data: '{"type":"x"}', binary: false }, { data: 'bin', binary: true }]));
     const closed = new Promise<number>((r) => c.ws.once('close', (code) => r(code)));
     await connections.close('a');
     expect(await closed).toBe(1000);
-    await new Promise((r) => setTimeout(r, 20));
-    expect(await connections.send('a', Buffer.from('late'), false)).toBe('gone');
+    await eventually(async () => expect(await connections.send('a', Buffer.from('late'), false)).toBe('gone'));
   });
 
   it('refuses a message above 128 KB and answers gone for an unknown connection', async () => {

@@ -236,6 +236,82 @@ describe("the service's own ports", () => {
     expect(trusted.has('127.0.0.1', '11434')).toBe(true);
   });
 
+  // The machine as a VM with a public address on its interface would show it (8.8.4.4 stands in).
+  const machine = () => ['127.0.0.1', '::1', '192.0.2.2', 'fd00::2', 'fe80::fc:ff:fe00:1', '8.8.4.4'];
+  const withOwnPorts = (trust: string) => {
+    const hosts = TrustedHosts.parse(trust, machine);
+    hosts.reserveOwnPort(8787);
+    hosts.reserveOwnEndpoint('http://127.0.0.1:33813');
+    return hosts;
+  };
+
+  it.each([
+    'http://127.0.0.1:33813',
+    'http://127.0.0.1:033813/x',
+    'http://127.0.0.2:33813',
+    'http://127.255.255.254:8787/v1',
+    'http://0.0.0.0:33813',
+    'http://[::1]:33813',
+    'http://[0:0:0:0:0:0:0:1]:8787',
+    'http://[::]:8787',
+    'http://[::ffff:127.0.0.1]:33813',
+    'http://[::ffff:7f00:1]:33813',
+    'http://[::127.0.0.1]:33813',
+    'http://192.0.2.2:8787',
+    'http://[fd00::2]:8787',
+    'http://8.8.4.4:33813',
+    'http://[::ffff:8.8.4.4]:8787',
+    'https://8.8.4.4:8787',
+    'http://localhost:33813',
+    'http://db.localhost:33813',
+  ])('a bare trusted 127.0.0.1 never opens an own port: %s', (url) => {
+    expect(refusal(url, withOwnPorts('127.0.0.1')).message).toContain("this service's own ports");
+  });
+
+  it('whatever the trust list says: every spelling of this machine, trusted or not', () => {
+    const everything = withOwnPorts('127.0.0.1,localhost,0.0.0.0,::1,8.8.4.4,192.0.2.2,gantry-box.example.com');
+    for (const url of ['http://127.0.0.1:33813', 'http://[::1]:8787', 'http://8.8.4.4:8787', 'http://gantry-box.example.com:33813']) {
+      expect(refusal(url, everything).message).toContain("this service's own ports");
+    }
+    // A public host of its own on a port number that happens to be ours is someone else's service.
+    expect(parseOutboundUrl('https://api.example.com:8787/v1', FIELD, everything).port).toBe('8787');
+    // Other ports of a trusted local host stay reachable.
+    expect(parseOutboundUrl('http://127.0.0.1:11434/v1', FIELD, everything).port).toBe('11434');
+  });
+
+  it('an endpoint without a port reserves its scheme\'s; one on another machine, its host:port', () => {
+    const hosts = TrustedHosts.parse('127.0.0.1,dynamodb,gpu-box', machine);
+    hosts.reserveOwnEndpoint('http://127.0.0.1');
+    hosts.reserveOwnEndpoint('https://localhost');
+    hosts.reserveOwnEndpoint('http://dynamodb:8000');
+    expect(refusal('http://127.0.0.1/', hosts).message).toContain("this service's own ports");
+    expect(refusal('http://127.0.0.1:443/', hosts).message).toContain("this service's own ports");
+    expect(refusal('http://dynamodb:8000/', hosts).message).toContain("this service's own ports");
+    expect(parseOutboundUrl('http://gpu-box:8000/v1', FIELD, hosts).port).toBe('8000');
+    expect(parseOutboundUrl('http://dynamodb:9000/', FIELD, hosts).port).toBe('9000');
+  });
+
+  it('at connect time: a peer on an own port of any address of this machine, whatever the name and trust', () => {
+    const hosts = withOwnPorts('127.0.0.1,models.example.com');
+    const peer = (remoteAddress: string, remotePort: number) => ({ remoteAddress, remotePort }) as net.Socket;
+    for (const [address, port] of [['8.8.4.4', 8787], ['::ffff:8.8.4.4', 33813], ['127.0.0.1', 33813], ['::1', 8787], ['::ffff:127.0.0.1', 8787], ['fe80::fc:ff:fe00:1%eth0', 8787]] as const) {
+      const err = (() => {
+        try {
+          assertConnectedAddress(peer(address, port), 'models.example.com', hosts);
+        } catch (e) {
+          return e;
+        }
+        return undefined;
+      })();
+      expect(err, `${address}:${port}`).toBeInstanceOf(BlockedAddressError);
+      expect((err as BlockedAddressError).status).toBe(400);
+      expect((err as BlockedAddressError).message).toContain("models.example.com reaches this machine on port");
+    }
+    // The same public address on another port, and another public address on our port, are fine.
+    expect(() => assertConnectedAddress(peer('8.8.4.4', 443), 'models.example.com', hosts)).not.toThrow();
+    expect(() => assertConnectedAddress(peer('8.8.8.8', 8787), 'models.example.com', hosts)).not.toThrow();
+  });
+
   it('a refusal of a private host says how to allow it, with its port', () => {
     expect(refusal('http://192.168.1.20:11434/v1').message).toContain('add "192.168.1.20:11434" to GW_TRUSTED_CUSTOM_HOSTS');
     expect(refusal('http://ollama.internal/v1').message).toContain('add "ollama.internal:80" to GW_TRUSTED_CUSTOM_HOSTS');

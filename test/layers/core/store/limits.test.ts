@@ -6,6 +6,7 @@ import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import { PolicyCache } from '../../../../layers/core/src/policy/limits/policy-cache.ts';
 import type { LimitsRepository, RateLimitPolicyRecord } from '../../../../layers/core/src/store/limits.ts';
 import { createTestDeps } from '../../../support/deps.ts';
+import { until } from '../../../support/until.ts';
 
 describe('limit counters', () => {
   let deps: CoreDeps;
@@ -81,7 +82,7 @@ describe('policy cache', () => {
     clock.advance(10_000);
     // Stale: served once more while one read refreshes it.
     expect((await cache.forWorkspace('org', ws)).rate).toHaveLength(0);
-    for (let i = 0; i < 100 && (await cache.forWorkspace('org', ws)).rate.length === 0; i++) await new Promise((r) => setTimeout(r, 5));
+    await until(async () => ((await cache.forWorkspace('org', ws)).rate.length > 0 ? true : undefined), 'the refreshed policies');
     expect((await cache.forWorkspace('org', ws)).rate).toHaveLength(1);
     expect(reads).toBe(2);
     await deps.limits.repo.putRate({ ...policy, status: 'archived' });

@@ -3,9 +3,9 @@
  * one redaction of request logs and exports (`observability/redact.ts`), under the audit log's
  * placeholder `****`.
  */
-import { redact, redactQuery, redactText } from '../../observability/redact.ts';
+import { AUDIT_MASK, redact, redactQuery, redactText } from '../../observability/redact.ts';
 
-export const MASK = '****';
+export const MASK = AUDIT_MASK;
 
 /** The largest request body kept in an entry, in characters. */
 export const MAX_AUDIT_BODY = 16_384;
