@@ -10,7 +10,9 @@
 import WebSocket from 'ws';
 import type { CoreDeps } from '../../deps.ts';
 import { GantryError, UpstreamError, ValidationError } from '../../http/errors.ts';
-import { createGuardedLookup, type TrustedHosts } from '../../security/ssrf.ts';
+import net from 'node:net';
+import tls from 'node:tls';
+import { assertConnectedAddress, createGuardedLookup, type TrustedHosts } from '../../security/ssrf.ts';
 import { withTargetAdmission } from '../admission.ts';
 import { refuseThrown } from '../answer.ts';
 import { clientKeyOf, withRequestOptions, type CallInput } from '../call-target.ts';
@@ -202,6 +204,30 @@ export async function connectUpstream({ flight: f, resolved, model }: PreparedRe
 }
 
 /**
+ * The provider's TCP (or TLS) connection, checked once connected and before the handshake is
+ * written: the address it reached must be allowed (never one of Gantry's own ports, on any address
+ * of the machine), whatever name or redirect led there, as the HTTP upstream client checks it.
+ */
+function checkedConnection(url: URL, trusted: TrustedHosts): typeof net.createConnection {
+  const connect = (options: net.NetConnectOpts & tls.ConnectionOptions): net.Socket => {
+    // As ws's own connectors: `path` is the request's path here, never an IPC socket.
+    const socket =
+      url.protocol === 'wss:'
+        ? tls.connect({ ...options, path: undefined, servername: options.servername ?? (net.isIP(url.hostname) ? '' : url.hostname) })
+        : net.connect({ ...options, path: undefined } as net.NetConnectOpts);
+    socket.once('connect', () => {
+      try {
+        assertConnectedAddress(socket, url.hostname, trusted);
+      } catch (err) {
+        socket.destroy(err as Error);
+      }
+    });
+    return socket;
+  };
+  return connect as typeof net.createConnection;
+}
+
+/**
  * Opens the target's socket. Accepted: status 200 (so a fallback stops here). Refused by the
  * provider: its HTTP status, so a fallback or retry goes on. Unreachable: a 502 for the same.
  */
@@ -213,6 +239,7 @@ function socketCaller(input: CallInput, trusted: TrustedHosts, model: string, on
       const ws = new WebSocket(url, {
         headers,
         lookup,
+        createConnection: checkedConnection(url, trusted),
         perMessageDeflate: false,
         followRedirects: false,
         maxPayload: MAX_REALTIME_MESSAGE_BYTES,
