@@ -38,6 +38,10 @@ export const BATCH_CHUNK_CONCURRENCY = 4;
 export const BATCH_LINE_CONCURRENCY = 64;
 /** A throttled chunk is retried this many times, waiting 5 s, 10 s, 20 s ... (at most 5 minutes). */
 export const BATCH_THROTTLE_RETRIES = 8;
+/** How Step Functions names a Lambda invocation that died unhandled (timeouts, out of memory). */
+export const CHUNK_DIED = ['Lambda.Unknown', 'Sandbox.Timedout'] as const;
+/** A chunk whose function died runs again this many times. */
+export const BATCH_CHUNK_RERUNS = 2;
 
 export interface BatchesStackProps extends StackProps {
   readonly table: ITable;
@@ -101,6 +105,9 @@ export class BatchesStack extends Stack {
     const start = this.step('Start', { action: 'start', batchId }, { status: JsonPath.stringAt('$.Payload.status'), chunks: JsonPath.objectAt('$.Payload.chunks') });
     const chunk = this.step('RunChunk', { action: 'chunk', batchId, chunk: JsonPath.objectAt('$.chunk'), maxConcurrency: BATCH_LINE_CONCURRENCY });
     chunk.addRetry({ errors: [BATCH_THROTTLED], interval: Duration.seconds(5), backoffRate: 2, maxAttempts: BATCH_THROTTLE_RETRIES, maxDelay: Duration.minutes(5) });
+    // A chunk whose function died (a timeout, out of memory) runs again: the engine runs the lines
+    // it left in flight once more and the rest not at all (docs/batches.md#exactly-once).
+    chunk.addRetry({ errors: [...CHUNK_DIED], interval: Duration.seconds(5), maxAttempts: BATCH_CHUNK_RERUNS });
     const chunks = new MapState(this, 'Chunks', {
       itemsPath: '$.start.chunks',
       maxConcurrency: BATCH_CHUNK_CONCURRENCY,

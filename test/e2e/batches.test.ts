@@ -2,10 +2,10 @@
  * Batches run by the gateway, end to end: a JSONL file held by Gantry runs line by line through
  * the pipeline against a real HTTP mock provider, on DynamoDB Local, driven by the local in-process
  * driver; time is a ManualClock. Every status path, per-line errors with line numbers, the output
- * and error files byte for byte in OpenAI's format, cancel, expiry, 429 back-off, a crash of the
+ * and error files byte for byte in OpenAI's format, cancel, expiry, 429 back-off, crashes of the
  * driver mid-batch, usage equal to the sum of the lines' logs, limits and guardrails per line.
  */
-import OpenAI, { toFile } from 'openai';
+import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BatchObject } from '../../layers/core/src/batches/object.ts';
 import { ManualClock } from '../../layers/core/src/ports/clock.ts';
@@ -127,14 +127,20 @@ describe('batches run by the gateway', () => {
       tokens += Number(log.total_tokens ?? 0);
     }
     expect(tokens).toBe(2 * USAGE.total_tokens);
-    expect((done as unknown as BatchObject).usage).toEqual({ input_tokens: 2 * USAGE.prompt_tokens, output_tokens: 2 * USAGE.completion_tokens, total_tokens: tokens });
+    expect((done as unknown as BatchObject).usage).toEqual({
+      input_tokens: 2 * USAGE.prompt_tokens,
+      input_tokens_details: { cached_tokens: 2 * USAGE.prompt_tokens_details.cached_tokens },
+      output_tokens: 2 * USAGE.completion_tokens,
+      output_tokens_details: { reasoning_tokens: 2 * USAGE.completion_tokens_details.reasoning_tokens },
+      total_tokens: tokens,
+    });
 
     // Without a provider named, the list is of the batches the gateway holds.
     const list = (await (await fetch(`${gw.url}/v1/batches?limit=1`, { headers: { 'x-gw-api-key': key } })).json()) as { data: BatchObject[]; has_more: boolean };
     expect(list.data.map((b) => b.id)).toEqual([created.id]);
   });
 
-  it('fails a batch with every bad line in errors.data (1-based) and runs none of them', async () => {
+  it('fails a batch with every bad line in errors.data (1-based) and in an error file, and runs none of them', async () => {
     const fileId = await upload([chatLine('ok'), chatLine('e', {}, '/v1/embeddings'), chatLine('t', { temperature: 5 }), chatLine('s', { stream: true }), chatLine('ok2')]);
     const created = await createOk(fileId);
     await driver().idle();
@@ -142,11 +148,18 @@ describe('batches run by the gateway', () => {
     expect(b.status).toBe('failed');
     expect(b.failed_at).toBe(Math.floor(START / 1000));
     expect(b.in_progress_at).toBeNull();
-    expect(b.errors?.data).toEqual([
+    const problems = [
       { code: 'mismatched_endpoint', message: expect.stringContaining('/v1/embeddings'), param: 'url', line: 2 },
       { code: 'invalid_request', message: expect.stringContaining('temperature'), param: 'body.temperature', line: 3 },
       { code: 'invalid_request', message: 'A batch line cannot stream.', param: 'body.stream', line: 4 },
-    ]);
+    ];
+    expect(b.errors?.data).toEqual(problems);
+    // Every line is in the error file, in order: the bad ones with their entry, the others not run.
+    expect(b).toMatchObject({ output_file_id: null, error_file_id: expect.stringMatching(/^file-/), request_counts: { total: 5, completed: 0, failed: 5 } });
+    const notRun = (line: number) => ({ code: 'batch_failed', message: expect.stringContaining('failed validation'), param: null, line });
+    expect(parse(await content(b.error_file_id))).toEqual(
+      [notRun(1), ...problems, notRun(5)].map((error, i) => ({ id: expect.stringMatching(/^batch_req_/), custom_id: ['ok', 'e', 't', 's', 'ok2'][i], response: null, error })),
+    );
     expect(mock.calls.size).toBe(0);
   });
 
@@ -225,28 +238,40 @@ describe('batches run by the gateway', () => {
     expect(done.status).toBe(409);
   });
 
-  it('resumes after a crash mid-batch: no line run twice, none lost, interrupted lines reported', async () => {
+  it('resumes after a crash mid-batch: lines in flight run once more, and a line in flight at a second crash is reported interrupted', async () => {
     let release!: () => void;
     mock.gate = new Promise<void>((r) => (release = r));
     const created = await createOk(await upload(ids(20).map((id) => chatLine(id))));
     await mock.held(4);
     await driver().abort();
     release();
-    mock.gate = undefined;
 
-    // Another instance of the service on the same table, data directory and key: the restart.
-    const deps = createTestDepsOn(gw.deps.config.tableName, { GW_BLOB_DIR: gw.deps.config.blobDir as string }, { clock, cipher: gw.deps.cipher });
-    const restarted = deps.batchRunner as LocalBatchDriver;
+    // Another instance of the service on the same table, data directory and key: the restart. It
+    // runs the 4 interrupted lines first (they come first in the file) and crashes with them in flight.
+    const instance = () => createTestDepsOn(gw.deps.config.tableName, { GW_BLOB_DIR: gw.deps.config.blobDir as string }, { clock, cipher: gw.deps.cipher });
+    const second = instance();
+    mock.gate = new Promise<void>((r) => (release = r));
+    expect(await (second.batchRunner as LocalBatchDriver).resume()).toContain(created.id);
+    await mock.held(4);
+    await (second.batchRunner as LocalBatchDriver).abort();
+    release();
+    mock.gate = undefined;
+    second.upstream.close();
+
+    const third = instance();
+    const restarted = third.batchRunner as LocalBatchDriver;
     expect(await restarted.resume()).toContain(created.id);
     await restarted.idle();
-    deps.upstream.close();
+    third.upstream.close();
 
     const b = await get(created.id);
     expect(b).toMatchObject({ status: 'completed', request_counts: { total: 20, completed: 16, failed: 4 } });
-    expect([...mock.calls.values()].every((n) => n === 1)).toBe(true);
+    // Interrupted twice: sent twice, never a third time; every other line once.
+    expect(Object.fromEntries(mock.calls)).toEqual(Object.fromEntries(ids(20).map((id, i) => [id, i < 4 ? 2 : 1])));
     const out = customIds(await content(b.output_file_id));
     const errors = parse(await content(b.error_file_id));
-    expect([...out, ...errors.map((l) => l.custom_id)].sort()).toEqual(ids(20).sort());
+    expect(out).toEqual(ids(20).slice(4));
+    expect(errors.map((l) => l.custom_id)).toEqual(ids(4));
     expect(errors.map((l) => (l.error as Json).code)).toEqual(['request_interrupted', 'request_interrupted', 'request_interrupted', 'request_interrupted']);
     expect(b.usage.total_tokens).toBe(16 * USAGE.total_tokens);
   });

@@ -8,7 +8,7 @@ import { Stack, type CfnResource } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type GantryApp } from '../../infra/app-builder.ts';
-import { BATCH_CHUNK_CONCURRENCY, BATCH_LINE_CONCURRENCY, BATCH_THROTTLE_RETRIES } from '../../infra/stacks/batches-stack.ts';
+import { BATCH_CHUNK_CONCURRENCY, BATCH_CHUNK_RERUNS, BATCH_LINE_CONCURRENCY, BATCH_THROTTLE_RETRIES } from '../../infra/stacks/batches-stack.ts';
 import { BATCH_THROTTLED } from '../../layers/core/src/batches/steps.ts';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
@@ -63,6 +63,8 @@ describe('BatchesStack', () => {
     const chunk = s.Chunks.ItemProcessor.States.RunChunk;
     expect(chunk.Parameters.Payload).toEqual({ action: 'chunk', 'batchId.$': '$.batchId', 'chunk.$': '$.chunk', maxConcurrency: BATCH_LINE_CONCURRENCY });
     expect(chunk.Retry).toContainEqual({ ErrorEquals: [BATCH_THROTTLED], IntervalSeconds: 5, BackoffRate: 2, MaxAttempts: BATCH_THROTTLE_RETRIES, MaxDelaySeconds: 300 });
+    // A chunk whose function died (timeout, out of memory) runs again; its lines in flight run once more.
+    expect(chunk.Retry).toContainEqual({ ErrorEquals: ['Lambda.Unknown', 'Sandbox.Timedout'], IntervalSeconds: 5, MaxAttempts: BATCH_CHUNK_RERUNS });
     expect(s.Finalize).toMatchObject({ Next: 'Done', Parameters: { Payload: { action: 'finalize' } } });
     for (const name of ['Start', 'Chunks', 'Finalize']) expect(s[name].Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'MarkFailed' }]);
     expect(s.MarkFailed).toMatchObject({ Next: 'BatchFailed', Parameters: { Payload: { action: 'fail', 'error.$': '$.error' } } });

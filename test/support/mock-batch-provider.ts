@@ -22,7 +22,8 @@ export interface MockBatchProvider {
   close(): Promise<void>;
 }
 
-export const USAGE = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12 } as const;
+/** Each answer's usage, with the details OpenAI's answers carry (cached input, reasoning output). */
+export const USAGE = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 1 } } as const;
 
 export async function startMockBatchProvider(opts: { delayMs?: number; maxConcurrent?: number } = {}): Promise<MockBatchProvider> {
   let inflight = 0;

@@ -1,24 +1,26 @@
 /**
  * The batch engine, the same code whichever runtime drives it (the in-process driver locally, Step
- * Functions and Lambda in AWS): start (validate every line, or fail with all of them), run a chunk
- * of lines (idempotent per line), finalize (output and error files, the final status).
+ * Functions and Lambda in AWS): start (validate every line, or fail with all of them and an error
+ * file), run a chunk of lines (idempotent per line), finalize (output and error files, the final
+ * status).
  *
- * A line is never run twice and never lost: before its call a conditional put records it
- * `running`; its answer is recorded after (conditional on it still being this worker's run), and
- * finalize counts the batch from those records. A line a
- * runner finds `running` was interrupted (a crashed worker) and is not run again: it may have been
- * billed, so it goes to the error file as `request_interrupted` (docs/batches.md). A line answered
- * 429 settled nothing and is released (`throttled`) to run again, up to MAX_ATTEMPTS.
+ * A line is never lost and never answered twice: before its call a conditional put records it
+ * `running`; its answer is recorded after (conditional on it still being this run's claim), and
+ * finalize counts the batch from those records. A line a new run finds `running` was in flight
+ * when a worker stopped (a crash, a restart): it is run once more, so the batch finishes; found
+ * `running` a second time, it goes to the error file as `request_interrupted`, so no line reaches
+ * the provider more than twice (docs/batches.md#exactly-once). A line answered 429 settled
+ * nothing and is released (`throttled`) to run again, up to MAX_ATTEMPTS.
  */
 import type { CoreDeps } from '../deps.ts';
 import type { EndpointSpec } from '../gateway/endpoint.ts';
 import { NotFoundError } from '../http/errors.ts';
-import { BatchRepository, FINAL_STATUSES, type BatchLineRecord, type BatchRecord, type BatchStatus } from '../store/batches.ts';
+import { BatchRepository, FINAL_STATUSES, type BatchLineRecord, type BatchRecord, type BatchStatus, type LineOutcome } from '../store/batches.ts';
 import { HeldFileRepository } from '../store/files.ts';
 import { batchableSpecs, readRange, validateInput, type InputLine } from './input.ts';
 import { callLine, openHeaders, type SealedHeaders } from './line-call.ts';
 import { batchObject, type BatchObject } from './object.ts';
-import { writeResults } from './results.ts';
+import { discardFile, writeResults, writeValidationErrors } from './results.ts';
 
 export type { BatchObject } from './object.ts';
 export type { BatchStatus } from '../store/batches.ts';
@@ -47,6 +49,8 @@ const BACKOFF_BASE_MS = 100;
 const BACKOFF_MAX_MS = 5000;
 /** How often a running chunk re-reads the batch's status: a cancel stops new lines within this. */
 const STATUS_REFRESH_MS = 1000;
+/** A line found in flight by a new run is run again this many times at most. */
+const MAX_RERUNS = 1;
 
 const seconds = (deps: CoreDeps): number => Math.floor(deps.clock.now() / 1000);
 
@@ -66,7 +70,7 @@ function chunksOf(total: number): BatchChunk[] {
   return out;
 }
 
-/** validating -> in_progress (returns the chunks to run) or -> failed (every bad line in errors.data, no line run). */
+/** validating -> in_progress (returns the chunks to run) or -> failed (every bad line in errors.data and the error file, no line run). */
 export async function startBatch(deps: CoreDeps, batchId: string): Promise<{ status: BatchStatus; chunks: BatchChunk[] }> {
   const repo = new BatchRepository(deps.repos.table);
   let b = await load(repo, batchId);
@@ -76,10 +80,8 @@ export async function startBatch(deps: CoreDeps, batchId: string): Promise<{ sta
       ? await validateInput(deps, key, b.endpoint)
       : { total: 0, errors: [{ code: 'invalid_input_file', message: `The input file ${b.input_file_id} no longer exists.`, param: 'input_file_id', line: null }] };
     const now = seconds(deps);
-    if (checked.errors.length > 0) {
-      await repo.transition(batchId, ['validating', 'cancelling'], 'failed', { failed_at: now, errors: checked.errors, total: checked.total, failed: 0 });
-      await repo.retire(batchId);
-    } else if (!(await repo.transition(batchId, ['validating'], 'in_progress', { in_progress_at: now, total: checked.total }))) {
+    if (checked.errors.length > 0) await fail(deps, repo, b, key, { failed_at: now, errors: checked.errors, total: checked.total });
+    else if (!(await repo.transition(batchId, ['validating'], 'in_progress', { in_progress_at: now, total: checked.total }))) {
       // Cancelled while validating: the counts still say how many lines were not run.
       await repo.transition(batchId, ['cancelling'], 'cancelling', { total: checked.total });
     }
@@ -87,6 +89,15 @@ export async function startBatch(deps: CoreDeps, batchId: string): Promise<{ sta
   }
   const runs = b.status === 'in_progress' || b.status === 'cancelling' || b.status === 'finalizing';
   return { status: b.status, chunks: runs ? chunksOf(b.total) : [] };
+}
+
+/** validating -> failed: the problems in errors.data and every line in the error file (none runs). */
+async function fail(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, key: string | undefined, fields: Partial<BatchRecord>): Promise<void> {
+  const file = key && fields.total ? await writeValidationErrors(deps, b, key) : { error_file_id: undefined, failed: 0 };
+  const moved = await repo.transition(b.id, ['validating', 'cancelling'], 'failed', { ...fields, failed: file.failed, ...(file.error_file_id ? { error_file_id: file.error_file_id } : {}) });
+  // A start repeated after another had already failed the batch: its file is the one kept.
+  if (!moved && file.error_file_id) await discardFile(deps, b, file.error_file_id);
+  await repo.retire(b.id);
 }
 
 /** Says when to stop starting lines: aborted, past the window, or cancelled (re-read every STATUS_REFRESH_MS). */
@@ -130,7 +141,10 @@ interface ChunkRun {
   signal: AbortSignal | undefined;
 }
 
-/** Sorts the chunk's lines: not yet recorded or throttled (to run), done (skipped), interrupted (recorded as such). */
+/**
+ * Sorts the chunk's lines: not yet recorded, throttled, or left running by a stopped worker for
+ * the first time (to run); done (skipped); left running again (recorded as interrupted).
+ */
 async function pendingLines(c: ChunkRun, key: string, chunk: BatchChunk): Promise<{ pending: Pending[]; skipped: number }> {
   const lines = await readRange(c.deps, key, chunk.start, chunk.end);
   const records = new Map((await c.repo.lines(c.b.id, chunk.start, chunk.end)).map((r) => [r.index, r]));
@@ -139,7 +153,7 @@ async function pendingLines(c: ChunkRun, key: string, chunk: BatchChunk): Promis
   for (const line of lines) {
     const rec = records.get(line.index);
     if (!rec) pending.push({ line });
-    else if (rec.state === 'throttled') pending.push({ line, previous: rec });
+    else if (rec.state === 'throttled' || (rec.state === 'running' && (rec.reruns ?? 0) < MAX_RERUNS)) pending.push({ line, previous: rec });
     else {
       skipped++;
       if (rec.state === 'running') await c.repo.complete(rec, interrupted(), false);
@@ -148,12 +162,14 @@ async function pendingLines(c: ChunkRun, key: string, chunk: BatchChunk): Promis
   return { pending, skipped };
 }
 
-const interrupted = () => ({
+const interrupted = (): LineOutcome => ({
   status_code: 0,
-  error: { code: 'request_interrupted', message: 'The worker running this request stopped before its answer was recorded; it is not run again.' },
+  error: { code: 'request_interrupted', message: 'The workers running this request stopped twice before its answer was recorded; it is not run a third time. Resubmit it if needed.' },
   response_request_id: '',
   input_tokens: 0,
   output_tokens: 0,
+  cached_tokens: 0,
+  reasoning_tokens: 0,
   cost_micros: 0,
 });
 
@@ -231,13 +247,11 @@ export async function runChunk(deps: CoreDeps, batchId: string, chunk: BatchChun
 }
 
 /** The batch's usage, exactly the sum of its answered lines (the live counters are progress only). */
-function usageOf(records: BatchLineRecord[]): Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 'cost_micros'> {
-  const sum = { input_tokens: 0, output_tokens: 0, cost_micros: 0 };
+function usageOf(records: BatchLineRecord[]): Required<Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'reasoning_tokens' | 'cost_micros'>> {
+  const sum = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
   for (const r of records) {
     if (r.state !== 'done') continue;
-    sum.input_tokens += r.input_tokens ?? 0;
-    sum.output_tokens += r.output_tokens ?? 0;
-    sum.cost_micros += r.cost_micros ?? 0;
+    for (const k of Object.keys(sum) as Array<keyof typeof sum>) sum[k] += r[k] ?? 0;
   }
   return sum;
 }

@@ -39,10 +39,20 @@ function lineHeaders(batch: BatchRecord, sealed: SealedHeaders, line: InputLine)
   return headers;
 }
 
-function usageOf(body: unknown): { input_tokens: number; output_tokens: number } {
+type LineUsage = Pick<LineOutcome, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'reasoning_tokens'>;
+
+/** Chat and completions say prompt/completion tokens, responses input/output: the same counts either way. */
+function usageOf(body: unknown): LineUsage {
   const u = isRecord(body) && isRecord(body.usage) ? body.usage : {};
   const n = (v: unknown): number => (typeof v === 'number' && Number.isFinite(v) && v > 0 ? Math.round(v) : 0);
-  return { input_tokens: n(u.prompt_tokens ?? u.input_tokens), output_tokens: n(u.completion_tokens ?? u.output_tokens) };
+  const inDetails = u.prompt_tokens_details ?? u.input_tokens_details;
+  const outDetails = u.completion_tokens_details ?? u.output_tokens_details;
+  return {
+    input_tokens: n(u.prompt_tokens ?? u.input_tokens),
+    output_tokens: n(u.completion_tokens ?? u.output_tokens),
+    cached_tokens: n(isRecord(inDetails) ? inDetails.cached_tokens : undefined),
+    reasoning_tokens: n(isRecord(outDetails) ? outDetails.reasoning_tokens : undefined),
+  };
 }
 
 const costMicros = (header: string | null): number => {

@@ -1,5 +1,5 @@
 /** The Batch object of docs/design/spec.md#answers-gantry-shapes (OpenAI's shape) from a batch record. */
-import type { BatchRecord, BatchStatus } from '../store/batches.ts';
+import type { BatchRecord, BatchStatus, BatchUsage } from '../store/batches.ts';
 
 export interface BatchObject {
   id: string;
@@ -21,8 +21,8 @@ export interface BatchObject {
   cancelling_at: number | null;
   cancelled_at: number | null;
   request_counts: { total: number; completed: number; failed: number };
-  /** The sum of the lines' usage; each line's request log has its own. */
-  usage: { input_tokens: number; output_tokens: number; total_tokens: number };
+  /** The sum of the lines' usage, details included (OpenAI's schema requires them); each line's request log has its own. */
+  usage: BatchUsage;
   metadata: Record<string, string> | null;
 }
 
@@ -47,7 +47,13 @@ export function batchObject(b: BatchRecord): BatchObject {
     cancelling_at: b.cancelling_at ?? null,
     cancelled_at: b.cancelled_at ?? null,
     request_counts: { total: b.total, completed: b.completed, failed: b.failed },
-    usage: { input_tokens: b.input_tokens, output_tokens: b.output_tokens, total_tokens: b.input_tokens + b.output_tokens },
+    usage: {
+      input_tokens: b.input_tokens,
+      input_tokens_details: { cached_tokens: b.cached_tokens ?? 0 },
+      output_tokens: b.output_tokens,
+      output_tokens_details: { reasoning_tokens: b.reasoning_tokens ?? 0 },
+      total_tokens: b.input_tokens + b.output_tokens,
+    },
     metadata: b.metadata,
   };
 }

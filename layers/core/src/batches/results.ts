@@ -5,12 +5,14 @@
  *   each line answered 2xx;
  * - error: the same for each line answered otherwise, and `{"response":null,"error":{"code",
  *   "message"}}` for each line that got no answer (cancelled, expired, interrupted).
+ * A batch that fails validation gets an error file only: every line, each bad one with its
+ * `errors.data` entry (`code`, `message`, `param`, `line`), the others as not run.
  * Lines keep the input file's order; the files are streamed to storage, never held whole.
  */
 import type { CoreDeps } from '../deps.ts';
 import { heldFileBlobKey, HeldFileRepository, newFileId } from '../store/files.ts';
 import { newBatchRequestId, type BatchLineRecord, type BatchRecord } from '../store/batches.ts';
-import { inputLines } from './input.ts';
+import { checkedLines, inputLines } from './input.ts';
 
 export const UNRUN_ERRORS = {
   batch_cancelled: 'This request was not executed because the batch was cancelled.',
@@ -19,10 +21,13 @@ export const UNRUN_ERRORS = {
 
 export type UnrunCode = keyof typeof UNRUN_ERRORS;
 
+/** A line still recorded as running when the batch was cancelled or expired: a worker stopped with it in flight. */
 const INTERRUPTED = {
   code: 'request_interrupted',
-  message: 'The worker running this request stopped before its answer was recorded; it was not run again, so it is never billed twice. Resubmit it if needed.',
+  message: 'The worker running this request stopped before its answer was recorded. Resubmit it if needed.',
 } as const;
+
+const NOT_RUN_INVALID = 'This request was not executed because the batch failed validation: other lines of the input file are invalid (see errors.data).';
 
 async function bodyText(deps: CoreDeps, rec: BatchLineRecord): Promise<string> {
   if (rec.body !== undefined) return rec.body;
@@ -30,36 +35,52 @@ async function bodyText(deps: CoreDeps, rec: BatchLineRecord): Promise<string> {
   return bytes ? Buffer.from(bytes).toString('utf8') : 'null';
 }
 
-const errorLine = (id: string, customId: string, error: { code: string; message: string }): string =>
-  `{"id":${JSON.stringify(id)},"custom_id":${JSON.stringify(customId)},"response":null,"error":${JSON.stringify({ code: error.code, message: error.message })}}\n`;
+const errorLine = (id: string, customId: string | null, error: { code: string; message: string; param?: string | null; line?: number | null }): string =>
+  `{"id":${JSON.stringify(id)},"custom_id":${JSON.stringify(customId)},"response":null,"error":${JSON.stringify(error)}}\n`;
 
 /** The file line of one input line, and whether it belongs to the output file (else the error file). */
 async function resultLine(deps: CoreDeps, customId: string, rec: BatchLineRecord | undefined, unrun: UnrunCode): Promise<{ ok: boolean; text: string }> {
-  if (!rec) return { ok: false, text: errorLine(newBatchRequestId(), customId, { code: unrun, message: UNRUN_ERRORS[unrun] }) };
+  // Never claimed, or given back after a 429 and not claimed again: it was not run.
+  if (!rec || rec.state === 'throttled') return { ok: false, text: errorLine(rec?.request_id ?? newBatchRequestId(), customId, { code: unrun, message: UNRUN_ERRORS[unrun] }) };
   if (rec.state !== 'done' || rec.error || !rec.status_code) return { ok: false, text: errorLine(rec.request_id, customId, rec.error ?? INTERRUPTED) };
   const ok = rec.status_code >= 200 && rec.status_code < 300;
   const response = `{"status_code":${rec.status_code},"request_id":${JSON.stringify(rec.response_request_id ?? rec.request_id)},"body":${await bodyText(deps, rec)}}`;
   return { ok, text: `{"id":${JSON.stringify(rec.request_id)},"custom_id":${JSON.stringify(customId)},"response":${response},"error":null}\n` };
 }
 
-async function* fileLines(deps: CoreDeps, inputKey: string, records: Map<number, BatchLineRecord>, unrun: UnrunCode, wantOk: boolean, count: { lines: number; bytes: number }) {
-  for await (const { index, text } of inputLines(deps, inputKey)) {
-    const customId = (JSON.parse(text) as { custom_id: string }).custom_id;
-    const line = await resultLine(deps, customId, records.get(index), unrun);
-    if (line.ok !== wantOk) continue;
-    const bytes = Buffer.from(line.text);
+/** The lines as bytes, counted as they pass. */
+async function* counted(lines: AsyncIterable<string>, count: { lines: number; bytes: number }): AsyncGenerator<Uint8Array> {
+  for await (const text of lines) {
+    const bytes = Buffer.from(text);
     count.lines++;
     count.bytes += bytes.length;
     yield bytes;
   }
 }
 
-async function writeFile(deps: CoreDeps, b: BatchRecord, kind: 'output' | 'error', lines: (count: { lines: number; bytes: number }) => AsyncIterable<Uint8Array>) {
+async function* fileLines(deps: CoreDeps, inputKey: string, records: Map<number, BatchLineRecord>, unrun: UnrunCode, wantOk: boolean): AsyncGenerator<string> {
+  for await (const { index, text } of inputLines(deps, inputKey)) {
+    const customId = (JSON.parse(text) as { custom_id: string }).custom_id;
+    const line = await resultLine(deps, customId, records.get(index), unrun);
+    if (line.ok === wantOk) yield line.text;
+  }
+}
+
+async function* validationLines(deps: CoreDeps, inputKey: string, endpoint: string): AsyncGenerator<string> {
+  for await (const { index, check } of checkedLines(deps, inputKey, endpoint)) {
+    const line = index + 1;
+    yield check.ok
+      ? errorLine(newBatchRequestId(), check.line.custom_id, { code: 'batch_failed', message: NOT_RUN_INVALID, param: null, line })
+      : errorLine(newBatchRequestId(), check.custom_id, { ...check.error, line });
+  }
+}
+
+async function writeFile(deps: CoreDeps, b: BatchRecord, kind: 'output' | 'error', lines: AsyncIterable<string>) {
   const now = deps.clock.now();
   const id = newFileId(now);
   const blobKey = heldFileBlobKey(b.workspace_id, id);
   const count = { lines: 0, bytes: 0 };
-  await deps.blobs.putStream(blobKey, lines(count), 'application/jsonl');
+  await deps.blobs.putStream(blobKey, counted(lines, count), 'application/jsonl');
   if (count.lines === 0) {
     await deps.blobs.delete(blobKey);
     return { id: undefined, lines: 0 };
@@ -81,7 +102,19 @@ async function writeFile(deps: CoreDeps, b: BatchRecord, kind: 'output' | 'error
 /** Writes both files; their ids (absent when a file would be empty) and line counts. */
 export async function writeResults(deps: CoreDeps, b: BatchRecord, inputKey: string, records: BatchLineRecord[], unrun: UnrunCode) {
   const byIndex = new Map(records.map((r) => [r.index, r]));
-  const output = await writeFile(deps, b, 'output', (c) => fileLines(deps, inputKey, byIndex, unrun, true, c));
-  const errors = await writeFile(deps, b, 'error', (c) => fileLines(deps, inputKey, byIndex, unrun, false, c));
+  const output = await writeFile(deps, b, 'output', fileLines(deps, inputKey, byIndex, unrun, true));
+  const errors = await writeFile(deps, b, 'error', fileLines(deps, inputKey, byIndex, unrun, false));
   return { output_file_id: output.id, error_file_id: errors.id, completed: output.lines, failed: errors.lines };
+}
+
+/** The error file of a batch that failed validation (every line of the input); its id and line count. */
+export async function writeValidationErrors(deps: CoreDeps, b: BatchRecord, inputKey: string): Promise<{ error_file_id: string | undefined; failed: number }> {
+  const errors = await writeFile(deps, b, 'error', validationLines(deps, inputKey, b.endpoint));
+  return { error_file_id: errors.id, failed: errors.lines };
+}
+
+/** Removes a file written for a batch that another runner had already moved on (a repeated start). */
+export async function discardFile(deps: CoreDeps, b: BatchRecord, fileId: string): Promise<void> {
+  const rec = await new HeldFileRepository(deps.repos.table).delete(b.workspace_id, fileId);
+  if (rec) await deps.blobs.delete(rec.blob_key);
 }

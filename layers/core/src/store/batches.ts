@@ -24,7 +24,9 @@ export interface BatchLineError {
 
 export interface BatchUsage {
   input_tokens: number;
+  input_tokens_details: { cached_tokens: number };
   output_tokens: number;
+  output_tokens_details: { reasoning_tokens: number };
   total_tokens: number;
 }
 
@@ -49,6 +51,10 @@ export interface BatchRecord extends Partial<Record<BatchTimestamp, number>> {
   failed: number;
   input_tokens: number;
   output_tokens: number;
+  /** Of the input tokens, those read from the provider's prompt cache (absent on batches from before it was kept). */
+  cached_tokens?: number;
+  /** Of the output tokens, those spent reasoning. */
+  reasoning_tokens?: number;
   cost_micros: number;
   metadata: Record<string, string> | null;
   /** The caller's headers at create (gateway key, provider headers, config), encrypted with the cipher. */
@@ -85,8 +91,15 @@ export interface BatchLineRecord {
   body_blob?: string;
   input_tokens?: number;
   output_tokens?: number;
+  cached_tokens?: number;
+  reasoning_tokens?: number;
   cost_micros?: number;
-  /** The line got no answer (interrupted): its error-file line carries this and `response: null`. */
+  /**
+   * How often a run found the line `running` (a worker stopped with it in flight) and ran it
+   * again: at most once, so a line reaches the provider at most twice.
+   */
+  reruns?: number;
+  /** The line got no answer (interrupted twice): its error-file line carries this and `response: null`. */
   error?: { code: string; message: string };
 }
 
@@ -115,6 +128,8 @@ export interface LineOutcome {
   body_blob?: string;
   input_tokens: number;
   output_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
   cost_micros: number;
 }
 
@@ -207,18 +222,27 @@ export class BatchRepository {
   }
 
   /**
-   * Claims a line before its call: a new record in state `running`, or a `throttled` one back to
-   * `running`. False when the line is recorded otherwise (run, running elsewhere, or interrupted).
+   * Claims a line before its call: a new record in state `running`; a `throttled` one back to
+   * `running`; or, to run it again, one a stopped worker left `running` (counted in `reruns`).
+   * Conditional on the record being as `previous` was read, so of two runners only one wins.
+   * Undefined when the line is recorded otherwise (run, or claimed by another runner).
    */
   async claim(line: Pick<BatchLineRecord, 'batch_id' | 'index' | 'custom_id'>, previous: BatchLineRecord | undefined): Promise<BatchLineRecord | undefined> {
-    const rec: BatchLineRecord = { ...line, state: 'running', attempts: (previous?.attempts ?? 0) + 1, request_id: previous?.request_id ?? newBatchRequestId() };
+    const reruns = (previous?.reruns ?? 0) + (previous?.state === 'running' ? 1 : 0);
+    const rec: BatchLineRecord = {
+      ...line,
+      state: 'running',
+      attempts: (previous?.attempts ?? 0) + 1,
+      request_id: previous?.request_id ?? newBatchRequestId(),
+      ...(reruns > 0 ? { reruns } : {}),
+    };
     try {
       await this.#t.doc.send(
         new PutCommand({
           TableName: this.#t.tableName,
           Item: BatchLine.toItem(rec),
           ...(previous
-            ? { ConditionExpression: '#s = :t AND attempts = :n', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':t': 'throttled', ':n': previous.attempts } }
+            ? { ConditionExpression: '#s = :s AND attempts = :n', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': previous.state, ':n': previous.attempts } }
             : { ConditionExpression: 'attribute_not_exists(pk)' }),
         }),
       );
@@ -270,8 +294,8 @@ export class BatchRepository {
       new UpdateCommand({
         TableName: this.#t.tableName,
         Key: { pk: `BATCH#${rec.batch_id}`, sk: 'BATCH' },
-        UpdateExpression: `ADD ${succeeded ? 'completed' : 'failed'} :one, input_tokens :i, output_tokens :o, cost_micros :c`,
-        ExpressionAttributeValues: { ':one': 1, ':i': out.input_tokens, ':o': out.output_tokens, ':c': out.cost_micros },
+        UpdateExpression: `ADD ${succeeded ? 'completed' : 'failed'} :one, input_tokens :i, output_tokens :o, cached_tokens :k, reasoning_tokens :r, cost_micros :c`,
+        ExpressionAttributeValues: { ':one': 1, ':i': out.input_tokens, ':o': out.output_tokens, ':k': out.cached_tokens, ':r': out.reasoning_tokens, ':c': out.cost_micros },
       }),
     );
     return true;

@@ -1,7 +1,8 @@
 /**
  * `POST /v1/files` held by the gateway: the multipart body read part by part, the file part
- * streamed to blob storage (counted, and for purpose `batch` checked line by line on the way), so
- * no upload is ever held whole. Anything refused leaves nothing stored.
+ * streamed to blob storage (counted, and for purpose `batch` checked to be lines of UTF-8 on the
+ * way; what the lines say is checked when a batch is created on it), so no upload is ever held
+ * whole. Anything refused leaves nothing stored.
  */
 import { PayloadTooLargeError, ValidationError } from '../../http/errors.ts';
 import type { BlobStore } from '../../ports/blob.ts';
@@ -66,7 +67,7 @@ export async function storeUpload(req: Request, blobs: BlobStore, blobKey: strin
       if (part.name === 'purpose') purpose = await fieldText(part);
       else if (part.name === 'file' && part.filename !== undefined) {
         if (file) throw ValidationError.field('file', 'must be given once');
-        // The purpose usually follows the file (as OpenAI's SDKs send it): then every file is checked as a batch file could be.
+        // The purpose usually follows the file (as OpenAI's SDKs send it): then every file is checked as a batch file would be.
         const stored = { filename: part.filename, bytes: 0, checker: purpose === undefined || purpose === 'batch' ? new BatchLineChecker() : undefined };
         file = stored;
         await blobs.putStream(blobKey, tapped(capped(part.body, HELD_FILE_MAX_BYTES, (n) => (stored.bytes = n)), stored.checker), 'application/octet-stream');

@@ -1,9 +1,8 @@
 /**
- * The streaming multipart reader and the batch line checker on bodies cut at every possible
- * place: a boundary, a part header or a line split across chunks reads the same as whole.
+ * The streaming multipart reader on bodies cut at every possible place: a boundary or a part
+ * header split across chunks reads the same as whole.
  */
 import { describe, expect, it } from 'vitest';
-import { BatchLineChecker } from '../../../../../layers/core/src/gateway/files/batch-lines.ts';
 import { boundaryOf, multipartParts } from '../../../../../layers/core/src/gateway/files/multipart.ts';
 
 const BOUNDARY = 'b0und';
@@ -44,20 +43,5 @@ describe('multipartParts', () => {
     expect(boundaryOf('multipart/form-data; boundary=abc')).toBe('abc');
     expect(boundaryOf('multipart/form-data; boundary="a b"')).toBe('a b');
     expect(boundaryOf('application/json')).toBeUndefined();
-  });
-});
-
-describe('BatchLineChecker', () => {
-  const good = (id: string) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/embeddings', body: { input: 'é' } });
-
-  it.each([1, 5, 64])('checks lines split across chunks (%i bytes), with CRLF and no final newline', (size) => {
-    const text = Buffer.from(`${good('a')}\r\n${good('b')}\n${good('a')}`);
-    const checker = new BatchLineChecker();
-    for (let i = 0; i < text.length; i += size) checker.push(text.subarray(i, i + size));
-    expect(checker.end()).toEqual([{ path: 'file', message: 'line 3: custom_id "a" is already used on line 1' }]);
-  });
-
-  it('names an empty file', () => {
-    expect(new BatchLineChecker().end()).toEqual([{ path: 'file', message: 'line 1: the file has no lines' }]);
   });
 });
