@@ -94,7 +94,8 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
     const behaviour = queue.shift() ?? { kind: 'ok' };
     let parsed: { model?: string; stream?: boolean; stream_options?: { include_usage?: boolean } } = {};
     try {
-      parsed = JSON.parse(body) as typeof parsed;
+      // A body that is JSON but not an object (null, a number) answers as one without fields.
+      parsed = Object(JSON.parse(body)) as typeof parsed;
     } catch {
       // not JSON: answer anyway
     }

@@ -4,8 +4,7 @@
  * (streams as they come, provider errors in OpenAI's shape), and the gateway's own refusal. A
  * dialect renders its own answers and refusals.
  */
-import { PassThrough, type Readable } from 'node:stream';
-import { asGantryError, toOpenAIBody, type GantryError } from '../http/errors.ts';
+import { asGantryError, type GantryError } from '../http/errors.ts';
 import { bytesResponse, fastBodyOf } from '../http/bodies.ts';
 import { tryParseJson } from '../http/json.ts';
 import { toResponse } from '../http/error-response.ts';
@@ -15,12 +14,13 @@ import type { EndpointType } from '../providers/types.ts';
 import type { Flight } from './flight.ts';
 import type { Input } from './input.ts';
 import { observeBody } from './observe.ts';
-import { brokenAnswer, passedHeaders, readProvider, relay, relayRaw, transformJsonAnswer, type ProviderAnswer } from './respond.ts';
+import { endCleanly, namedErrorEvent, openAIErrorEvent, passedHeaders, readProvider, relay, relayRaw, transformJsonAnswer, type ProviderAnswer } from './respond.ts';
 import type { Outcome } from './routing/execute.ts';
 import { noteOpenAIUsage, priceRecord } from './usage.ts';
 
 const isJson = (contentType: unknown): boolean => typeof contentType === 'string' && /[/+]json\b/i.test(contentType);
 const is2xx = (status: number): boolean => status >= 200 && status < 300;
+const isEventStream = (contentType: string): boolean => contentType.includes('text/event-stream');
 
 /** Endpoints whose non-streamed answers carry token usage: read whole before they are sent, for `x-gw-cost`. */
 const PRICED: ReadonlySet<EndpointType> = new Set(['chatComplete', 'complete', 'embed', 'createModelResponse']);
@@ -45,9 +45,12 @@ export async function answer(f: Flight, outcome: Outcome, input: Input): Promise
   return answerRelayed(f, up);
 }
 
+/** The provider's bytes as they come; a body it cut short still ends cleanly (an SSE one with an error event). */
 function answerProxied(f: Flight, up: ProviderAnswer): Response {
-  observeBody(up.body, String(up.headers['content-type'] ?? ''), f.record, f.deps.clock, f.done);
-  return relayRaw(up, f.out);
+  const contentType = String(up.headers['content-type'] ?? '');
+  const body = endCleanly(up.body, f.record, isEventStream(contentType) ? namedErrorEvent : undefined);
+  observeBody(body, contentType, f.record, f.deps.clock, f.done);
+  return relayRaw({ ...up, body }, f.out);
 }
 
 /**
@@ -73,11 +76,17 @@ async function answerPriced(f: Flight, up: ProviderAnswer): Promise<Response> {
   return res;
 }
 
-/** Streams and other answers as they come; a provider error keeps its status, in OpenAI's shape. */
+/**
+ * Streams and other answers as they come; a provider error keeps its status, in OpenAI's shape. A
+ * body the provider cut (closed early, or silent past the idle timeout) ends cleanly, a stream with
+ * an error event the OpenAI SDKs raise (`data: {"error": ...}`), and the log records what happened.
+ */
 async function answerRelayed(f: Flight, up: ProviderAnswer): Promise<Response> {
   const contentType = String(up.headers['content-type'] ?? '');
-  if (up.status < 400 && contentType.includes('text/event-stream')) up = { ...up, body: endWithErrorEvent(up.body, f) };
-  if (up.status < 400) observeBody(up.body, contentType, f.record, f.deps.clock, f.done);
+  if (up.status < 400) {
+    up = { ...up, body: endCleanly(up.body, f.record, isEventStream(contentType) ? openAIErrorEvent : undefined) };
+    observeBody(up.body, contentType, f.record, f.deps.clock, f.done);
+  }
   const response = await relay(up, f.out);
   if (up.status >= 400) {
     // The provider's error, as the client got it, is what the log shows for this request.
@@ -87,31 +96,6 @@ async function answerRelayed(f: Flight, up: ProviderAnswer): Promise<Response> {
     f.done();
   }
   return response;
-}
-
-/**
- * A stream the provider cut (closed early, or silent past the idle timeout) ends with an error event
- * the OpenAI SDKs raise (`data: {"error": ...}`) instead of a connection that just stops; the log
- * records what happened. Chunks pass one by one as they come, with the source's backpressure, and
- * the client leaving releases the source at once.
- */
-function endWithErrorEvent(source: Readable, f: Flight): Readable {
-  const out = new PassThrough();
-  source.on('data', (chunk: Buffer) => {
-    if (!out.write(chunk)) source.pause();
-  });
-  out.on('drain', () => source.resume());
-  source.once('end', () => out.end());
-  source.once('error', (err) => {
-    // Destroyed by the client's leaving: nothing to tell anyone.
-    if (out.destroyed) return;
-    const e = brokenAnswer(err);
-    f.record.errorCode = 'upstream_stream_interrupted';
-    f.record.errorMessage = e.message;
-    out.end(`data: ${JSON.stringify(toOpenAIBody(e))}\n\n`);
-  });
-  out.once('close', () => source.destroy());
-  return out;
 }
 
 /** The gateway's own refusal (or failure), in OpenAI's shape or the dialect's. */

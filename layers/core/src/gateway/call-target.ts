@@ -15,7 +15,7 @@ import { applyRequestMap } from '../providers/request-map.ts';
 import type { FetchCredentials } from '../providers/transform.ts';
 import type { EndpointType, ProviderDefinition } from '../providers/types.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
-import { NEVER_FORWARDED } from './headers.ts';
+import { isSendable, NEVER_FORWARDED, UNSENDABLE_MESSAGE } from './headers.ts';
 import { fillPath } from './paths.ts';
 import type { ProviderRequestBody } from './request-body.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
@@ -182,6 +182,38 @@ function authenticate(headers: Record<string, string>, provider: ProviderDefinit
   }
 }
 
+/** Where a target's provider option came from: its `x-gw-<option>` header, or the config. */
+function optionField(input: CallInput, target: ResolvedTarget, option: string): string {
+  const header = `x-gw-${option.replace(/_/g, '-')}`;
+  return input.fromHeaders || input.clientHeaders.get(header) === target.options[option] ? header : `${target.path}.${option}`;
+}
+
+/**
+ * A header the upstream client could not send (`unsendableHeader`: a line break, a control
+ * character, a character past Latin-1), named by the input it came from: the target's key, the
+ * client's own key, a provider option; else the client header of that name (forwarded or passed through).
+ */
+function nameUnsendable(err: unknown, input: CallInput, target: ResolvedTarget): never {
+  const problem = err instanceof ValidationError && err.problems.length === 1 ? err.problems[0] : undefined;
+  if (problem?.message !== UNSENDABLE_MESSAGE) throw err;
+  throw ValidationError.field(unsendableSource(input, target) ?? problem.path, UNSENDABLE_MESSAGE);
+}
+
+/** A managed provider's or virtual key's values are the administrator's: the field says so. */
+const STORED = ' (stored with the managed provider or virtual key)';
+
+function unsendableSource(input: CallInput, target: ResolvedTarget): string | undefined {
+  const stored = target.managed ? STORED : '';
+  if (target.api_key !== undefined && !isSendable(target.api_key)) return `${target.path}.api_key${stored}`;
+  const bearer = bearerKey(input.clientHeaders);
+  if (bearer !== undefined && !isSendable(bearer)) return 'authorization';
+  if (input.providerKey !== undefined && !isSendable(input.providerKey)) return 'x-api-key';
+  for (const [option, value] of Object.entries(target.options)) {
+    if (typeof value === 'string' && !isSendable(value)) return target.managed ? `${target.path}.${option}${stored}` : optionField(input, target, option);
+  }
+  return undefined;
+}
+
 /** What a base URL part may be: one path segment or host label, never a dot segment. */
 const BASE_PART = /^[A-Za-z0-9_-]{1,128}$/;
 
@@ -190,8 +222,7 @@ export function providerBase(provider: ProviderDefinition, input: CallInput, tar
   if (!provider.baseUrl.includes('{')) return provider.baseUrl;
   return provider.baseUrl.replace(/\{([a-z0-9_]+)\}/g, (_, option: string) => {
     const value = target.options[option];
-    const header = `x-gw-${option.replace(/_/g, '-')}`;
-    const where = input.fromHeaders || input.clientHeaders.get(header) === value ? header : `${target.path}.${option}`;
+    const where = optionField(input, target, option);
     if (typeof value !== 'string' || value === '') throw ValidationError.field(where, `is required for ${provider.id}, whose base URL is ${provider.baseUrl}`);
     if (!BASE_PART.test(value)) throw ValidationError.field(where, 'must be 1 to 128 letters, digits, "-" or "_"');
     return value;
@@ -236,7 +267,7 @@ export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCa
       timeoutMs,
       signal,
       secrets: targetSecrets(target, clientKey),
-    });
+    }).catch((err: unknown) => nameUnsendable(err, input, target));
     return { status: res.status, headers: res.headers, body: res.body };
   };
 }
@@ -279,7 +310,11 @@ async function batchOutput(deps: CallerDeps, c: BatchOutputCall): Promise<Attemp
   const batchPath = fillPath(template(c.provider, 'retrieveBatch', c.input, c.target), c.input.params);
   const contentTemplate = template(c.provider, 'retrieveFileContent', c.input, c.target);
   const secrets = [...targetSecrets(c.target, clientKeyOf(c.input))];
-  const first = await deps.upstream.send({ url: new URL(c.base + batchPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal, secrets });
+  const send = (url: URL) =>
+    deps.upstream
+      .send({ url, method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal, secrets })
+      .catch((err: unknown) => nameUnsendable(err, c.input, c.target));
+  const first = await send(new URL(c.base + batchPath));
   if (first.status < 200 || first.status >= 300) return { status: first.status, headers: first.headers, body: first.body };
 
   const read = await readProvider(readCapped(first.body, MAX_BATCH_JSON));
@@ -297,7 +332,7 @@ async function batchOutput(deps: CallerDeps, c: BatchOutputCall): Promise<Attemp
     });
   }
   const contentPath = fillPath(contentTemplate, { file_id: batch.output_file_id });
-  const res = await deps.upstream.send({ url: new URL(c.base + contentPath), method: 'GET', headers: c.headers, timeoutMs: c.timeoutMs, signal: c.signal, secrets });
+  const res = await send(new URL(c.base + contentPath));
   return { status: res.status, headers: res.headers, body: res.body };
 }
 
@@ -395,7 +430,8 @@ async function callNativeTarget(
   const { native, provider, ctx, base, timeoutMs } = await prepareNative(deps, input, target, declared, nativeBody(input, target), passthrough);
   // Whatever the transform derives from them (a signature, a session token) is on the request itself.
   const secrets = [...targetSecrets(target, clientKeyOf(input))];
-  const send = (r: Parameters<UpstreamClient['send']>[0]) => deps.upstream.send({ ...r, secrets: r.secrets ? [...r.secrets, ...secrets] : secrets });
+  const send = (r: Parameters<UpstreamClient['send']>[0]) =>
+    deps.upstream.send({ ...r, secrets: r.secrets ? [...r.secrets, ...secrets] : secrets }).catch((err: unknown) => nameUnsendable(err, input, target));
   const common = { provider, endpoint, ctx, send, baseUrl: base, timeoutMs, signal };
   if (passthrough) {
     const headers = passthroughHeaders(input);

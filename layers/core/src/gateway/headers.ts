@@ -4,6 +4,15 @@ import { tryParseJson } from '../http/json.ts';
 
 const MAX_TIMEOUT_MS = 15 * 60 * 1000;
 
+/** What Node's HTTP client refuses in a header value: control characters but tab (CR and LF among them), and anything past Latin-1. */
+const UNSENDABLE = /[^\t\x20-\x7e\x80-\xff]/;
+
+/** Whether a value can go into an HTTP header as it is. */
+export const isSendable = (value: string): boolean => !UNSENDABLE.test(value);
+
+/** The problem with a value that cannot (the value itself is never echoed: it is often a credential). */
+export const UNSENDABLE_MESSAGE = 'must not contain line breaks, control characters or characters outside Latin-1';
+
 /** `x-gw-request-timeout`: whole milliseconds, at most 15 minutes. */
 export function parseRequestTimeout(headers: Headers): number | undefined {
   const raw = headers.get('x-gw-request-timeout');
@@ -86,19 +95,20 @@ const SDK_OPTION_HEADERS: ReadonlyMap<string, string> = new Map([
   ['openai-project', 'openai_project'],
 ]);
 
-/** The provider options the request's headers set; empty (and shared) when none. One pass, however many options exist. */
+/**
+ * The provider options the request's headers set; empty (and shared) when none. One pass, however
+ * many options exist. Each may become a provider's header: one that could not be sent is refused here.
+ */
 export function parseOptionHeaders(headers: Headers): Readonly<Record<string, string>> {
   let out: Record<string, string> | undefined;
   headers.forEach((value, name) => {
     if (value === '') return;
     const sdkOption = SDK_OPTION_HEADERS.get(name);
-    if (sdkOption) {
-      (out ??= {})[sdkOption] ??= value;
-      return;
-    }
-    if (!name.startsWith('x-gw-')) return;
-    const option = OPTION_BY_HEADER.get(name);
-    if (option) (out ??= {})[option] = value;
+    const option = sdkOption ?? (name.startsWith('x-gw-') ? OPTION_BY_HEADER.get(name) : undefined);
+    if (!option) return;
+    if (!isSendable(value)) throw ValidationError.field(name, UNSENDABLE_MESSAGE);
+    if (sdkOption) (out ??= {})[sdkOption] ??= value;
+    else (out ??= {})[option] = value;
   });
   return out ?? NO_OPTIONS;
 }

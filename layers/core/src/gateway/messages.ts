@@ -27,7 +27,7 @@ import { forwardedHeaders, prepareNative, resolveProvider, type CallerDeps, type
 import type { Dialect, DialectAnswer, DialectRequest } from './dialect.ts';
 import type { TokenUsage } from './lifecycle.ts';
 import { observeBody } from './observe.ts';
-import { passedHeaders, readProvider } from './respond.ts';
+import { endCleanly, namedErrorEvent, openAIErrorEvent, passedHeaders, readProvider } from './respond.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
 import type { ResolvedTarget } from './routing/types.ts';
 import { noteOpenAIUsage, noteUsage, priceRecord } from './usage.ts';
@@ -189,7 +189,9 @@ async function respondMessages(a: MessagesAnswer): Promise<Response> {
   const headers = passedHeaders(answer, a.out);
   headers.set('content-type', 'text/event-stream; charset=utf-8');
   headers.set('cache-control', 'no-cache');
-  const source = answer.body;
+  // A stream the provider cut ends with an error event rather than a dropped connection (or, from
+  // an OpenAI target, a made-up end_turn): the writer turns OpenAI's error event into Anthropic's.
+  const source = endCleanly(answer.body, record, a.anthropicShaped ? namedErrorEvent : openAIErrorEvent);
   if (a.anthropicShaped) {
     // Anthropic's own stream, passed on as it is; its usage read on the way.
     let usage: Record<string, unknown> = {};

@@ -1,10 +1,11 @@
 /** Turning a provider's answer into the gateway's: streamed through, errors in OpenAI's shape. */
-import { readCapped } from '../http/node-streams.ts';
+import { endOnBreak, readCapped } from '../http/node-streams.ts';
 import { Readable } from 'node:stream';
 import { nodeStreamResponse, textResponse } from '../http/bodies.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GantryError, toOpenAIBody, UpstreamError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
+import type { GatewayRecord } from './lifecycle.ts';
 
 /** A provider answer: status, headers and a body still to be read. */
 export interface ProviderAnswer {
@@ -21,6 +22,29 @@ export function brokenAnswer(err: unknown): GantryError {
   if (err instanceof GantryError) return err;
   const code = (err as NodeJS.ErrnoException | undefined)?.code;
   return new UpstreamError(502, `The provider closed the connection before its answer was complete${code ? ` (${code})` : ''}`);
+}
+
+/** How a stream cut by the provider ends on an OpenAI stream: the error event the openai SDK raises. */
+export const openAIErrorEvent = (e: GantryError): string => `data: ${JSON.stringify(toOpenAIBody(e))}\n\n`;
+
+/**
+ * How a cut stream of unknown protocol ends (the passthrough, Anthropic's own stream): an `error`
+ * event both SDKs raise, Anthropic's by its name and OpenAI's by its `error` member.
+ */
+export const namedErrorEvent = (e: GantryError): string => `event: error\ndata: ${JSON.stringify({ type: 'error', error: toOpenAIBody(e).error })}\n\n`;
+
+/**
+ * A provider body whose break (closed early, shorter than its Content-Length, silent past the idle
+ * timeout) ends the client's answer cleanly, after `tail`'s error event when the stream has a
+ * protocol to carry one, and is recorded for the log. Never a dropped client connection.
+ */
+export function endCleanly(body: Readable, record: GatewayRecord, tail?: (e: GantryError) => string): Readable {
+  return endOnBreak(body, (err) => {
+    const e = brokenAnswer(err);
+    record.errorCode = 'upstream_stream_interrupted';
+    record.errorMessage = e.message;
+    return tail?.(e);
+  });
 }
 
 /** Reads a provider body, turning a broken one into `brokenAnswer`'s 502. */

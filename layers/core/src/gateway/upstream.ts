@@ -11,8 +11,9 @@ import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http'
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
-import { GantryError, RequestTimeoutError, UpstreamError } from '../http/errors.ts';
+import { GantryError, RequestTimeoutError, UpstreamError, ValidationError } from '../http/errors.ts';
 import { assertConnectedAddress, createGuardedLookup, type TrustedHosts } from '../security/ssrf.ts';
+import { isSendable, UNSENDABLE_MESSAGE } from './headers.ts';
 import { codingOf, scrubAnswer, SecretSet } from './scrub.ts';
 import { requestSecrets } from './scrub-sent.ts';
 
@@ -72,6 +73,24 @@ function guardIdle(res: IncomingMessage, ms: number, host: string): void {
   });
 }
 
+const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
+/** What Node's HTTP client throws for a header it will not send. */
+const HEADER_CODES: ReadonlySet<string> = new Set(['ERR_INVALID_CHAR', 'ERR_INVALID_HTTP_TOKEN', 'ERR_HTTP_INVALID_HEADER_VALUE']);
+
+/**
+ * The last guard before the socket: a header Node will not send (a value from a stored credential,
+ * a client header, a provider option that no parser checked) is the request's fault, a 400 naming
+ * the header (callers rename it to the field it came from), never a 500. Checked only once Node
+ * refused, so a request that can be sent costs nothing.
+ */
+export function unsendableHeader(headers: Readonly<Record<string, string>>): ValidationError | undefined {
+  for (const [name, value] of Object.entries(headers)) {
+    if (!HEADER_NAME.test(name)) return ValidationError.field(name, 'is not a valid header name');
+    if (!isSendable(value)) return ValidationError.field(name, UNSENDABLE_MESSAGE);
+  }
+  return undefined;
+}
+
 /** An answer that is scrubbed must be readable: asked for without a content coding (a client's Accept-Encoding replaced). */
 function identityEncoded(headers: Record<string, string>): Record<string, string> {
   if (headers['accept-encoding'] === 'identity') return headers;
@@ -115,35 +134,42 @@ export class UpstreamClient {
       };
       const onAbort = () => fail(new UpstreamError(499, 'The client closed the request'));
 
-      const outgoing = (isHttps ? https : http).request(
-        {
-          protocol: url.protocol,
-          hostname,
-          port: url.port || (isHttps ? 443 : 80),
-          path: url.pathname + url.search,
-          method: req.method,
-          headers,
-          agent: isHttps ? this.#https : this.#http,
-          servername: isHttps ? hostname : undefined,
-        },
-        (res) => {
-          if (settled) {
-            res.destroy();
-            return;
-          }
-          settled = true;
-          if (timer) clearTimeout(timer);
-          req.signal?.removeEventListener('abort', onAbort);
-          guardIdle(res, this.#idleMs, url.host);
-          const answer = { status: res.statusCode ?? 502, headers: res.headers, body: res as Readable };
-          if (!secrets) return resolve(answer);
-          if (codingOf(res.headers) === null) {
-            res.destroy();
-            return reject(new UpstreamError(502, `The provider at ${url.host} answered in a content coding Gantry cannot check (${secrets.text(String(res.headers['content-encoding']))})`));
-          }
-          resolve(scrubAnswer(answer, secrets));
-        },
-      );
+      let outgoing: http.ClientRequest;
+      try {
+        outgoing = (isHttps ? https : http).request(
+          {
+            protocol: url.protocol,
+            hostname,
+            port: url.port || (isHttps ? 443 : 80),
+            path: url.pathname + url.search,
+            method: req.method,
+            headers,
+            agent: isHttps ? this.#https : this.#http,
+            servername: isHttps ? hostname : undefined,
+          },
+          (res) => {
+            if (settled) {
+              res.destroy();
+              return;
+            }
+            settled = true;
+            if (timer) clearTimeout(timer);
+            req.signal?.removeEventListener('abort', onAbort);
+            guardIdle(res, this.#idleMs, url.host);
+            const answer = { status: res.statusCode ?? 502, headers: res.headers, body: res as Readable };
+            if (!secrets) return resolve(answer);
+            if (codingOf(res.headers) === null) {
+              res.destroy();
+              return reject(new UpstreamError(502, `The provider at ${url.host} answered in a content coding Gantry cannot check (${secrets.text(String(res.headers['content-encoding']))})`));
+            }
+            resolve(scrubAnswer(answer, secrets));
+          },
+        );
+      } catch (err) {
+        settled = true;
+        const code = (err as NodeJS.ErrnoException).code ?? '';
+        return reject((HEADER_CODES.has(code) && unsendableHeader(headers)) || err);
+      }
 
       outgoing.on('socket', (socket: Socket) => {
         // Reused keep-alive sockets were checked when they connected.

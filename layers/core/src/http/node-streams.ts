@@ -1,5 +1,5 @@
-import { Readable } from 'node:stream';
-/** Node byte streams as the gateway handles them: bounded reads and format rewrites. */
+/** Node byte streams as the gateway handles them: bounded reads, format rewrites, clean ends. */
+import { PassThrough, Readable } from 'node:stream';
 
 /** What was read of a stream before it ended or passed `cap` (`next` continues it). */
 interface Head {
@@ -95,4 +95,38 @@ export function rewriteStream(source: Readable, rewriter: ChunkRewriter, finally
     }
   }
   return Readable.from(run(), { objectMode: false });
+}
+
+/** What a source that closed before its end reports (Node's own words for a cut response). */
+const prematureClose = (): Error => Object.assign(new Error('aborted'), { code: 'ECONNRESET' });
+
+/**
+ * A body that never fails on its reader: when the source breaks (an error, or a close before its
+ * end), the output gets `onBreak`'s tail (an error event in the stream's own protocol, or nothing)
+ * and ends, so an HTTP server sends the end of the body instead of dropping the connection. Chunks
+ * pass one by one with the source's backpressure; the output's end or teardown releases the source.
+ */
+export function endOnBreak(source: Readable, onBreak: (err: unknown) => string | undefined): Readable {
+  const out = new PassThrough();
+  let settled = false;
+  const broke = (err: unknown) => {
+    if (settled) return;
+    settled = true;
+    // Torn down by the reader's leaving: nobody is there to tell.
+    if (!out.destroyed) out.end(onBreak(err));
+  };
+  source.on('data', (chunk: Buffer) => {
+    if (!out.write(chunk)) source.pause();
+  });
+  out.on('drain', () => source.resume());
+  source.once('end', () => {
+    settled = true;
+    if (!out.destroyed) out.end();
+  });
+  source.once('error', broke);
+  source.once('close', () => {
+    if (!source.readableEnded) broke(prematureClose());
+  });
+  out.once('close', () => source.destroy());
+  return out;
 }

@@ -4,6 +4,7 @@
  */
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { ValidationError } from '../../../../layers/core/src/http/errors.ts';
 import { UpstreamClient, type UpstreamResponse } from '../../../../layers/core/src/gateway/upstream.ts';
 import { TrustedHosts } from '../../../../layers/core/src/security/ssrf.ts';
 import { startMockServer, type MockServer, type Recorded, type Reply } from '../../../support/mock-http.ts';
@@ -44,6 +45,21 @@ describe('UpstreamClient', () => {
   it('masks the secrets the caller names although they were never sent', async () => {
     reply = () => ({ json: { error: { message: `signed with ${KEY}` } } });
     expect(await read(await send({}, [KEY]))).toBe('{"error":{"message":"signed with [REDACTED]"}}');
+  });
+
+  it.each([
+    ['a line break', { authorization: 'Bearer sk-a\r\nx-injected: 1' }, 'authorization'],
+    ['a character past Latin-1', { 'x-api-key': 'sk-\u2028' }, 'x-api-key'],
+    ['a control character', { 'openai-organization': 'org\u0001' }, 'openai-organization'],
+    ['a bad header name', { 'bad name': 'v' }, 'bad name'],
+  ])('refuses a header it cannot send (%s) with a 400 naming it, sending nothing', async (_what, headers, name) => {
+    const before = server.received.length;
+    const err = await send(headers).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).status).toBe(400);
+    expect((err as ValidationError).param).toBe(name);
+    expect((err as ValidationError).message).not.toContain('sk-');
+    expect(server.received.length).toBe(before);
   });
 
   it('leaves an answer untouched when the request carried no credential', async () => {

@@ -20,6 +20,7 @@ import {
 } from '../validate/common.ts';
 import { FIELD_OPERATORS, isOperatorObject, LOGICAL_OPERATORS, MAX_REGEX_LENGTH } from './conditions.ts';
 import { hookProblems, type FindCheck } from '../../guardrails/hooks.ts';
+import { isSendable, UNSENDABLE_MESSAGE } from '../headers.ts';
 import { CONFIG_KEYS, HOOK_KEYS } from './inherit.ts';
 import { PASSTHROUGH_SETTINGS, type ConfigNode, type StrategyMode } from './types.ts';
 
@@ -73,6 +74,10 @@ const httpUrl = z.string().check((payload) => {
 
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 const nonEmpty = z.string().check(z.minLength(1));
+/** A value sent to a provider in a header (a key): one that could not be sent is refused here, not by the HTTP client. */
+const headerValue = nonEmpty.check((payload) => {
+  if (!isSendable(payload.value)) payload.issues.push({ code: 'custom', message: UNSENDABLE_MESSAGE, input: payload.value });
+});
 const statusCode = integerBetween(100, 599);
 const hookList = z.array(z.union([z.string(), z.looseObject({})], { error: typeMessage('must be a string or an object') }));
 
@@ -94,7 +99,7 @@ const cacheSchema = z.looseObject({
   max_age: z.optional(integerAtLeast(1)),
   similarity_threshold: z.optional(numberBetween(0, 1)),
   embedding: z.optional(
-    z.looseObject({ provider: nonEmpty, model: nonEmpty, api_key: z.optional(nonEmpty), custom_host: z.optional(httpUrl) }),
+    z.looseObject({ provider: nonEmpty, model: nonEmpty, api_key: z.optional(headerValue), custom_host: z.optional(httpUrl) }),
   ),
 });
 
@@ -105,7 +110,7 @@ const nodeSchema = z.looseObject({
   name: z.optional(nonEmpty),
   weight: z.optional(z.number().check(z.gte(0, { error: 'must be >= 0' }))),
   provider: z.optional(nonEmpty),
-  api_key: z.optional(nonEmpty),
+  api_key: z.optional(headerValue),
   virtual_key: z.optional(nonEmpty),
   override_params: z.optional(z.looseObject({})),
   retry: z.optional(retrySchema),
@@ -178,9 +183,17 @@ function join(path: string, rest: string): string {
   return rest.startsWith('[') ? path + rest : `${path}.${rest}`;
 }
 
+/** A provider option given as a document (`vertex_service_account_json`): its text may span lines. */
+const DOCUMENT_OPTION = /_json$/;
+
 function checkKeys(obj: Record<string, unknown>, known: readonly string[], path: string, w: Walk, node = false): void {
   for (const key of Object.keys(obj)) {
     if (known.includes(key)) continue;
+    // Provider options become headers, URL parts or signed values: one line of Latin-1 each.
+    const value = obj[key];
+    if (node && typeof value === 'string' && !DOCUMENT_OPTION.test(key) && !isSendable(value)) {
+      w.problems.push({ path: join(path, key), message: UNSENDABLE_MESSAGE });
+    }
     if (node && OPTION_PREFIX.test(key)) continue;
     const hint = (node ? NODE_HINTS.get(key) : undefined) ?? suggestion(key, known);
     if (hint !== undefined) w.problems.push({ path: join(path, key), message: `unknown key; did you mean "${hint}"?` });

@@ -44,6 +44,7 @@ type Case = [title: string, config: unknown, expected: [path: string, message: s
 
 const MODES = 'must be one of single, loadbalance, fallback, conditional';
 const FIELD_OPS = 'unknown operator; expected one of $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $regex';
+const UNSENDABLE = 'must not contain line breaks, control characters or characters outside Latin-1';
 
 const invalid: Case[] = [
   // The config itself
@@ -170,6 +171,13 @@ const invalid: Case[] = [
     ],
   ],
   ['virtual_key not a string', { virtual_key: true }, [['virtual_key', 'must be a string']]],
+  // Values sent to the provider in headers: one HTTP line of Latin-1 each
+  ['api_key with a line break', { provider: 'openai', api_key: 'sk-a\r\nx-injected: 1' }, [['api_key', UNSENDABLE]]],
+  ['api_key past Latin-1', { provider: 'openai', api_key: 'sk-\u2028' }, [['api_key', UNSENDABLE]]],
+  ['api_key of a target, with a NUL', fallback(leaf, { provider: 'openai', api_key: 'sk-\u0000' }), [['targets[1].api_key', UNSENDABLE]]],
+  ['cache embedding api_key', { ...leaf, cache: { mode: 'semantic', embedding: { provider: 'openai', model: 'e', api_key: 'k\n' } } }, [['cache.embedding.api_key', UNSENDABLE]]],
+  ['a provider option with a line break', { ...leaf, openai_organization: 'org\nx' }, [['openai_organization', UNSENDABLE]]],
+  ['an unlisted snake_case option past Latin-1', { ...leaf, custom_option: '\u{1F600}' }, [['custom_option', UNSENDABLE]]],
   ['hooks not an array', { ...leaf, before_request_hooks: { id: 'h' } }, [['before_request_hooks', 'must be an array']]],
   ['guardrail entry of the wrong type', { ...leaf, input_guardrails: ['pii-check', 7] }, [['input_guardrails[1]', 'must be a string or an object']]],
 
