@@ -16,7 +16,7 @@ import { isFromChild, type BatchMessage, type FromChild } from './log-ingest-pro
 export interface LogIngestProcessOptions {
   /** The child's environment: the same configuration as the server's (table, endpoint, region). */
   env: Readonly<Record<string, string | undefined>>;
-  /** The server's `logs` queue, where the child sends back rollup updates it could not write. */
+  /** The server's `logs` queue, where the child sends back what it could not finish (rollup updates, pointers, unwritten events). */
   requeue: Queue<LogQueueMessage>;
   logger?: Logger;
   /** The child's script; by default the one beside this module (the bundle's sibling when bundled). */
@@ -34,7 +34,7 @@ export interface LogIngestProcess {
   close(): Promise<void>;
 }
 
-const ZERO: IngestStats = { logsWritten: 0, busyMs: 0, duplicates: 0, rollupUpdates: 0, rollupsRequeued: 0, failedMessages: 0 };
+const ZERO: IngestStats = { logsWritten: 0, busyMs: 0, duplicates: 0, rollupUpdates: 0, rollupsRequeued: 0, failedMessages: 0, eventsRequeued: 0 };
 
 // Bundled (dist/local/main.mjs) the child is the sibling bundle log-ingest-child.mjs.
 const defaultScript = (): URL => new URL(import.meta.url.endsWith('.ts') ? './log-ingest-child.ts' : './log-ingest-child.mjs', import.meta.url);
@@ -88,7 +88,7 @@ export function startLogIngestProcess(opts: LogIngestProcessOptions): LogIngestP
     try {
       await opts.requeue.sendBatch(m.bodies);
     } catch (err) {
-      opts.logger?.error('rollup updates could not be queued again; they are lost', { count: m.bodies.length, error: err });
+      opts.logger?.error('messages from the log-ingest process could not be queued again; they are lost', { count: m.bodies.length, error: err });
     }
   };
 
@@ -124,5 +124,6 @@ function add(a: IngestStats, b: IngestStats): IngestStats {
     rollupUpdates: a.rollupUpdates + b.rollupUpdates,
     rollupsRequeued: a.rollupsRequeued + b.rollupsRequeued,
     failedMessages: a.failedMessages + b.failedMessages,
+    eventsRequeued: a.eventsRequeued + b.eventsRequeued,
   };
 }

@@ -23,6 +23,8 @@ import { LocalBatchDriver } from '../../layers/core/src/ports/local/batch-driver
 import { flushHooks } from '../shared/observability.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
 import { startLogIngestProcess, type LogIngestProcess } from './log-ingest-process.ts';
+import { logDurability } from '../../layers/core/src/observability/hooks.ts';
+import { startSpoolMetrics } from '../../layers/core/src/observability/spool-metrics.ts';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -81,6 +83,19 @@ async function main(): Promise<void> {
     running.stopSchedules.push(startLocalLimitsWorkers(deps));
     // Key expiry, rotation policies, key usage resets and key e-mails (EventBridge Scheduler in AWS).
     if (deps.config.keyLifecycleIntervalMs > 0) running.stopSchedules.push(startKeyLifecycleSchedule(deps, deps.config.keyLifecycleIntervalMs));
+    // The spools' size as metrics (also in /v1/health), as CloudWatch watches the SQS queues in AWS.
+    const spools = deps.queues.spools?.bind(deps.queues);
+    if (deps.config.emfMetrics && spools) {
+      const kept = logDurability(deps.gatewayHooks);
+      running.stopSchedules.push(
+        startSpoolMetrics({
+          serviceName: env.POWERTOOLS_SERVICE_NAME ?? 'gantry',
+          intervalMs: 60_000,
+          spools,
+          ...(kept ? { durability: kept.durabilityStats } : {}),
+        }),
+      );
+    }
 
     console.log(`Gantry is listening on ${server.url} (${mode} mode; data: ${dataDir}; DynamoDB Local on port ${ddb.port})`);
     console.log(`  admin console: ${server.url}/console/ (sign in with an admin or workspace API key)`);

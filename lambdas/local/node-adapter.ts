@@ -118,12 +118,17 @@ function nodeHeaders(res: Response): Record<string, string | string[]> {
   return out;
 }
 
-/** Writes a core Response to a Node response, using the fastest form of its body available. */
-export async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
+/**
+ * Writes a core Response to a Node response, using the fastest form of its body available.
+ * `beforeEnd`: what the end of the answer waits for (its request log on disk); the client has the
+ * whole answer only once it has ended.
+ */
+export async function writeResponse(response: Response, res: ServerResponse, beforeEnd?: () => Promise<void>): Promise<void> {
   const headers = nodeHeaders(response);
   const fast = fastBodyOf(response);
   if (typeof fast === 'string' || fast instanceof Uint8Array) {
     res.writeHead(response.status, headers);
+    if (beforeEnd) await beforeEnd();
     res.end(fast);
     return;
   }
@@ -136,21 +141,30 @@ export async function writeResponse(response: Response, res: ServerResponse): Pr
       if (!fast.readableEnded) fast.destroy();
     });
     fast.once('error', () => res.destroy());
-    fast.pipe(res);
+    if (beforeEnd) {
+      const end = () => void res.end();
+      fast.once('end', () => void beforeEnd().then(end, end));
+    }
+    fast.pipe(res, { end: !beforeEnd });
     return;
   }
   res.writeHead(response.status, headers);
   if (!response.body) {
+    if (beforeEnd) await beforeEnd();
     res.end();
     return;
   }
   for await (const chunk of response.body as AsyncIterable<Uint8Array>) {
     if (!res.write(chunk)) await new Promise((r) => res.once('drain', r));
   }
+  if (beforeEnd) await beforeEnd();
   res.end();
 }
 
-export function createNodeListener(app: Hono, onError: (err: unknown) => void): RequestListener {
+/** For each answer, what its end waits for, if anything (see writeResponse). */
+export type EndBarrier = (response: Response) => (() => Promise<void>) | undefined;
+
+export function createNodeListener(app: Hono, onError: (err: unknown) => void, beforeEnd?: EndBarrier): RequestListener {
   return (req, res) => {
     const method = req.method ?? 'GET';
     const url = `http://${req.headers.host ?? 'localhost'}${req.url ?? '/'}`;
@@ -166,7 +180,7 @@ export function createNodeListener(app: Hono, onError: (err: unknown) => void): 
       .then((request) => app.fetch(request, bindings))
       .then((response) => {
         closeAfterEarlyAnswer(req, res);
-        return writeResponse(response, res);
+        return writeResponse(response, res, beforeEnd?.(response));
       })
       .catch((err: unknown) => {
         onError(err);

@@ -7,7 +7,7 @@ import http, { type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import { closeAfterEarlyAnswer, createNodeListener, refusedMethod } from './node-adapter.ts';
+import { closeAfterEarlyAnswer, createNodeListener, refusedMethod, type EndBarrier } from './node-adapter.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
@@ -16,6 +16,7 @@ import { adminModule } from '../../layers/core/src/admin/routes.ts';
 import { mcpModule } from '../../layers/core/src/mcp/gateway/routes.ts';
 import { attachRealtime, isRealtimeUpgrade } from './realtime.ts';
 import { isConsolePath, serveConsole } from './console-static.ts';
+import { logDurability } from '../../layers/core/src/observability/hooks.ts';
 import { installAwsLambdaGlobals, PreludeDecoder, ResponseStream, type StreamingHandler } from './awslambda.ts';
 
 export type LocalMode = 'direct' | 'lambda';
@@ -47,7 +48,11 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   const serverOptions = { shouldUpgradeCallback: isRealtimeUpgrade };
   const core =
     mode === 'direct'
-      ? createNodeListener(createApp(opts.deps, [gatewayModule, mcpModule, adminModule]), (err) => opts.deps.logger.error('local server error', { error: err }))
+      ? createNodeListener(
+          createApp(opts.deps, [gatewayModule, mcpModule, adminModule]),
+          (err) => opts.deps.logger.error('local server error', { error: err }),
+          logBarrier(opts.deps),
+        )
       : await lambdaListener(opts.deps);
   const server = http.createServer(serverOptions, withConsole(core, path.resolve(opts.consoleDir ?? 'dist/console')));
   // Both modes relay locally: on AWS the WebSocket API is its own front door (docs/realtime.md).
@@ -85,6 +90,19 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 }
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/**
+ * With a spool, a gateway answer ends only once its request log is on disk, so a crash right after
+ * it cannot lose the log (lambda mode gets the same from the function's flush before it returns).
+ */
+function logBarrier(deps: CoreDeps): EndBarrier | undefined {
+  const kept = logDurability(deps.gatewayHooks);
+  if (!kept) return undefined;
+  return (response) => {
+    const logId = response.headers.get('x-gw-log-id');
+    return logId ? () => kept.durable(logId) : undefined;
+  };
+}
 
 /** The console's static files in front of the core (in AWS, CloudFront serves them from S3). */
 function withConsole(core: Listener, consoleDir: string): Listener {

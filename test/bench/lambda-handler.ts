@@ -16,7 +16,7 @@ import path from 'node:path';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps } from '../../layers/core/src/deps.ts';
-import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
+import type { LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
 import { attachLocalWorkers, ingestConsumer } from '../../layers/core/src/observability/install.ts';
 import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
 import type { QueueMessage } from '../../layers/core/src/ports/queue.ts';

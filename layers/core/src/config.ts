@@ -49,6 +49,8 @@ const envSchema = z.object({
   GW_DATA_DIR: optionalNonEmpty(),
   /** Most MiB each local queue's spool (`<GW_DATA_DIR>/spool/<queue>/`) keeps on disk. */
   GW_LOG_SPOOL_MAX_MB: wholeNumber(256, z.gte(1), z.lte(1_048_576)),
+  /** fdatasync the spool (group commit) before an accepted message counts as kept; OFF: the OS's cache only. */
+  GW_LOG_SPOOL_FSYNC: onOff,
   /** Most messages each local queue holds in memory; beyond it they wait in the spool only. */
   GW_QUEUE_MAX_IN_MEMORY: wholeNumber(2000, z.gte(25), z.lte(1_000_000)),
   LOG_LEVEL: z.pipe(
@@ -90,6 +92,8 @@ const envSchema = z.object({
   GW_JWKS_COOLDOWN_SECONDS: wholeNumber(30, z.gte(0)),
   /** The base URL invite links point at (e.g. https://gantry.example.com); else the request's origin. */
   GW_PUBLIC_URL: optionalUrl(),
+  /** Browser origins (comma-separated, or `*`) that may call the MCP gateway besides its own (docs/mcp.md). */
+  GW_MCP_ALLOWED_ORIGINS: optionalNonEmpty(),
   GW_INVITE_TTL_HOURS: wholeNumber(168, z.gte(1), z.lte(720)),
   /** How long a console sign-in lasts (5 min to 7 days); the organisation's max_session_ttl may cut it shorter. */
   GW_CONSOLE_SESSION_TTL_SECONDS: preprocess(blankAsUnset, z.optional(z.coerce.number().check(z.int(), z.gte(300), z.lte(604_800)))),
@@ -146,6 +150,8 @@ export interface AppConfig {
   /** OpenTelemetry trace export; undefined when OTEL_EXPORTER_OTLP_ENDPOINT is not set. */
   otel?: OtelConfig;
   publicUrl: string | undefined;
+  /** GW_MCP_ALLOWED_ORIGINS: origins (`https://app.example.com`) or `*`; unset: none besides the same origin. */
+  mcpAllowedOrigins?: readonly string[];
   inviteTtlMs: number;
   /** How long a console session lasts at most (the organisation's max_session_ttl may cut it); unset: 8 hours. */
   consoleSessionTtlSeconds?: number;
@@ -161,7 +167,7 @@ export interface AppConfig {
   /** The local cipher key file; undefined (in-memory data) means a temporary one. */
   cipherKeyFile: string | undefined;
   /** Local queues' durable spool (from GW_DATA_DIR and GW_LOG_SPOOL_MAX_MB); absent with `:memory:` data or none. */
-  spool?: { dir: string; maxBytes: number };
+  spool?: { dir: string; maxBytes: number; fsync: boolean };
   /** With a spool: most messages each local queue holds in memory (GW_QUEUE_MAX_IN_MEMORY). */
   queueMaxInMemory?: number;
   /** `x-portkey-*` headers as aliases of `x-gw-*`: on unless GW_PORTKEY_HEADERS=OFF. */
@@ -225,6 +231,18 @@ function otlpHeaders(raw: string | undefined): Record<string, string> {
 
 export class ConfigError extends Error {
   override name = 'ConfigError';
+}
+
+/** GW_MCP_ALLOWED_ORIGINS: each entry `*` or an http(s) origin without a path, as a browser sends it. */
+function allowedOrigins(raw: string): string[] {
+  return raw.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean).map((o) => {
+    if (o === '*') return o;
+    const url = URL.canParse(o) ? new URL(o) : undefined;
+    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== o.toLowerCase()) {
+      throw new ConfigError(`Invalid configuration: GW_MCP_ALLOWED_ORIGINS must be origins such as https://app.example.com (or *) separated by commas, not ${JSON.stringify(o.slice(0, 100))}`);
+    }
+    return url.origin;
+  });
 }
 
 const SECRET_VARIABLES = ['GW_SECRET_CACHE_TTL_SECONDS', 'GW_SECRET_MANAGER_TIMEOUT_MS', 'GW_SECRETS_MANAGER_ENDPOINT', 'GW_AZURE_AUTHORITY_HOST', 'GW_VAULT_K8S_TOKEN_FILE', 'IDENTITY_ENDPOINT', 'IDENTITY_HEADER'];
@@ -296,6 +314,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? { otel: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), serviceName: e.OTEL_SERVICE_NAME } }
       : {}),
     publicUrl: e.GW_PUBLIC_URL,
+    ...(e.GW_MCP_ALLOWED_ORIGINS ? { mcpAllowedOrigins: allowedOrigins(e.GW_MCP_ALLOWED_ORIGINS) } : {}),
     inviteTtlMs: e.GW_INVITE_TTL_HOURS * 3_600_000,
     ...(e.GW_CONSOLE_SESSION_TTL_SECONDS !== undefined ? { consoleSessionTtlSeconds: e.GW_CONSOLE_SESSION_TTL_SECONDS } : {}),
     keyLifecycleIntervalMs: e.GW_KEY_LIFECYCLE_INTERVAL_SECONDS * 1000,
@@ -307,6 +326,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...(SECRET_VARIABLES.some((v) => blankAsUnset(env[v]) !== undefined) ? { secrets: secretsOf(e) } : {}),
     cipherKeyFile: e.GW_CIPHER_KEY_FILE ?? (e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? `${e.GW_DATA_DIR.replace(/\/+$/, '')}/cipher.key` : undefined),
     // No spool with in-memory data: nothing else of the process survives a restart either.
-    ...(e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? { spool: { dir: `${e.GW_DATA_DIR.replace(/\/+$/, '')}/spool`, maxBytes: e.GW_LOG_SPOOL_MAX_MB * 1024 * 1024 }, queueMaxInMemory: e.GW_QUEUE_MAX_IN_MEMORY } : {}),
+    ...(e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? { spool: { dir: `${e.GW_DATA_DIR.replace(/\/+$/, '')}/spool`, maxBytes: e.GW_LOG_SPOOL_MAX_MB * 1024 * 1024, fsync: e.GW_LOG_SPOOL_FSYNC }, queueMaxInMemory: e.GW_QUEUE_MAX_IN_MEMORY } : {}),
   };
 }

@@ -60,12 +60,29 @@ export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono
     if (now - lastProbe.at > 5_000) {
       lastProbe = { at: now, ...(await probeDatabase(deps, now)) };
     }
-    return lastProbe.ok
-      ? jsonResponse({ status: 'ok' })
-      : jsonResponse({ status: 'degraded', checks: { database: `not writable (${lastProbe.error})` } }, 503);
+    const spool = spoolHealth(deps);
+    const checks = { ...(lastProbe.ok ? {} : { database: `not writable (${lastProbe.error})` }), ...spool.checks };
+    return Object.keys(checks).length === 0
+      ? jsonResponse({ status: 'ok', ...spool.detail })
+      : jsonResponse({ status: 'degraded', checks, ...spool.detail }, 503);
   });
 
   const fallbacks: Fallback[] = [];
+/**
+ * The local queues' spools (`spool: {<queue>: {...}}`), where there are any: how much waits on disk
+ * and how much could not. A full spool is a failing check: new events are kept in memory only.
+ */
+function spoolHealth(deps: CoreDeps): { detail: Record<string, unknown>; checks: Record<string, string> } {
+  const spools = deps.queues.spools?.() ?? {};
+  const detail: Record<string, unknown> = {};
+  const checks: Record<string, string> = {};
+  for (const [queue, s] of Object.entries(spools)) {
+    detail[queue] = { bytes: s.bytes, max_bytes: s.maxBytes, pending: s.pending, dropped: s.dropped, full: s.full };
+    if (s.full) checks[`spool.${queue}`] = `full (${s.bytes} of ${s.maxBytes} bytes): new messages are kept in memory only`;
+  }
+  return { detail: Object.keys(detail).length > 0 ? { spool: detail } : {}, checks };
+}
+
   for (const mount of modules) {
     const fallback = mount(app, deps);
     if (fallback) fallbacks.push(fallback);

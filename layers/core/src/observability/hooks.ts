@@ -11,13 +11,13 @@ import type { Clock } from '../ports/clock.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { QueueFactory } from '../ports/queue-factory.ts';
 import type { Pricer } from '../gateway/usage.ts';
-import { loggingHook } from './logging-hook.ts';
+import { loggingHook, type LoggingHook } from './logging-hook.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from './messages.ts';
 import { metricsHook } from './metrics-hook.ts';
 import { otelHook } from './otel-hook.ts';
 
 export interface ObservabilityDeps {
-  config: Pick<AppConfig, 'requestLogs' | 'emfMetrics' | 'otel'>;
+  config: Pick<AppConfig, 'requestLogs' | 'emfMetrics' | 'otel' | 'spool'>;
   queues: QueueFactory;
   blobs: BlobStore;
   clock: Clock;
@@ -37,10 +37,22 @@ export function observabilityHooks(deps: ObservabilityDeps): GatewayHook[] {
         clock: deps.clock,
         logger: deps.logger,
         uncachedCostMicros: (r) => deps.pricing.costMicros({ ...r, cacheStatus: undefined }),
+        // A local spool keeps events on disk: answers can wait until theirs is (see logDurability).
+        durableAnswers: deps.config.spool !== undefined,
       }),
     );
   }
   if (deps.config.emfMetrics) hooks.push(metricsHook({ serviceName: process.env.POWERTOOLS_SERVICE_NAME ?? 'gantry', now: () => deps.clock.now() }));
   if (deps.config.otel) hooks.push(otelHook({ config: deps.config.otel, logger: deps.logger, now: () => deps.clock.now() }));
   return hooks;
+}
+
+/**
+ * Where the logging hook tracks when each request's event is kept (the local server with a spool):
+ * the runtime holds the end of an answer until `durable(x-gw-log-id)` resolves. Undefined when there
+ * is nothing to wait for (no request logs, no spool, AWS where the function flushes to SQS).
+ */
+export function logDurability(hooks: readonly GatewayHook[]): Required<Pick<LoggingHook, 'durable' | 'durabilityStats'>> | undefined {
+  const hook = hooks.find((h): h is LoggingHook => h.name === 'logging');
+  return hook?.durable && hook.durabilityStats ? { durable: hook.durable, durabilityStats: hook.durabilityStats } : undefined;
 }

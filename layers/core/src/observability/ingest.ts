@@ -7,9 +7,13 @@
  *    UpdateItem; an update that still fails is sent back to the queue as a rollup message of its
  *    own, so the updates that worked are never applied twice;
  * 4. write the pointers again, settled, which mark the events as done (a redelivered event whose
- *    pointer is still pending is processed again).
- * A message whose log item could not be written is reported failed: the queue delivers it again,
- * and after its retries keeps it in the dead-letter queue. Nothing is dropped.
+ *    pointer is still pending is processed again); pointers the table refuses go back to the queue
+ *    as a message of their own, so a pending one does not outlive the outage.
+ * A message whose log items could not be written is reported failed: the queue delivers it again,
+ * and after its retries keeps it in the dead-letter queue. Nothing is dropped. A message of several
+ * events of which only some could be written (the table refusing writes halfway) is done, and its
+ * unwritten events go back to the queue as a message of their own: delivering the whole message
+ * again would process the written ones a second time, and count them twice.
  */
 import type { Logger } from '../ports/logger.ts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -18,7 +22,7 @@ import type { Queue, QueueConsumer, QueueMessage } from '../ports/queue.ts';
 import { deserialize, serialize, type RollupDeltaMessage } from './aggregate.ts';
 import type { LogEvent } from './log-event.ts';
 import { pointerKey, type LogStore } from './log-store.ts';
-import type { LogQueueMessage } from './messages.ts';
+import type { LogQueueMessage, PointersMessage } from './messages.ts';
 import { rollupsOf, type PendingRollup, type RollupStore } from './rollups.ts';
 import { batchGet, batchPut, withRetry, type RetryOptions } from './retry.ts';
 
@@ -44,6 +48,8 @@ export interface IngestStats {
   rollupUpdates: number;
   rollupsRequeued: number;
   failedMessages: number;
+  /** Unwritten events of partly written messages, sent back to the queue on their own. */
+  eventsRequeued: number;
 }
 
 async function pool<T>(items: readonly T[], size: number, fn: (item: T) => Promise<void>): Promise<void> {
@@ -58,6 +64,10 @@ async function pool<T>(items: readonly T[], size: number, fn: (item: T) => Promi
 }
 
 type DeltaMessage = QueueMessage<LogQueueMessage> & { body: RollupDeltaMessage };
+type PointerMessage = QueueMessage<LogQueueMessage> & { body: PointersMessage };
+
+/** Settled pointers in one requeued message at most (about 300 bytes each: SQS takes 256 KiB). */
+const POINTERS_PER_MESSAGE = 200;
 type Incoming = { messageId: string; event: LogEvent };
 
 /** One batch being ingested: what it needs and the messages that must come again. */
@@ -67,18 +77,22 @@ interface BatchRun {
   stats: IngestStats;
   concurrency: number;
   failed: Set<string>;
+  /** Events whose log item could not be written, by message. */
+  unwritten: Map<string, LogEvent[]>;
 }
 
-function sortBatch(d: IngestDeps, batch: readonly QueueMessage<LogQueueMessage>[]): { logs: Incoming[]; deltas: DeltaMessage[] } {
+function sortBatch(d: IngestDeps, batch: readonly QueueMessage<LogQueueMessage>[]): { logs: Incoming[]; deltas: DeltaMessage[]; pointers: PointerMessage[] } {
   const logs: Incoming[] = [];
   const deltas: DeltaMessage[] = [];
+  const pointers: PointerMessage[] = [];
   for (const m of batch) {
     if (m.body?.kind === 'log' && m.body.event?.id) logs.push({ messageId: m.id, event: m.body.event });
     else if (m.body?.kind === 'logs' && Array.isArray(m.body.events)) for (const event of m.body.events) logs.push({ messageId: m.id, event });
     else if (m.body?.kind === 'rollup') deltas.push(m as DeltaMessage);
+    else if (m.body?.kind === 'pointers' && Array.isArray(m.body.items)) pointers.push(m as PointerMessage);
     else d.logger.error('unknown message on the logs queue; dropped', { messageId: m.id });
   }
-  return { logs, deltas };
+  return { logs, deltas, pointers };
 }
 
 /** 1. Already stored (a second delivery): nothing more to do for those. */
@@ -103,15 +117,24 @@ async function freshLogs(r: BatchRun, logs: Incoming[]): Promise<Incoming[]> {
   return fresh.filter((l) => (seen.has(l.event.id) ? false : (seen.add(l.event.id), true)));
 }
 
-/** 2. The log items, each with a pending pointer; `unfindable`: events without even that pointer. */
+/**
+ * 2. The log items, each with a pending pointer; `unfindable`: events without even that pointer.
+ * Each item is next to its pointer, so a table that refuses writes from some point on (whole
+ * BatchWriteItem requests failing) leaves an event either findable or not written at all.
+ */
 async function writeLogs(r: BatchRun, fresh: Incoming[]): Promise<{ written: Incoming[]; unfindable: Set<string> }> {
   const { d } = r;
-  const unwritten = await batchPut(d.doc, d.tableName, [...fresh.map((l) => d.logs.itemOf(l.event)), ...fresh.map((l) => d.logs.pointerOf(l.event, true))], r.retry);
-  const notWritten = new Set([...unwritten].filter((i) => i < fresh.length));
+  const items = fresh.flatMap((l) => [d.logs.itemOf(l.event), d.logs.pointerOf(l.event, true)]);
+  // 12 pairs per request: a pair is never split between two requests.
+  const unwritten = await batchPut(d.doc, d.tableName, items, r.retry, 24);
+  const notWritten = new Set([...unwritten].filter((i) => i % 2 === 0).map((i) => i / 2));
   // Events without even a pending pointer: step 4 must write theirs, or they go back to the queue.
-  const unfindable = new Set([...unwritten].filter((i) => i >= fresh.length).map((i) => (fresh[i - fresh.length] as Incoming).event.id));
+  const unfindable = new Set([...unwritten].filter((i) => i % 2 === 1 && !notWritten.has((i - 1) / 2)).map((i) => (fresh[(i - 1) / 2] as Incoming).event.id));
   const written = fresh.filter((_, i) => !notWritten.has(i));
-  for (const i of notWritten) r.failed.add((fresh[i] as Incoming).messageId);
+  for (const i of notWritten) {
+    const l = fresh[i] as Incoming;
+    r.unwritten.set(l.messageId, [...(r.unwritten.get(l.messageId) ?? []), l.event]);
+  }
   r.stats.logsWritten += written.length;
   if (notWritten.size > 0) d.logger.warn('log items not written; the queue will deliver them again', { count: notWritten.size });
   return { written, unfindable };
@@ -146,11 +169,59 @@ async function applyRollups(r: BatchRun, written: Incoming[]): Promise<Set<strin
 async function settlePointers(r: BatchRun, written: Incoming[], unsettled: Set<string>, unfindable: Set<string>): Promise<void> {
   for (const id of unsettled) r.failed.add(id);
   const settled = written.filter((l) => !unsettled.has(l.messageId));
-  const noPointer = await batchPut(r.d.doc, r.d.tableName, settled.map((l) => r.d.logs.pointerOf(l.event)), r.retry);
-  // A pending pointer finds the log already; delivering it again would count it twice.
+  const items = settled.map((l) => r.d.logs.pointerOf(l.event));
+  const noPointer = await batchPut(r.d.doc, r.d.tableName, items, r.retry);
+  // A pending pointer finds the log already; delivering it again would count it twice. Its settled
+  // pointer is written later, from a message of its own.
+  const later: Record<string, unknown>[] = [];
   for (const i of noPointer) {
     const l = settled[i] as Incoming;
     if (unfindable.has(l.event.id)) r.failed.add(l.messageId);
+    else later.push(items[i] as Record<string, unknown>);
+  }
+  if (later.length === 0) return;
+  const back: PointersMessage[] = [];
+  for (let i = 0; i < later.length; i += POINTERS_PER_MESSAGE) back.push({ kind: 'pointers', items: later.slice(i, i + POINTERS_PER_MESSAGE) });
+  try {
+    await r.d.queue.sendBatch(back);
+  } catch (err) {
+    // The logs are stored, counted and found by id (pending pointers): only a second delivery of
+    // their messages would count them again.
+    r.d.logger.warn('settled log pointers not written nor queued', { count: later.length, error: err });
+  }
+}
+
+/** Pointers from earlier batches, written again (puts: idempotent). */
+async function applyPointers(r: BatchRun, messages: PointerMessage[]): Promise<void> {
+  await pool(messages, r.concurrency, async (m) => {
+    if ((await batchPut(r.d.doc, r.d.tableName, m.body.items, r.retry)).size > 0) r.failed.add(m.id);
+  });
+}
+
+/**
+ * 5. Messages with unwritten events: a message none of whose events was written (or that failed
+ * for another reason too) comes again whole; otherwise only its unwritten events go back to the
+ * queue, and the message is done. If they cannot be queued, the whole message comes again.
+ */
+async function requeueUnwritten(r: BatchRun, logs: readonly Incoming[]): Promise<void> {
+  const events = new Map<string, number>();
+  for (const l of logs) events.set(l.messageId, (events.get(l.messageId) ?? 0) + 1);
+  const back: LogQueueMessage[] = [];
+  const parts: string[] = [];
+  for (const [messageId, unwritten] of r.unwritten) {
+    if (r.failed.has(messageId) || unwritten.length >= (events.get(messageId) ?? 0)) r.failed.add(messageId);
+    else {
+      back.push(unwritten.length === 1 ? { kind: 'log', event: unwritten[0] as LogEvent } : { kind: 'logs', events: unwritten });
+      parts.push(messageId);
+    }
+  }
+  if (back.length === 0) return;
+  try {
+    await r.d.queue.sendBatch(back);
+    r.stats.eventsRequeued += back.reduce((n, m) => n + (m.kind === 'logs' ? m.events.length : 1), 0);
+  } catch (err) {
+    r.d.logger.warn('unwritten log events could not be queued on their own; their messages come again whole', { error: err });
+    for (const id of parts) r.failed.add(id);
   }
 }
 
@@ -169,13 +240,15 @@ async function applyDeltas(r: BatchRun, deltas: DeltaMessage[]): Promise<void> {
 
 export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessage> & { stats: IngestStats } {
   const retry: RetryOptions = { ...d.retry, clock: d.clock };
-  const stats: IngestStats = { logsWritten: 0, busyMs: 0, duplicates: 0, rollupUpdates: 0, rollupsRequeued: 0, failedMessages: 0 };
+  const stats: IngestStats = { logsWritten: 0, busyMs: 0, duplicates: 0, rollupUpdates: 0, rollupsRequeued: 0, failedMessages: 0, eventsRequeued: 0 };
   const ingest = async (batch: readonly QueueMessage<LogQueueMessage>[]): Promise<string[]> => {
-    const r: BatchRun = { d, retry, stats, concurrency: d.concurrency ?? 16, failed: new Set() };
-    const { logs, deltas } = sortBatch(d, batch);
+    const r: BatchRun = { d, retry, stats, concurrency: d.concurrency ?? 16, failed: new Set(), unwritten: new Map() };
+    const { logs, deltas, pointers } = sortBatch(d, batch);
     const { written, unfindable } = await writeLogs(r, await freshLogs(r, logs));
     await settlePointers(r, written, await applyRollups(r, written), unfindable);
+    await requeueUnwritten(r, logs);
     await applyDeltas(r, deltas);
+    await applyPointers(r, pointers);
     stats.failedMessages += r.failed.size;
     return [...r.failed];
   };

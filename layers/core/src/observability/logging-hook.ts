@@ -1,8 +1,13 @@
 /**
- * The `logging` gateway hook: after the response (never before), turns the request's record into a
- * log event and sends it to the `logs` queue. Bodies above the inline limit go to blob storage
- * first. A send that fails after the queue's own retries is written to the process log in full, so
- * an event is never silently dropped.
+ * The `logging` gateway hook: once the answer is complete, turns the request's record into a log
+ * event and sends it to the `logs` queue. Bodies above the inline limit go to blob storage first. A
+ * send that fails after the queue's own retries is written to the process log in full, so an event
+ * is never silently dropped.
+ *
+ * With `durableAnswers` (the local server with a spool) the runtime may hold the end of an answer
+ * until its event is kept (`durable(logId)`: the queue's send resolved, i.e. the event is on disk),
+ * so a crash right after an answer cannot lose its log. Events then go to the queue at the next
+ * turn of the event loop rather than after `batchWaitMs`: the spool's group commit batches them.
  */
 import type { Logger } from '../ports/logger.ts';
 import type { GatewayHook, GatewayRecord } from '../gateway/lifecycle.ts';
@@ -22,18 +27,87 @@ export interface LoggingHookDeps {
   /** Events in one queue message at most, and how long a partial message waits (defaults 50, 20 ms). */
   batchEvents?: number;
   batchWaitMs?: number;
+  /** Track when each event is kept, for `durable(logId)`; how long an answer waits for it at most (default 5 s). */
+  durableAnswers?: boolean;
+  durableWaitMs?: number;
+}
+
+export interface DurabilityStats {
+  /** Answers that waited for their event and ended once it was kept. */
+  kept: number;
+  /** Answers that ended after durableWaitMs without their event kept (no record, a slow disk). */
+  late: number;
+}
+
+export interface LoggingHook extends GatewayHook {
+  pending(): number;
+  /**
+   * With durableAnswers: resolves once the event of this log id (`x-gw-log-id`) was accepted by the
+   * queue (or could not be), or after durableWaitMs. Undefined without durableAnswers.
+   */
+  durable?(logId: string): Promise<void>;
+  durabilityStats?(): DurabilityStats;
 }
 
 /** Bytes of events in one message at most: SQS takes 256 KiB. */
 const MAX_MESSAGE_BYTES = 200 * 1024;
 
-export function loggingHook(deps: LoggingHookDeps): GatewayHook & { pending(): number } {
+/** Settled log ids remembered for an answer that asks after its event was kept (bounded). */
+const RECENT_KEPT = 4096;
+
+/** Per log id, the answer waiting for its event to be kept. */
+function keptTracker(waitMs: number) {
+  const waiting = new Map<string, { promise: Promise<void>; resolve: () => void }>();
+  const recent = new Set<string>();
+  const stats: DurabilityStats = { kept: 0, late: 0 };
+  const entry = (id: string) => {
+    let w = waiting.get(id);
+    if (!w) {
+      let resolve: () => void = () => undefined;
+      const promise = new Promise<void>((r) => (resolve = r));
+      w = { promise, resolve };
+      waiting.set(id, w);
+    }
+    return w;
+  };
+  return {
+    stats,
+    /** The hook has the record: its answer, if it asks, waits for settle. */
+    expect: (id: string) => void entry(id),
+    settle(ids: readonly string[]) {
+      for (const id of ids) {
+        waiting.get(id)?.resolve();
+        waiting.delete(id);
+        recent.add(id);
+        if (recent.size > RECENT_KEPT) recent.delete(recent.values().next().value as string);
+      }
+    },
+    wait(id: string): Promise<void> {
+      if (recent.delete(id)) return (stats.kept++, Promise.resolve());
+      const w = entry(id);
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      // An id this hook never gets a record for must not hold its answer for ever.
+      const late = new Promise<boolean>((r) => (timer = setTimeout(() => r(true), waitMs)));
+      return Promise.race([w.promise.then(() => false), late]).then((isLate) => {
+        clearTimeout(timer);
+        if (isLate) {
+          stats.late++;
+          waiting.delete(id);
+        } else stats.kept++;
+      });
+    },
+  };
+}
+
+export function loggingHook(deps: LoggingHookDeps): LoggingHook {
   const maxEvents = deps.batchEvents ?? 50;
   const waitMs = deps.batchWaitMs ?? 20;
+  const kept = deps.durableAnswers ? keptTracker(deps.durableWaitMs ?? 5_000) : undefined;
   const inFlight = new Set<Promise<void>>();
   let buffer: LogEvent[] = [];
   let bytes = 0;
   let timer: ReturnType<typeof setTimeout> | undefined;
+  let soon: ReturnType<typeof setImmediate> | undefined;
 
   const track = (p: Promise<void>) => {
     const tracked = p.finally(() => inFlight.delete(tracked));
@@ -42,7 +116,8 @@ export function loggingHook(deps: LoggingHookDeps): GatewayHook & { pending(): n
 
   const sendBuffered = () => {
     if (timer) clearTimeout(timer);
-    timer = undefined;
+    if (soon) clearImmediate(soon);
+    timer = soon = undefined;
     if (buffer.length === 0) return;
     const events = buffer;
     buffer = [];
@@ -55,7 +130,8 @@ export function loggingHook(deps: LoggingHookDeps): GatewayHook & { pending(): n
         .catch((err: unknown) => {
           // The events themselves go to the process log, from where they can be replayed.
           for (const event of events) deps.logger.error('log event not queued', { traceId: event.trace_id, logId: event.id, error: err, log_event_unsent: event });
-        }),
+        })
+        .finally(() => kept?.settle(events.map((e) => e.id))),
     );
   };
 
@@ -70,6 +146,8 @@ export function loggingHook(deps: LoggingHookDeps): GatewayHook & { pending(): n
     buffer.push(event);
     bytes += size;
     if (buffer.length >= maxEvents) sendBuffered();
+    // Answers wait for these events: the next turn of the loop, with whatever else completed in this one.
+    else if (kept) soon ??= setImmediate(sendBuffered);
     else if (!timer) {
       timer = setTimeout(sendBuffered, waitMs);
       timer.unref?.();
@@ -92,7 +170,13 @@ export function loggingHook(deps: LoggingHookDeps): GatewayHook & { pending(): n
   return {
     name: 'logging',
     complete(record) {
-      track(build(record).catch((err: unknown) => deps.logger.error('log event not built', { traceId: record.traceId, logId: record.id, error: err })));
+      kept?.expect(record.id);
+      track(
+        build(record).catch((err: unknown) => {
+          deps.logger.error('log event not built', { traceId: record.traceId, logId: record.id, error: err });
+          kept?.settle([record.id]);
+        }),
+      );
     },
     async flush() {
       while (inFlight.size > 0 || buffer.length > 0) {
@@ -101,5 +185,6 @@ export function loggingHook(deps: LoggingHookDeps): GatewayHook & { pending(): n
       }
     },
     pending: () => inFlight.size + buffer.length,
+    ...(kept ? { durable: (logId: string) => kept.wait(logId), durabilityStats: () => ({ ...kept.stats }) } : {}),
   };
 }

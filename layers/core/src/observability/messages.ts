@@ -1,12 +1,18 @@
-/** What travels on the `logs` queue: log events, and rollup updates the worker must retry alone. */
+/** What travels on the `logs` queue: log events, and rollup updates and id pointers the worker must retry alone. */
 import type { LogEvent } from './log-event.ts';
 import type { RollupDeltaMessage } from './aggregate.ts';
 
 export const LOGS_QUEUE = 'logs';
 export const EXPORTS_QUEUE = 'log-exports';
 
+/** Settled id pointers (items) the table refused after their events were stored and counted. */
+export interface PointersMessage {
+  kind: 'pointers';
+  items: Record<string, unknown>[];
+}
+
 /** One event, or several sent together (one queue message: fewer SQS requests, bigger ingest batches). */
-export type LogQueueMessage = { kind: 'log'; event: LogEvent } | { kind: 'logs'; events: LogEvent[] } | RollupDeltaMessage;
+export type LogQueueMessage = { kind: 'log'; event: LogEvent } | { kind: 'logs'; events: LogEvent[] } | RollupDeltaMessage | PointersMessage;
 
 export interface ExportQueueMessage {
   kind: 'export';

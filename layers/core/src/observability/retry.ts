@@ -43,14 +43,16 @@ export async function withRetry<T>(fn: () => Promise<T>, opts: RetryOptions): Pr
 }
 
 /**
- * Puts every item, 25 per request, re-sending unprocessed ones and retrying failed requests.
- * Returns the indexes of the items that could not be written after every attempt.
+ * Puts every item, `perRequest` (at most 25, the default) per request, re-sending unprocessed ones
+ * and retrying failed requests. Returns the indexes of the items that could not be written after
+ * every attempt.
  */
-export async function batchPut(doc: DynamoDBDocumentClient, table: string, items: readonly Item[], opts: RetryOptions): Promise<Set<number>> {
+export async function batchPut(doc: DynamoDBDocumentClient, table: string, items: readonly Item[], opts: RetryOptions, perRequest = 25): Promise<Set<number>> {
   const failed = new Set<number>();
   const attempts = opts.attempts ?? 8;
+  const size = Math.min(Math.max(1, perRequest), 25);
   const chunks: number[][] = [];
-  for (let i = 0; i < items.length; i += 25) chunks.push(items.slice(i, i + 25).map((_, j) => i + j));
+  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size).map((_, j) => i + j));
   await Promise.all(
     chunks.map(async (chunk) => {
       let pending = chunk;

@@ -6,7 +6,7 @@ import path from 'node:path';
 import type { SQSClient } from '@aws-sdk/client-sqs';
 import { SqsClientRef, SqsQueue } from './aws/sqs-queue.ts';
 import { InProcessQueue, type InProcessQueueOptions } from './local/in-process-queue.ts';
-import { DiskSpool } from './local/spool.ts';
+import { DiskSpool, type SpoolStats } from './local/spool.ts';
 import type { Logger } from './logger.ts';
 import type { Queue } from './queue.ts';
 
@@ -14,6 +14,8 @@ export interface QueueFactory {
   get<T>(name: string): Queue<T> & Partial<Pick<InProcessQueue<T>, 'setConsumer' | 'drain' | 'deadLetters'>>;
   /** Delivers what this process still holds, then stops (shutdown); absent where a service holds the messages. */
   close?(): Promise<void>;
+  /** The local spools' figures by queue name (health, metrics); absent where a service holds the messages. */
+  spools?(): Record<string, SpoolStats>;
 }
 
 /** The environment variable holding a queue's URL: `log-events` -> `QUEUE_URL_LOG_EVENTS`. */
@@ -26,6 +28,8 @@ export type LocalQueueDefaults = Omit<InProcessQueueOptions<unknown>, 'name' | '
 export interface LocalSpoolSettings {
   dir: string;
   maxBytes: number;
+  /** fdatasync before `send` resolves (default true): durable against a crash of the machine, not only of the process. */
+  fsync?: boolean;
   /** Most messages each queue holds in memory; the rest wait on disk (default: no bound). */
   maxInMemory?: number;
   logger?: Logger;
@@ -56,10 +60,23 @@ export class LocalQueueFactory implements QueueFactory {
     return new DiskSpool({
       dir: path.join(s.dir, name),
       maxBytes: s.maxBytes,
-      // Once per episode: a full spool under a long outage would otherwise log on every request.
+      ...(s.fsync !== undefined ? { fsync: s.fsync } : {}),
+      // Once per episode, and once at its end with the count: a full spool under a long outage
+      // would otherwise log on every request.
       onFull: ({ dir, maxBytes }) =>
-        s.logger?.warn('queue spool is full: new messages are kept in memory only until it empties', { queue: name, dir, maxBytes }),
+        s.logger?.warn('queue spool is full: new messages are kept in memory only (a crash loses them) until it has room', { queue: name, dir, maxBytes }),
+      onRoom: ({ dir, refused }) => s.logger?.warn('queue spool has room again', { queue: name, dir, messages_not_spooled: refused }),
+      onError: (err) => s.logger?.error('queue spool write failed', { queue: name, error: err }),
     });
+  }
+
+  spools(): Record<string, SpoolStats> {
+    const out: Record<string, SpoolStats> = {};
+    for (const [name, q] of this.#queues) {
+      const spool = q.stats().spool;
+      if (spool) out[name] = spool;
+    }
+    return out;
   }
 
   /** Drains every queue, also of messages their consumers sent to other queues. */

@@ -1,4 +1,7 @@
 /** The core app's own routes: health (ok and degraded) and unknown routes in each surface's shape. */
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createApp, isAdminPath } from '../../../../layers/core/src/http/app.ts';
 import { adminModule } from '../../../../layers/core/src/admin/routes.ts';
@@ -27,6 +30,29 @@ describe('core app', () => {
     const body = (await res.json()) as { status: string; checks: { database: string } };
     expect(body.status).toBe('degraded');
     expect(body.checks.database).toContain('not writable');
+  });
+
+  it('reports the local spools in health (size, bound, drops), and degraded while one is full', async () => {
+    const local = await createTestDeps({ GW_DATA_DIR: mkdtempSync(path.join(os.tmpdir(), 'gantry-health-')), GW_LOG_SPOOL_MAX_MB: '1' });
+    try {
+      const app = createApp(local, []);
+      const ok = await app.request('/v1/health');
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toMatchObject({ status: 'ok', spool: { logs: { bytes: 0, max_bytes: 1 << 20, pending: 0, dropped: 0, full: false } } });
+
+      // A queue nobody consumes, sent more than its spool holds.
+      const idle = local.queues.get<{ pad: string }>('idle');
+      for (let i = 0; i < 12; i++) await idle.send({ pad: 'x'.repeat(100_000) });
+      const full = await app.request('/v1/health');
+      expect(full.status).toBe(503);
+      expect(await full.json()).toMatchObject({
+        status: 'degraded',
+        checks: { 'spool.idle': expect.stringContaining('full') },
+        spool: { idle: { pending: 10, dropped: 2, full: true, max_bytes: 1 << 20 } },
+      });
+    } finally {
+      local.upstream.close();
+    }
   });
 
   it('answers unknown admin paths in the admin shape and others in OpenAI shape', async () => {

@@ -22,10 +22,17 @@ export interface InProcessQueueOptions<T> {
   clock?: Clock;
   onDeadLetter?: (m: QueueMessage<T>) => void;
   /**
-   * Keeps every accepted message on disk until its consumer acknowledged it; what an earlier process
-   * left unacknowledged (dead letters included) is enqueued again here. Bodies must be JSON.
+   * Keeps every accepted message on disk until its consumer acknowledged it (`send` resolves once it
+   * is durable: the spool's group fdatasync); what an earlier process left unacknowledged (dead
+   * letters included) is enqueued again here. Bodies must be JSON.
    */
   spool?: DiskSpool;
+  /**
+   * With a spool: how long dead letters wait before they are delivered again (default 10 s), so a
+   * consumer that failed for a while (the database down) gets them once it works again, without a
+   * restart; 0: never. Without a spool they stay dead, as in an SQS dead-letter queue.
+   */
+  redriveMs?: number;
   /**
    * With a spool: most messages held in memory (ready, in delivery, waiting for a redelivery, dead).
    * Beyond it, accepted messages wait on disk only and are read back as the queue empties, so a
@@ -64,6 +71,9 @@ export class InProcessQueue<T> implements Queue<T> {
   readonly #onDeadLetter: ((m: QueueMessage<T>) => void) | undefined;
   readonly #spool: DiskSpool | undefined;
   readonly #maxInMemory: number;
+  readonly #redriveMs: number;
+  /** The next redrive of the dead letters, while one is scheduled. */
+  #redrive: ReturnType<typeof setTimeout> | undefined;
   /** Ids of the messages held in memory, anywhere (the spool holds them too, until acknowledged). */
   readonly #held = new Set<string>();
   /** Accepted messages kept on disk only, in the spool's order, after every held one. */
@@ -92,6 +102,7 @@ export class InProcessQueue<T> implements Queue<T> {
     this.#onDeadLetter = opts.onDeadLetter;
     this.#spool = opts.spool;
     this.#maxInMemory = opts.maxInMemory === undefined ? Infinity : positiveInt('maxInMemory', opts.maxInMemory);
+    this.#redriveMs = nonNegative('redriveMs', opts.redriveMs ?? 10_000);
     // The spool's bodies were written by a producer of this queue, so they are T.
     const replayed = this.#spool?.replay() ?? [];
     const kept = replayed.slice(0, this.#maxInMemory);
@@ -103,20 +114,20 @@ export class InProcessQueue<T> implements Queue<T> {
     await this.sendBatch([body]);
   }
 
-  /** Enqueues and returns; delivery happens later, never on the caller's time. */
+  /** Enqueues, and resolves once the messages are durable in the spool (if any); delivery happens later, never on the caller's time. */
   async sendBatch(bodies: readonly T[]): Promise<void> {
     if (this.#closed) throw new Error(`Queue ${this.name} is closed`);
     // Clone all first so a body that cannot be cloned enqueues nothing of its batch.
     const messages = bodies.map((b) => ({ id: randomUUID(), body: structuredClone(b), attempts: 0 }));
-    // On disk before send resolves; a full spool still delivers from memory (counted in stats()).
+    // Written before send resolves; a full spool still delivers from memory (counted in stats()).
     const spooled = this.#spool?.append(messages.map((m) => ({ id: m.id, body: m.body }))) ?? false;
     // Once some wait on disk, later ones wait behind them there: delivery stays in order.
     if (spooled && (this.#onDisk > 0 || this.#held.size + messages.length > this.#maxInMemory)) {
       this.#onDisk += messages.length;
       this.#kick();
-      return;
-    }
-    this.#enqueue(messages);
+    } else this.#enqueue(messages);
+    // Durable before send resolves (delivery need not wait for it): one fdatasync for many senders.
+    if (spooled) await this.#spool?.sync();
   }
 
   setConsumer(c: QueueConsumer<T>): void {
@@ -162,6 +173,7 @@ export class InProcessQueue<T> implements Queue<T> {
   async close(): Promise<void> {
     await this.drain();
     this.#closed = true;
+    clearTimeout(this.#redrive);
     this.#stop.abort(new Error(`Queue ${this.name} is closed`));
     this.#spool?.close();
   }
@@ -225,11 +237,27 @@ export class InProcessQueue<T> implements Queue<T> {
       // As in SQS: a consumer that throws fails its whole batch.
       failed = new Set(batch.map((m) => m.id));
     }
-    // Dead letters stay in the spool (and held): the next process delivers them again.
+    // Dead letters stay in the spool (and held): redriven after redriveMs, or by the next process.
     const done = batch.filter((m) => !failed.has(m.id)).map((m) => m.id);
     for (const id of done) this.#held.delete(id);
     this.#spool?.ack(done);
     for (const m of batch) if (failed.has(m.id)) this.#retry(m);
+  }
+
+  /**
+   * Dead letters go back to the ready list (their attempts from zero, as an SQS redrive) after
+   * redriveMs: the outage that killed them may be over. Not counted by drain: nothing waits on it.
+   * Real time even with a test clock, whose sleeps end at once: that would redeliver in a loop.
+   */
+  #scheduleRedrive(): void {
+    if (this.#redrive || this.#closed || !redrives(this.#spool, this.#redriveMs)) return;
+    this.#redrive = setTimeout(() => {
+      this.#redrive = undefined;
+      if (this.#closed) return;
+      const back = this.#dead.splice(0);
+      if (back.length > 0) this.#enqueue(back.map((m) => ({ ...m, attempts: 0 })));
+    }, this.#redriveMs);
+    this.#redrive.unref();
   }
 
   #retry(m: QueueMessage<T>): void {
@@ -240,6 +268,7 @@ export class InProcessQueue<T> implements Queue<T> {
       } catch {
         // A failing hook must not stop delivery of everything else.
       }
+      this.#scheduleRedrive();
       return;
     }
     const next = { ...m, attempts: m.attempts + 1 };
@@ -252,6 +281,11 @@ export class InProcessQueue<T> implements Queue<T> {
       .finally(() => this.#backoffs.delete(backoff));
     this.#backoffs.add(backoff);
   }
+}
+
+/** Whether the dead letters will be delivered again (a spool keeps them, so the next process would anyway). */
+function redrives(spool: DiskSpool | undefined, redriveMs: number): boolean {
+  return spool !== undefined && redriveMs > 0;
 }
 
 function positiveInt(name: string, v: number): number {

@@ -1,13 +1,22 @@
 /**
  * A durable spool for an in-process queue: what the queue accepts is appended to a JSONL segment on
  * disk before `send` resolves, and forgotten once its consumer acknowledged it, so that a database
- * outage or a restart of the local server loses no message (SQS with its dead-letter queue gives the
- * same guarantee in AWS). Layout of `dir`: `<seq>.jsonl` segments of `{"id","body"}` lines, and a
- * `<seq>.acks` file per segment with the ids its consumer acknowledged, one a line. A segment and
- * its acks file are deleted once every message of the segment is acknowledged.
+ * outage, a crash or a restart of the local server loses no message (SQS with its dead-letter queue
+ * gives the same guarantee in AWS). Layout of `dir`: `<seq>.jsonl` segments of `{"id","body"}`
+ * lines, and a `<seq>.acks` file per segment with the ids its consumer acknowledged, one a line. A
+ * segment and its acks file are deleted once every message of the segment is acknowledged.
+ *
+ * Appends are synchronous writes (in the OS's cache at once: a crash of the process keeps them);
+ * `sync()` makes them durable against a crash of the machine too, by group commit: one fdatasync
+ * covers every append made before it started, and the callers arriving while it runs share the
+ * next one, so the cost per message falls as the rate grows.
  */
-import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, fsync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
+import { promisify } from 'node:util';
+
+const fdatasyncAsync = promisify(fdatasync);
+const fsyncAsync = promisify(fsync);
 
 export interface SpoolOptions {
   dir: string;
@@ -17,6 +26,12 @@ export interface SpoolOptions {
   segmentBytes?: number;
   /** Called once per episode of a full spool (again only after a message was spooled since). */
   onFull?: (info: { dir: string; maxBytes: number }) => void;
+  /** Called when a full spool takes messages again, with how many it refused meanwhile. */
+  onRoom?: (info: { dir: string; refused: number }) => void;
+  /** A write or fdatasync failed (the messages concerned are counted in `dropped` or `syncErrors`). */
+  onError?: (err: unknown) => void;
+  /** Whether `sync()` calls fdatasync (default true); without, appends survive a crash of the process only. */
+  fsync?: boolean;
 }
 
 export interface SpooledMessage {
@@ -27,10 +42,17 @@ export interface SpooledMessage {
 export interface SpoolStats {
   /** Bytes on disk now. */
   bytes: number;
+  /** The bound (GW_LOG_SPOOL_MAX_MB). */
+  maxBytes: number;
   /** Messages not spooled because the spool was full (or could not be written); delivered from memory only. */
   dropped: number;
   /** Messages spooled and not yet acknowledged. */
   pending: number;
+  /** The spool refuses messages now (until one fits again). */
+  full: boolean;
+  /** Group fdatasyncs done, and failed (a failed one leaves its appends in the OS's cache only). */
+  syncs: number;
+  syncErrors: number;
 }
 
 const SEGMENT = /^(\d{12})\.jsonl$/;
@@ -42,6 +64,9 @@ export class DiskSpool {
   readonly #maxBytes: number;
   readonly #segmentBytes: number;
   readonly #onFull: SpoolOptions['onFull'];
+  readonly #onRoom: SpoolOptions['onRoom'];
+  readonly #onError: SpoolOptions['onError'];
+  readonly #fsync: boolean;
   /** Unacknowledged message id -> its segment. */
   readonly #owner = new Map<string, number>();
   /** Segment -> how many of its messages are unacknowledged. */
@@ -51,8 +76,22 @@ export class DiskSpool {
   #bytes = 0;
   #dropped = 0;
   #full = false;
+  /** Messages refused in the current full episode. */
+  #refused = 0;
   #seq = 0;
   #fd: number | undefined;
+  /** Group commit: appends made, appends an fdatasync has covered, the one running, the next one. */
+  #appended = 0;
+  #synced = 0;
+  #syncing: Promise<void> | undefined;
+  #nextSync: Promise<void> | undefined;
+  /** Files written since their last fdatasync began (the directory's too, after a segment was created). */
+  readonly #dirty = new Set<number>();
+  /** Rotated segments' descriptors, closed once no fdatasync needs them. */
+  readonly #retired = new Set<number>();
+  #dirFd: number | undefined;
+  #syncs = 0;
+  #syncErrors = 0;
 
   constructor(opts: SpoolOptions) {
     if (!Number.isFinite(opts.maxBytes) || opts.maxBytes < 1) throw new RangeError(`maxBytes must be positive, got ${opts.maxBytes}`);
@@ -60,6 +99,9 @@ export class DiskSpool {
     this.#maxBytes = opts.maxBytes;
     this.#segmentBytes = opts.segmentBytes ?? Math.min(Math.max(Math.floor(opts.maxBytes / 8), 1), 8 * 1024 * 1024);
     this.#onFull = opts.onFull;
+    this.#onRoom = opts.onRoom;
+    this.#onError = opts.onError;
+    this.#fsync = opts.fsync ?? true;
     mkdirSync(this.#dir, { recursive: true });
   }
 
@@ -105,26 +147,82 @@ export class DiskSpool {
 
   /**
    * Writes the messages with one synchronous write, so they are on disk (in the OS's cache, which a
-   * process restart keeps) when this returns. False when they were not spooled (full, or the write
-   * failed): the caller still delivers them from memory.
+   * process restart keeps) when this returns; `sync()` then makes them durable. False when they
+   * were not spooled (full, or the write failed): the caller still delivers them from memory.
    */
   append(messages: readonly SpooledMessage[]): boolean {
     if (messages.length === 0) return true;
     const data = Buffer.from(messages.map((m) => `${JSON.stringify(m)}\n`).join(''));
     if (this.#bytes + data.length > this.#maxBytes) return this.#refuse(messages.length);
     try {
-      if (this.#fd === undefined) this.#fd = openSync(path.join(this.#dir, segmentFile(this.#seq)), 'a');
+      this.#fd ??= this.#create(this.#seq);
       writeSync(this.#fd, data);
-    } catch {
+    } catch (err) {
+      // A partial line may be left: later lines go to a segment of their own, never glued to it.
+      this.#rotate();
+      this.#onError?.(err);
       return this.#refuse(messages.length);
     }
     const seq = this.#seq;
     for (const m of messages) this.#owner.set(m.id, seq);
     this.#open.set(seq, (this.#open.get(seq) ?? 0) + messages.length);
     this.#grow(seq, data.length);
-    this.#full = false;
+    if (this.#fsync) this.#dirty.add(this.#fd);
+    this.#appended++;
+    if (this.#full) {
+      this.#full = false;
+      this.#onRoom?.({ dir: this.#dir, refused: this.#refused });
+      this.#refused = 0;
+    }
     if ((this.#sizes.get(seq) ?? 0) >= this.#segmentBytes) this.#rotate();
     return true;
+  }
+
+  /**
+   * Resolves once every append made before the call is durable (fdatasync'd), at once without
+   * fsync. Never rejects: a failed fdatasync is counted and reported, its appends stay in the OS's
+   * cache (a crash of the process keeps them, one of the machine may not).
+   */
+  sync(): Promise<void> {
+    if (!this.#fsync || this.#synced >= this.#appended) return Promise.resolve();
+    if (!this.#syncing) return (this.#syncing = this.#runSync());
+    // One fdatasync runs and may have started before these appends: they share the next one.
+    return (this.#nextSync ??= this.#syncing.then(() => {
+      this.#nextSync = undefined;
+      return this.sync();
+    }));
+  }
+
+  async #runSync(): Promise<void> {
+    const upTo = this.#appended;
+    const fds = [...this.#dirty];
+    this.#dirty.clear();
+    try {
+      // A directory is fsync'd: its entries are not file data.
+      await Promise.all(fds.map((fd) => (fd === this.#dirFd ? fsyncAsync(fd) : fdatasyncAsync(fd))));
+      this.#syncs++;
+    } catch (err) {
+      this.#syncErrors++;
+      this.#onError?.(err);
+    } finally {
+      this.#synced = Math.max(this.#synced, upTo);
+      this.#syncing = undefined;
+      this.#closeRetired();
+    }
+  }
+
+  /** Opens a new segment; its directory entry is made durable by the next sync. */
+  #create(seq: number): number {
+    const fd = openSync(path.join(this.#dir, segmentFile(seq)), 'a');
+    if (this.#fsync) {
+      try {
+        this.#dirFd ??= openSync(this.#dir, 'r');
+        this.#dirty.add(this.#dirFd);
+      } catch {
+        // Directories cannot be opened everywhere (Windows); the segment's data is still synced.
+      }
+    }
+    return fd;
   }
 
   /**
@@ -166,12 +264,33 @@ export class DiskSpool {
   }
 
   stats(): SpoolStats {
-    return { bytes: this.#bytes, dropped: this.#dropped, pending: this.#owner.size };
+    return {
+      bytes: this.#bytes,
+      maxBytes: this.#maxBytes,
+      dropped: this.#dropped,
+      pending: this.#owner.size,
+      full: this.#full,
+      syncs: this.#syncs,
+      syncErrors: this.#syncErrors,
+    };
   }
 
+  /** Syncs what is left (at shutdown) and closes every file. */
   close(): void {
-    if (this.#fd !== undefined) closeSync(this.#fd);
-    this.#fd = undefined;
+    this.#rotate();
+    for (const fd of this.#dirty) {
+      try {
+        if (this.#fsync) (fd === this.#dirFd ? fsyncSync : fdatasyncSync)(fd);
+      } catch (err) {
+        this.#onError?.(err);
+      }
+    }
+    this.#dirty.clear();
+    if (!this.#syncing) this.#closeRetired();
+    if (this.#dirFd !== undefined && !this.#syncing) {
+      closeSync(this.#dirFd);
+      this.#dirFd = undefined;
+    }
   }
 
   #writeAcks(seq: number, ids: readonly string[]): void {
@@ -191,6 +310,7 @@ export class DiskSpool {
 
   #refuse(n: number): false {
     this.#dropped += n;
+    this.#refused += n;
     if (!this.#full) {
       this.#full = true;
       this.#onFull?.({ dir: this.#dir, maxBytes: this.#maxBytes });
@@ -203,9 +323,27 @@ export class DiskSpool {
     this.#bytes += n;
   }
 
+  /** The next append starts a new segment; the current one is closed once no fdatasync needs it. */
   #rotate(): void {
-    this.close();
+    if (this.#fd !== undefined) {
+      this.#retired.add(this.#fd);
+      this.#fd = undefined;
+      if (!this.#syncing) this.#closeRetired();
+    }
     this.#seq++;
+  }
+
+  /** Closes the rotated segments whose writes are synced (or need no sync). */
+  #closeRetired(): void {
+    for (const fd of this.#retired) {
+      if (this.#fsync && this.#dirty.has(fd)) continue;
+      this.#retired.delete(fd);
+      try {
+        closeSync(fd);
+      } catch {
+        // Already closed.
+      }
+    }
   }
 
   #delete(seq: number): void {
