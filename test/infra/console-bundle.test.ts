@@ -1,7 +1,7 @@
 /**
  * The console's first load (what index.html pulls in) stays within 250 KB gzipped, its assets have
  * hashed names, and it has no inline script or style, so a strict CSP can be served with it.
- * dist/console/ is built by the test setup (test/support/global-setup.ts).
+ * dist/console/ is built by the browser lane's setup (test/support/console-setup.ts).
  */
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';

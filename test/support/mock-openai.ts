@@ -127,8 +127,8 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
       return;
     }
     if (behaviour.kind === 'delay') await new Promise((r) => setTimeout(r, behaviour.ms));
-    if (res.destroyed) return;
     if (behaviour.kind === 'hold') await behaviour.until;
+    if (res.destroyed) return;
 
     if (behaviour.kind === 'stream' || parsed.stream) {
       const words = behaviour.kind === 'stream' ? behaviour.chunks : ['Hello', ' there'];

@@ -3,7 +3,6 @@
  * (before any body is read), then the config (inline, saved, the key's, or made from headers) and
  * the request's routing headers.
  */
-import type { Principal } from '../policy/principal.ts';
 import { configOrigin } from '../observability/routing-facts.ts';
 import { requireGatewayAccess, type GatewayPrincipal } from './access.ts';
 import type { Flight } from './flight.ts';

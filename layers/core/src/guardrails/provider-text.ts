@@ -53,7 +53,7 @@ function addStrings(out: Parts, value: unknown, role = 'user'): void {
 }
 
 /** A JSON string literal; linear: each attempt ends at the next quote or a bad escape. */
-const STRING_LITERAL = /"(?:[^"\\]|\\[^])*"/g;
+const STRING_LITERAL = /"(?:[^"\\]|\\[\s\S])*"/g;
 
 /**
  * Every JSON string literal in a text, unescaped: the values and keys of a JSON body, also ones a

@@ -129,7 +129,7 @@ export class KeyAuthenticator {
       const stale = entry;
       stale.refreshing = true;
       // A failed or discarded refresh leaves the stale entry in place: let the next request retry.
-      this.#load(hash)
+      void this.#load(hash)
         .catch(() => undefined)
         .then(() => {
           stale.refreshing = false;

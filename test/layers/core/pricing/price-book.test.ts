@@ -116,7 +116,7 @@ describe('PriceBook', () => {
     const hook = pricingHook(book);
     const r = record({ provider: 'groq', model: 'llama-3.3-70b-versatile' });
     await hook.admit?.(r);
-    hook.complete?.(r);
+    await hook.complete?.(r);
     expect(r.costMicros).toBe(Math.round(1000 * 0.59 + 100 * 0.79));
   });
 

@@ -77,7 +77,6 @@ export const logExportRoutes: readonly AdminRoute[] = [
 /** The local download route: the link's signature is its credential (as an S3 pre-signed URL's is). */
 export function mountExportFile(app: Hono, deps: CoreDeps): void {
   app.get('/v1/logs/exports/:exportId/file', async (c) => {
-    const path = c.req.path;
     try {
       if (!deps.config.features.dataExports) throw featureDisabled('dataExports', 'The log exports feature');
       const q = new URL(c.req.url).searchParams;

@@ -70,7 +70,7 @@ describe('parseChatRequest: valid bodies', () => {
       top_logprobs: 20,
       max_completion_tokens: 512,
       n: 128,
-      seed: 9007199254740993,
+      seed: 9007199254740992,
       thinking: { type: 'enabled', budget_tokens: 1024 },
       user: 'user-123',
     };
