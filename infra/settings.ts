@@ -46,6 +46,8 @@ export interface GantrySettings {
   readonly jwt: { jwksUrl: string; issuer: string; audience: string } | undefined;
   readonly disabledFeatures: readonly Feature[];
   readonly trustedCustomHosts: string | undefined;
+  /** Browser origins (comma-separated, or `*`) that may call the MCP gateway besides its own. */
+  readonly mcpAllowedOrigins: string | undefined;
   readonly publicUrl: string | undefined;
   readonly mailFrom: string | undefined;
   readonly alarmEmail: string | undefined;
@@ -73,6 +75,7 @@ const SCHEMA = {
   jwtAudience: text,
   disabledFeatures: list.pipe(z.array(z.enum(Object.keys(FEATURE_VARIABLES) as [Feature, ...Feature[]])).optional()),
   trustedCustomHosts: text,
+  mcpAllowedOrigins: text,
   publicUrl: text.pipe(z.url().optional()),
   mailFrom: text.pipe(z.email().optional()),
   alarmEmail: text.pipe(z.email().optional()),
@@ -116,6 +119,7 @@ export function readSettings(context: (key: string) => unknown): GantrySettings 
     jwt: v.jwksUrl && v.jwtIssuer && v.jwtAudience ? { jwksUrl: v.jwksUrl, issuer: v.jwtIssuer, audience: v.jwtAudience } : undefined,
     disabledFeatures: v.disabledFeatures ?? [],
     trustedCustomHosts: v.trustedCustomHosts,
+    mcpAllowedOrigins: v.mcpAllowedOrigins,
     publicUrl: v.publicUrl,
     mailFrom: v.mailFrom,
     alarmEmail: v.alarmEmail,
@@ -133,5 +137,6 @@ export function runtimeEnvironment(s: GantrySettings): Record<string, string> {
   for (const f of s.disabledFeatures) env[FEATURE_VARIABLES[f]] = 'OFF';
   if (s.jwt) Object.assign(env, { GW_JWKS_URL: s.jwt.jwksUrl, GW_JWT_ISSUER: s.jwt.issuer, GW_JWT_AUDIENCE: s.jwt.audience });
   if (s.trustedCustomHosts) env.GW_TRUSTED_CUSTOM_HOSTS = s.trustedCustomHosts;
+  if (s.mcpAllowedOrigins) env.GW_MCP_ALLOWED_ORIGINS = s.mcpAllowedOrigins;
   return env;
 }

@@ -9,7 +9,7 @@ import { Annotations, Match, Template } from 'aws-cdk-lib/assertions';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type GantryApp } from '../../infra/app-builder.ts';
 import { BOOTSTRAP_RESOURCE_TYPE } from '../../infra/constructs/bootstrap.ts';
-import { DEFAULT_MEMORY_MB, readSettings, SettingsError } from '../../infra/settings.ts';
+import { DEFAULT_MEMORY_MB, readSettings, runtimeEnvironment, SettingsError } from '../../infra/settings.ts';
 
 const NO_BUNDLING = { 'aws:cdk:bundling-stacks': [] };
 type Json = Record<string, unknown>;
@@ -153,5 +153,13 @@ describe('two deployments in one account', () => {
     // Synthesizing runs the cdk-nag plugins: an acknowledgement that missed its prefixed resource fails here.
     Template.fromStack(staging.monitoring).hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'Staging' });
     expect(Annotations.fromStack(staging.api).findError('*', Match.anyValue())).toEqual([]);
+  });
+});
+
+describe('runtime variables from the settings', () => {
+  it('passes the MCP gateway allowed origins and trusted hosts to the functions', () => {
+    const s = readSettings((k) => ({ 'gantry:mcpAllowedOrigins': 'https://app.example.com', 'gantry:trustedCustomHosts': 'localhost:11434' })[k]);
+    expect(runtimeEnvironment(s)).toMatchObject({ GW_MCP_ALLOWED_ORIGINS: 'https://app.example.com', GW_TRUSTED_CUSTOM_HOSTS: 'localhost:11434' });
+    expect(runtimeEnvironment(readSettings(() => undefined))).not.toHaveProperty('GW_MCP_ALLOWED_ORIGINS');
   });
 });

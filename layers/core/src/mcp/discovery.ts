@@ -1,8 +1,10 @@
 /**
  * Discovery: connects to an MCP integration's server with the official SDK client (Streamable HTTP,
- * or the legacy HTTP+SSE transport), runs the `initialize` handshake and lists the tools, prompts
- * and resources. A sync stores what it found: the metadata, and the capabilities merged into the
- * stored ones, where an admin's enabled/disabled choice always survives. Capabilities seen for the
+ * or the legacy HTTP+SSE transport), runs the `initialize` handshake and lists the tools, prompts,
+ * resources and resource templates (a template is a resource named by its URI template, which is
+ * what the gateway's allow-list matches `resources/read` URIs against). A sync stores what it
+ * found: the metadata, and the capabilities merged into the stored ones, where an admin's
+ * enabled/disabled choice always survives. Capabilities seen for the
  * first time start enabled unless the integration sets `new_capabilities_enabled: false`; one the
  * server no longer offers is kept (`available: false`, never allowed) so that a disabled tool that
  * disappears and comes back stays disabled.
@@ -11,6 +13,7 @@ import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { Clock } from '../ports/clock.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { Cipher } from '../ports/cipher.ts';
@@ -57,11 +60,12 @@ interface Listed {
   description?: string | undefined;
   inputSchema?: Record<string, unknown>;
   uri?: string;
+  uriTemplate?: string;
 }
 
 function describe(type: McpCapabilityType, item: Listed): DiscoveredCapability {
-  // Resources are allowed by URI: that is what `resources/read` names.
-  const name = type === 'resource' ? (item.uri ?? item.name) : item.name;
+  // Resources are allowed by URI (or URI template): that is what `resources/read` names.
+  const name = type === 'resource' ? (item.uri ?? item.uriTemplate ?? item.name) : item.name;
   const input = item.inputSchema ?? null;
   const hash = createHash('sha256').update(JSON.stringify({ description: item.description ?? null, input })).digest('hex');
   return { type, name, title: item.title ?? null, description: item.description ?? null, input_schema: input, schema_hash: hash };
@@ -80,6 +84,12 @@ async function allPages<T>(list: (cursor?: string) => Promise<{ items: T[]; next
   return out;
 }
 
+/** A server with resources but no `resources/templates/list` (method not found) has no templates; any other error fails the sync. */
+function noTemplates(err: unknown): { resourceTemplates: []; nextCursor: undefined } {
+  if (err instanceof McpError && err.code === ErrorCode.MethodNotFound) return { resourceTemplates: [], nextCursor: undefined };
+  throw err;
+}
+
 async function listAll(client: Client, timeout: number): Promise<DiscoveredCapability[]> {
   const caps = client.getServerCapabilities() ?? {};
   const opts = { timeout };
@@ -95,7 +105,11 @@ async function listAll(client: Client, timeout: number): Promise<DiscoveredCapab
     const r = await client.listResources(cursor ? { cursor } : {}, opts);
     return { items: r.resources as Listed[], nextCursor: r.nextCursor };
   }) : [];
-  return [...tools.map((t) => describe('tool', t)), ...prompts.map((p) => describe('prompt', p)), ...resources.map((r) => describe('resource', r))];
+  const templates = caps.resources ? await allPages(async (cursor) => {
+    const r = await client.listResourceTemplates(cursor ? { cursor } : {}, opts).catch(noTemplates);
+    return { items: r.resourceTemplates as Listed[], nextCursor: r.nextCursor };
+  }) : [];
+  return [...tools.map((t) => describe('tool', t)), ...prompts.map((p) => describe('prompt', p)), ...[...resources, ...templates].map((r) => describe('resource', r))];
 }
 
 /** Connects, runs `initialize`, lists everything, disconnects; rejects after `timeoutMs`. */

@@ -1,8 +1,13 @@
+import http from 'node:http';
+import { Server } from '@modelcontextprotocol/sdk/server/index.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { ListResourcesRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { UpstreamClient } from '../../../../layers/core/src/gateway/upstream.ts';
 import { discover, mergeCapabilities, syncErrorText } from '../../../../layers/core/src/mcp/discovery.ts';
 import { guardedMcpFetch } from '../../../../layers/core/src/mcp/fetch.ts';
 import { TrustedHosts } from '../../../../layers/core/src/security/ssrf.ts';
+import { startMcpEverything } from '../../../support/mcp-everything.ts';
 import { startMcpUpstream, type McpUpstream } from '../../../support/mcp-upstream.ts';
 
 const trusted = TrustedHosts.parse('127.0.0.1');
@@ -59,6 +64,44 @@ describe('MCP discovery against a real SDK server', () => {
     const res = await fetch(oauth.url, { method: 'POST', headers: { authorization: 'Bearer tok-1', 'content-type': 'application/json' }, body: '{}' });
     expect([res.status, res.headers.get('www-authenticate')]).toEqual([401, expect.stringContaining('invalid_token')]);
     expect((await withToken(fresh)).capabilities).toHaveLength(7);
+  });
+
+  it('lists resource templates as resources named by their URI template', async () => {
+    const everything = await startMcpEverything();
+    try {
+      const found = await discover({ url: everything.url, transport: 'http', headers: {} }, fetch, 5_000);
+      expect(found.capabilities.filter((c) => c.type === 'resource').map((c) => c.name).sort()).toEqual([
+        'test://static-binary',
+        'test://static-text',
+        'test://template/{id}/data',
+        'test://watched-resource',
+      ]);
+      expect(found.capabilities.find((c) => c.name === 'test://template/{id}/data')).toMatchObject({ title: 'Resource Template', description: 'A resource template with parameter substitution' });
+    } finally {
+      await everything.close();
+    }
+  });
+
+  it('a server with resources that does not know resources/templates/list has no templates, and still syncs', async () => {
+    const server = http.createServer((req, res) => {
+      void (async () => {
+        // A low-level SDK server: resources/list only.
+        const mcp = new Server({ name: 'no-templates', version: '1.0.0' }, { capabilities: { resources: {} } });
+        mcp.setRequestHandler(ListResourcesRequestSchema, () => ({ resources: [{ uri: 'file:///a.txt', name: 'a' }] }));
+        const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+        await mcp.connect(transport);
+        await transport.handleRequest(req, res);
+      })();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const found = await discover({ url: `http://127.0.0.1:${port}/mcp`, transport: 'http', headers: {} }, fetch, 5_000);
+      expect(found.capabilities.map((c) => `${c.type}:${c.name}`)).toEqual(['resource:file:///a.txt']);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
   });
 
   it('refuses a private address that is not trusted (SSRF guard)', async () => {

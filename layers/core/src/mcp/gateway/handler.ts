@@ -1,12 +1,15 @@
 /**
  * The MCP gateway: `/mcp/{server-slug}` (and Portkey's `/{server-slug}/mcp`), Streamable HTTP.
- * The same phases as a model request up to the upstream call (open the record, authenticate from
- * the headers, admit with every hook: limits match `endpoint_type: mcp`), then the server's route
- * and the caller's access to it, the allow-list on each JSON-RPC message (a hidden capability is
- * refused here; a message with a key twice before that), the sealed session opened, and the
- * messages that were checked, serialised again, relayed to the MCP server with the integration's
- * credentials. Its answer (JSON or SSE) comes back with listings filtered.
+ * `Host` and `Origin` are checked first (DNS rebinding, origin.ts). Then the same phases as a
+ * model request up to the upstream call (open the record, authenticate from the headers, admit
+ * with every hook: limits match `endpoint_type: mcp`), then the server's route and the caller's
+ * access to it, the allow-list on each JSON-RPC message (a hidden capability is refused here; a
+ * message with a key twice before that), the sealed session opened, and the messages that were
+ * checked, serialised again, relayed to the MCP server with the integration's credentials once
+ * the session's GET stream is open upstream (order.ts). Its answer (JSON or SSE) comes back with
+ * listings filtered.
  */
+import type { AppConfig } from '../../config.ts';
 import type { CoreDeps } from '../../deps.ts';
 import { ForbiddenError, NotFoundError } from '../../http/errors.ts';
 import { readBodyText, textResponse, type RuntimeBindings } from '../../http/bodies.ts';
@@ -20,6 +23,8 @@ import type { McpRoute } from '../../store/mcp.ts';
 import { isListing, refusalOf, targetOf } from './allow.ts';
 import { asRequest, parseMessages, rpcError, type JsonRpcId, type JsonRpcMessage } from './jsonrpc.ts';
 import { answerUpstream, type McpCall } from './relay.ts';
+import { originPolicy, originRefusal, type OriginPolicy } from './origin.ts';
+import { expectStream, takeTurn } from './order.ts';
 import { McpRouteCache } from './routes-cache.ts';
 import { openSession, SessionRefusal } from './session.ts';
 
@@ -32,22 +37,37 @@ const routeCache = (deps: CoreDeps): McpRouteCache => {
   return c;
 };
 
+const policies = new WeakMap<AppConfig, OriginPolicy>();
+const policyOf = (config: AppConfig): OriginPolicy => {
+  let p = policies.get(config);
+  if (!p) policies.set(config, (p = originPolicy(config)));
+  return p;
+};
+
 export async function handleMcp(req: Request, deps: CoreDeps, slug: string, bindings?: RuntimeBindings): Promise<Response> {
+  // Before anything asynchronous: the order in which the session's requests arrived.
+  const turn = takeTurn(req.headers.get('mcp-session-id'), req.method);
   const spec: EndpointSpec = { endpoint: 'mcp', method: req.method as HttpMethod, body: 'raw' };
   const f = openRecord(spec, req, deps, undefined);
   f.record.mcp = { server: slug, method: req.method };
   f.record.provider = `mcp:${slug}`;
   try {
+    const refusal = originRefusal(req, policyOf(deps.config));
+    if (refusal) throw new ForbiddenError(refusal, { openaiCode: 'mcp_origin_not_allowed' });
     const principal = await authenticate(f);
     const route = await routeFor(deps, principal, slug);
     await admit(f);
     const call = req.method === 'POST' ? await readCall(f, req, route) : emptyCall();
     if (call.answer) return rpcAnswer(f, call.answer.status, call.answer.body);
+    if (call.initialized) expectStream(req.headers.get('mcp-session-id'));
     const upstreamSession = await sessionOf(f, req, route, principal);
+    await turn.ready;
     return await answerUpstream(f, req, { route, principal, call, upstreamSession, signal: bindings?.clientSignal });
   } catch (err) {
     if (err instanceof SessionRefusal) return rpcAnswer(f, err.status, rpcError(null, err.status === 404 ? -32001 : -32600, err.message));
     return refuseThrown(f, err);
+  } finally {
+    turn.sent();
   }
 }
 
@@ -64,6 +84,8 @@ async function routeFor(deps: CoreDeps, principal: GatewayPrincipal, slug: strin
 interface ReadCall extends McpCall {
   /** Answered here without the upstream: unparsable, or every request in it refused. */
   answer?: { status: number; body: unknown };
+  /** It carries `notifications/initialized`: the client's GET stream should follow. */
+  initialized?: boolean;
 }
 
 const emptyCall = (): ReadCall => ({ body: undefined, pending: new Map(), refusals: [], batch: false });
@@ -88,7 +110,7 @@ async function readCall(f: Flight, req: Request, route: McpRoute): Promise<ReadC
   if (forward.length === 0) return { ...emptyCall(), answer: { status: 200, body: batch ? refusals : refusals[0] } };
   // What the allow-list checked, serialised again: never the client's own bytes.
   const body = JSON.stringify(batch ? forward : forward[0]);
-  return { body, pending, refusals, batch };
+  return { body, pending, refusals, batch, initialized: forward.some((m) => m.method === 'notifications/initialized') };
 }
 
 /** The log's view: the method and the name it targets (a batch is method `batch`). */
