@@ -188,13 +188,14 @@ describe('InProcessQueue with a spool', () => {
 describe('spool configuration', () => {
   it('spools to <GW_DATA_DIR>/spool/<queue>/, bounded by GW_LOG_SPOOL_MAX_MB; none with :memory: data', async () => {
     const dir = tmp();
-    expect(loadConfig({ TABLE_NAME: 't', GW_DATA_DIR: `${dir}/` }).spool).toEqual({ dir: `${dir}/spool`, maxBytes: 256 * 1024 * 1024, fsync: true });
+    expect(loadConfig({ TABLE_NAME: 't', GW_DATA_DIR: `${dir}/` }).spool).toEqual({ dir: `${dir}/spool`, maxBytes: 256 * 1024 * 1024, fsync: false });
     expect(loadConfig({ TABLE_NAME: 't', GW_DATA_DIR: dir, GW_LOG_SPOOL_MAX_MB: '2' }).spool?.maxBytes).toBe(2 * 1024 * 1024);
     expect(loadConfig({ TABLE_NAME: 't', GW_DATA_DIR: ':memory:' }).spool).toBeUndefined();
     expect(loadConfig({ TABLE_NAME: 't' }).spool).toBeUndefined();
     expect(() => loadConfig({ TABLE_NAME: 't', GW_LOG_SPOOL_MAX_MB: '0' })).toThrow(/GW_LOG_SPOOL_MAX_MB/);
 
-    expect(loadConfig({ TABLE_NAME: 't', GW_DATA_DIR: dir, GW_LOG_SPOOL_FSYNC: 'OFF' }).spool?.fsync).toBe(false);
+    expect(loadConfig({ TABLE_NAME: 't', GW_DATA_DIR: dir, GW_LOG_SPOOL_FSYNC: 'ON' }).spool?.fsync).toBe(true);
+    expect(() => loadConfig({ TABLE_NAME: 't', GW_DATA_DIR: dir, GW_LOG_SPOOL_FSYNC: 'maybe' })).toThrow(/GW_LOG_SPOOL_FSYNC/);
 
     const queues = new LocalQueueFactory({}, { dir: path.join(dir, 'spool'), maxBytes: 1 << 20 });
     await queues.get<{ n: number }>('logs').send({ n: 1 });
