@@ -16,3 +16,11 @@ export const ADMIN_V2_PREFIXES: readonly string[] = ['mcp-servers'];
  * `{name}/{proxy+}` (admin) plus these paths (gateway).
  */
 export const GATEWAY_PATHS_UNDER_ADMIN: readonly string[] = ['prompts/{promptId}/completions'];
+
+/**
+ * First path segments that look like a slip of an admin prefix but are providers' own APIs, which
+ * the passthrough serves: OpenAI's Administration API (`/v1/organization/...`) and Anthropic's Admin
+ * API (`/v1/organizations/...`). Every other near-miss of an admin prefix (`/v1/config`) answers
+ * 404 AB02 naming the prefix (http/app.ts).
+ */
+export const PROVIDER_PREFIXES_LIKE_ADMIN: readonly string[] = ['organization', 'organizations'];

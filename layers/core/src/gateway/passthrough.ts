@@ -3,7 +3,7 @@
  * its method, query string, body bytes and headers (but no gateway header or key), through the
  * same pipeline as every endpoint (auth, routing, SSRF checks, record and hooks); the provider's
  * answer comes back exactly as sent. It runs as the app's fallback, after every route of every
- * module, and leaves admin paths and /v1/health to their 404.
+ * module, and leaves admin paths (and near-misses of them, `/v1/config`) and /v1/health to their 404.
  *
  * It never serves a path a unified route owns: a variant of one (another case, repeated or
  * trailing slashes, percent-encoding, an encoded slash, `;` parameters) is refused with a 400
@@ -11,7 +11,7 @@
  * validation, limits and guardrails the route runs.
  */
 import type { CoreDeps } from '../deps.ts';
-import { isAdminPath, type Fallback } from '../http/app.ts';
+import { isAdminPath, surfaceOf, type Fallback } from '../http/app.ts';
 import type { RuntimeBindings } from '../http/bodies.ts';
 import { toResponse } from '../http/error-response.ts';
 import { ValidationError } from '../http/errors.ts';
@@ -44,6 +44,8 @@ export function passthrough(deps: CoreDeps, owned: readonly OwnedPath[]): Fallba
     if (!spec) return undefined;
     const canonical = ownerOf(spec.method, path);
     if (canonical !== undefined) return toResponse(nonCanonical(spec.method, path, canonical), 'gateway');
+    // Slips of admin paths (`/v1/config`) are the admin API's 404, naming the path meant (http/app.ts).
+    if (surfaceOf(path) === 'admin') return undefined;
     return handleGatewayRequest(spec, c.req.raw, deps, c.env as RuntimeBindings | undefined, { proxyPath: path.slice(3) });
   };
 }

@@ -5,11 +5,12 @@
  */
 import { Hono, type Context } from 'hono';
 import type { CoreDeps } from '../deps.ts';
-import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../admin/prefixes.ts';
+import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN, PROVIDER_PREFIXES_LIKE_ADMIN } from '../admin/prefixes.ts';
 import { asGantryError, RouteNotFoundError } from './errors.ts';
 import { toResponse, type ErrorSurface } from './error-response.ts';
 import { withPortkeyHeaderAlias } from './header-alias.ts';
 import { jsonResponse } from './json.ts';
+import { nearMiss } from './suggest.ts';
 
 /**
  * Answers a request that no route of any module matched, or returns undefined to leave it to the
@@ -28,8 +29,23 @@ const gatewayUnderAdmin = new RegExp(`^/v1/(${GATEWAY_PATHS_UNDER_ADMIN.map((p) 
 
 export const isAdminPath = (path: string): boolean => adminPath.test(path) && !gatewayUnderAdmin.test(path);
 
+/**
+ * The admin path a mistyped one meant: its first segment is a slip (http/suggest.ts `nearMiss`) of
+ * an admin prefix (`/v1/config/x` -> `/v1/configs/x`, `/v1/Audit_Logs` -> `/v1/audit-logs`). Such a
+ * path is the admin API's, so it answers 404 AB02 with this suggestion instead of reaching the
+ * passthrough, whose authentication would answer a confusing 403 or 400 for it.
+ */
+export function adminPathMeant(path: string): string | undefined {
+  const m = /^\/(v1|v2)\/([^/]+)(.*)$/.exec(path);
+  if (!m) return undefined;
+  const [, version = '', segment = '', rest = ''] = m;
+  if (PROVIDER_PREFIXES_LIKE_ADMIN.includes(segment)) return undefined;
+  const prefix = nearMiss(segment, version === 'v1' ? ADMIN_PREFIXES : ADMIN_V2_PREFIXES);
+  return prefix === undefined ? undefined : `/${version}/${prefix}${rest}`;
+}
+
 /** The surface a path belongs to, for errors answered before (or outside) any route. */
-export const surfaceOf = (path: string): ErrorSurface => (isAdminPath(path) ? 'admin' : 'gateway');
+export const surfaceOf = (path: string): ErrorSurface => (isAdminPath(path) || adminPathMeant(path) !== undefined ? 'admin' : 'gateway');
 
 /** Health answers within a second, whatever the database does. */
 const HEALTH_DEADLINE_MS = 900;
@@ -50,6 +66,21 @@ async function probeDatabase(deps: CoreDeps, now: number): Promise<{ ok: boolean
   }
 }
 
+/**
+ * The local queues' spools (`spool: {<queue>: {...}}`), where there are any: how much waits on disk
+ * and how much could not. A full spool is a failing check: new events are kept in memory only.
+ */
+function spoolHealth(deps: CoreDeps): { detail: Record<string, unknown>; checks: Record<string, string> } {
+  const spools = deps.queues.spools?.() ?? {};
+  const detail: Record<string, unknown> = {};
+  const checks: Record<string, string> = {};
+  for (const [queue, s] of Object.entries(spools)) {
+    detail[queue] = { bytes: s.bytes, max_bytes: s.maxBytes, pending: s.pending, dropped: s.dropped, full: s.full };
+    if (s.full) checks[`spool.${queue}`] = `full (${s.bytes} of ${s.maxBytes} bytes): new messages are kept in memory only`;
+  }
+  return { detail: Object.keys(detail).length > 0 ? { spool: detail } : {}, checks };
+}
+
 export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono {
   const app = new Hono();
   let lastProbe = { at: -Infinity, ok: true, error: '' };
@@ -68,21 +99,6 @@ export function createApp(deps: CoreDeps, modules: readonly RouteModule[]): Hono
   });
 
   const fallbacks: Fallback[] = [];
-/**
- * The local queues' spools (`spool: {<queue>: {...}}`), where there are any: how much waits on disk
- * and how much could not. A full spool is a failing check: new events are kept in memory only.
- */
-function spoolHealth(deps: CoreDeps): { detail: Record<string, unknown>; checks: Record<string, string> } {
-  const spools = deps.queues.spools?.() ?? {};
-  const detail: Record<string, unknown> = {};
-  const checks: Record<string, string> = {};
-  for (const [queue, s] of Object.entries(spools)) {
-    detail[queue] = { bytes: s.bytes, max_bytes: s.maxBytes, pending: s.pending, dropped: s.dropped, full: s.full };
-    if (s.full) checks[`spool.${queue}`] = `full (${s.bytes} of ${s.maxBytes} bytes): new messages are kept in memory only`;
-  }
-  return { detail: Object.keys(detail).length > 0 ? { spool: detail } : {}, checks };
-}
-
   for (const mount of modules) {
     const fallback = mount(app, deps);
     if (fallback) fallbacks.push(fallback);
@@ -93,7 +109,7 @@ function spoolHealth(deps: CoreDeps): { detail: Record<string, unknown>; checks:
       const res = await fallback(c);
       if (res) return res;
     }
-    return toResponse(new RouteNotFoundError(c.req.method, c.req.path), surfaceOf(c.req.path));
+    return toResponse(new RouteNotFoundError(c.req.method, c.req.path, adminPathMeant(c.req.path)), surfaceOf(c.req.path));
   });
   app.onError((err, c) => {
     const e = asGantryError(err);

@@ -87,8 +87,9 @@ export class NotFoundError extends GantryError {
 }
 
 export class RouteNotFoundError extends GantryError {
-  constructor(method: string, path: string) {
-    super(404, 'AB02', 'not_found_error', `No route for ${method} ${path}`, { openaiCode: 'route_not_found' });
+  /** `meant`: the path a mistyped one most likely meant, suggested in the message. */
+  constructor(method: string, path: string, meant?: string) {
+    super(404, 'AB02', 'not_found_error', `No route for ${method} ${path}${meant ? `; did you mean ${meant}?` : ''}`, { openaiCode: 'route_not_found' });
   }
 }
 

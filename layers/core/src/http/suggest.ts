@@ -1,6 +1,8 @@
 /**
- * The known name a mistyped one most likely meant ("expire_at" -> "expires_at"), for messages that
- * refuse unknown fields. Zod-free: the gateway's config validator and the admin bodies share it.
+ * The known name a mistyped one most likely meant: a field ("expire_at" -> "expires_at") for
+ * messages that refuse unknown fields, an admin path's resource ("config" -> "configs") for the 404
+ * of a path no route serves. Zod-free: the gateway's config validator, the admin bodies and the
+ * app's 404 share it.
  */
 
 /** Optimal string alignment distance (a transposition costs 1), or `limit + 1` once above it. */
@@ -33,6 +35,40 @@ export function suggestion(key: string, known: readonly string[]): string | unde
   for (const candidate of known) {
     const d = editDistance(normalized, candidate, 2);
     if (d < bestDistance) {
+      best = candidate;
+      bestDistance = d;
+    }
+  }
+  return best;
+}
+
+/**
+ * A resource name without case, separators, number or extension: `Audit_Logs` and `audit-log` ->
+ * `audit-log`, `policies` -> `policy`, `openapi.yaml` -> `openapi`.
+ */
+const stem = (name: string): string =>
+  name
+    .toLowerCase()
+    .replace(/_/g, '-')
+    .replace(/\.[a-z]+$/, '')
+    .replace(/ies$/, 'y')
+    .replace(/(?<!s)s$/, '');
+
+/**
+ * The known name that `name` is a slip of: the same but for case, `_` for `-`, singular and plural
+ * or the extension; or one typo away (two for stems of 7 letters or more, none below 4, where one
+ * letter makes another word). `name` itself, when known, is no slip.
+ */
+export function nearMiss(name: string, known: readonly string[]): string | undefined {
+  if (known.includes(name)) return undefined;
+  const s = stem(name);
+  let best: string | undefined;
+  let bestDistance = Infinity;
+  for (const candidate of known) {
+    const target = stem(candidate);
+    const limit = target.length >= 7 ? 2 : target.length >= 4 ? 1 : 0;
+    const d = editDistance(s, target, limit);
+    if (d <= limit && d < bestDistance) {
       best = candidate;
       bestDistance = d;
     }

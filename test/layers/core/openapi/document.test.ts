@@ -1,6 +1,7 @@
 /**
- * The OpenAPI document: every route of the route tables is in it with its scope, validated bodies
- * carry the schema that validates them, and every example in it passes that schema.
+ * The OpenAPI document: every route of the route tables is in it with its scope and its success
+ * answer, validated bodies carry the schema that validates them, and every example in it passes
+ * that schema.
  */
 import { describe, expect, it } from 'vitest';
 import { parseBody } from '../../../../layers/core/src/admin/body.ts';
@@ -16,8 +17,11 @@ import {
   OPEN_ROUTES,
   openAIErrorSchema,
   openApiPath,
+  PROMPT_CALL,
 } from '../../../../layers/core/src/openapi/document.ts';
 import { GATEWAY_BODIES } from '../../../../layers/core/src/openapi/gateway-bodies.ts';
+import { DOCUMENTED_ADMIN_ROUTES } from '../../../../layers/core/src/openapi/answers/admin.ts';
+import { DOCUMENTED_GATEWAY_ROUTES } from '../../../../layers/core/src/openapi/answers/gateway.ts';
 
 type Json = Record<string, unknown>;
 
@@ -42,7 +46,45 @@ describe('OpenAPI document', () => {
   it('is OpenAPI 3.1 with both security schemes and both error shapes', () => {
     expect(doc.openapi).toBe('3.1.0');
     expect(Object.keys(doc.components.securitySchemes).sort()).toEqual(['bearerJwt', 'gatewayKey']);
-    expect(Object.keys(doc.components.schemas).sort()).toEqual(['AdminError', 'OpenAIError']);
+    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining(['AdminError', 'OpenAIError']));
+  });
+
+  it('documents the success answer of every operation: a 2xx status and a schema for each content type', () => {
+    let operations = 0;
+    for (const [path, item] of Object.entries(doc.paths)) {
+      for (const [method, op] of Object.entries(item)) {
+        operations++;
+        const success = Object.entries(op.responses as Record<string, { content?: Record<string, { schema?: Json }> }>).filter(([status]) => /^2\d\d$/.test(status));
+        expect(success.length, `${method} ${path}`).toBeGreaterThan(0);
+        for (const [, res] of success) {
+          expect(Object.keys(res.content ?? {}).length, `${method} ${path}`).toBeGreaterThan(0);
+          for (const [type, media] of Object.entries(res.content ?? {})) expect(media.schema, `${method} ${path} ${type}`).toBeDefined();
+        }
+      }
+    }
+    expect(operations).toBeGreaterThanOrEqual(235);
+  });
+
+  it('names the fields of admin answers: an API key, a list of configs', () => {
+    const key = doc.components.schemas.ApiKeyView as { properties: Json; additionalProperties: boolean };
+    expect(Object.keys(key.properties)).toEqual(expect.arrayContaining(['id', 'name', 'workspace_id', 'scopes', 'key', 'expires_at']));
+    expect(key.additionalProperties).toBe(false);
+    const configs = (operation('GET', '/v1/configs')?.responses as Record<string, { content: Record<string, { schema: Json }> }>)['200']?.content['application/json']?.schema;
+    expect(JSON.stringify(configs)).toContain('#/components/schemas/ConfigView');
+  });
+
+  it('every reference leads to a component', () => {
+    const refs = [...JSON.stringify(doc).matchAll(/"\$ref":"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1] as string);
+    expect(refs.length).toBeGreaterThan(100);
+    for (const ref of new Set(refs)) expect(doc.components.schemas[ref], ref).toBeDefined();
+    expect(JSON.stringify(doc)).not.toContain('#/$defs/');
+  });
+
+  it('documents the answer of exactly the routes of the route tables', () => {
+    const admin = [...PUBLIC_ADMIN_ROUTES, ...ADMIN_ROUTES].map((r) => `${r.method} ${r.path}`);
+    expect([...DOCUMENTED_ADMIN_ROUTES].sort()).toEqual([...new Set(admin)].sort());
+    const gateway = [...GATEWAY_ROUTES.map((r) => `${r.spec.method} ${r.path}`), ...GATEWAY_EXTRA_ROUTES.map((r) => `${r.method} ${r.path.slice(3)}`)];
+    expect([...DOCUMENTED_GATEWAY_ROUTES].sort()).toEqual([...new Set(gateway)].sort());
   });
 
   it('has every gateway route, with its scope and the OpenAI error shape', () => {
@@ -73,7 +115,7 @@ describe('OpenAPI document', () => {
 
   it('documents the schema of every validated body', () => {
     for (const r of GATEWAY_ROUTES) {
-      if (r.spec.body !== 'json' || r.dialect || !r.spec.validate) continue;
+      if (r.spec.body !== 'json' || r.dialect || !r.spec.validate || r.spec.prompt === 'completions') continue;
       expect(GATEWAY_BODIES.has(r.spec.validate as never), `${r.spec.method} ${r.path}`).toBe(true);
       const schema = (operation(r.spec.method, `/v1${r.path}`)?.requestBody as { content: Record<string, { schema: Json }> }).content['application/json']?.schema;
       expect(schema?.type, r.path).toBe('object');
@@ -107,6 +149,7 @@ describe('OpenAPI document', () => {
       requests++;
       const g = gatewayRoute(path, method);
       if (g?.dialect) expect(() => parseChatRequest(anthropicToOpenAI(value))).not.toThrow();
+      else if (g?.spec.prompt === 'completions') expect(PROMPT_CALL.schema.safeParse(value).success, where).toBe(true);
       else if (g) expect(() => g.spec.validate?.(value as Json), where).not.toThrow();
       else {
         const a = adminRoute(path, method);

@@ -6,6 +6,16 @@ import { withBody } from '../body.ts';
 import { createApiKeySchema, rotateApiKeySchema, updateApiKeySchema } from './schema.ts';
 import { ApiKeyService, toView } from './service.ts';
 
+/**
+ * A body each create accepts (OpenAPI examples, the console's pre-filled forms): an organisation
+ * key has no workspace; a user key names a user of the workspace (its id, made up here).
+ */
+const KEY_EXAMPLES: Readonly<Record<ApiKeyType, Record<string, unknown>>> = {
+  'organisation-service': { name: 'Reporting', scopes: ['workspaces.list', 'analytics.view', 'logs.list'], expires_at: '2030-01-01T00:00:00Z' },
+  'workspace-service': { name: 'my app', workspace_id: 'default', scopes: ['completions.write'], expires_at: '2030-01-01T00:00:00Z' },
+  'workspace-user': { name: "Ada's key", workspace_id: 'default', user_id: '3f1c2b9e-7d4a-4e8b-9a6f-0c5d2e1b8a47', scopes: ['completions.write'], expires_at: '2030-01-01T00:00:00Z' },
+};
+
 const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({
   method: 'POST',
   path,
@@ -13,7 +23,7 @@ const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({
   // docs/design/spec.md#roles-and-keys: organisation keys are for owners and admins; workspace keys for managers too.
   roles: type === 'organisation-service' ? ['owner', 'admin'] : ['owner', 'admin', 'manager'],
   audit: { transactional: true },
-  example: { name: 'my app', workspace_id: 'default', scopes: ['completions.write'], expires_at: '2030-01-01T00:00:00Z' },
+  example: KEY_EXAMPLES[type],
   ...withBody(createApiKeySchema, async (ctx, body) => new ApiKeyService(ctx.deps).create(ctx.principal, type, body)),
 });
 

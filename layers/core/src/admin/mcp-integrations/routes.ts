@@ -50,7 +50,7 @@ export const mcpIntegrationRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/mcp-integrations',
     scope: 'mcp_integrations.create',
-    example: { name: 'Linear', url: 'https://mcp.linear.app/mcp', auth_type: 'headers', transport: 'http', configurations: { custom_headers: { Authorization: 'Bearer lin_api_...' } } },
+    example: { name: 'Linear', url: 'https://mcp.linear.app/mcp', auth_type: 'headers', transport: 'http', workspace_id: 'default', configurations: { custom_headers: { Authorization: 'Bearer lin_api_...' } } },
     ...withBody(createMcpIntegrationSchema, async (ctx, body) => service(ctx).create(ctx.principal, body)),
   },
   {

@@ -44,7 +44,7 @@ export const mcpServerRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/mcp-servers',
     scope: 'mcp_servers.create',
-    example: { name: 'Linear (support)', mcp_integration_id: 'linear', workspace_id: 'support' },
+    example: { name: 'Linear', mcp_integration_id: 'linear', workspace_id: 'default' },
     ...withBody(createMcpServerSchema, async (ctx, body) => service(ctx).create(ctx.principal, body)),
   },
   {
