@@ -104,10 +104,22 @@ function logBarrier(deps: CoreDeps): EndBarrier | undefined {
   };
 }
 
+/**
+ * Reason phrases for the guardrail statuses, which Node's table lacks (it would send `446 unknown`):
+ * the status line a browser's `statusText` and the console show.
+ */
+http.STATUS_CODES[246] ??= 'Flagged by Guardrails';
+http.STATUS_CODES[446] ??= 'Denied by Guardrails';
+
 /** The console's static files in front of the core (in AWS, CloudFront serves them from S3). */
 function withConsole(core: Listener, consoleDir: string): Listener {
   return (req, res) => {
     const pathname = (req.url ?? '/').split('?', 1)[0] ?? '/';
+    // Someone who opens the server's address in a browser is looking for the console.
+    if (pathname === '/' && (req.method === 'GET' || req.method === 'HEAD')) {
+      res.writeHead(302, { location: '/console/', 'content-length': '0' });
+      return void res.end();
+    }
     if (!isConsolePath(pathname)) return core(req, res);
     return serveConsole(consoleDir, req, res).catch(() => {
       if (!res.headersSent) res.writeHead(500, { 'content-type': 'text/plain' });

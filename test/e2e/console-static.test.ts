@@ -50,6 +50,13 @@ describe.each(['direct', 'lambda'] as const)('console static files (%s mode)', (
     deps?.upstream.close();
   });
 
+  it('leads / to the console', async () => {
+    const r = await get(`${server.url}/`);
+    expect(r.status).toBe(302);
+    expect(r.headers.get('location')).toBe('/console/');
+    expect((await get(`${server.url}/?x=1`)).headers.get('location')).toBe('/console/');
+  });
+
   it('serves index.html at /console/ with a strict CSP and the other security headers', async () => {
     const r = await get(`${server.url}/console/`);
     expect(r.status).toBe(200);

@@ -6,6 +6,7 @@
  * hooks see tool-call names and arguments, streamed or not, and no event of a denied stream carries
  * the denied text; a guardrail hook's rewrite is what the provider receives.
  */
+import http from 'node:http';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { sseEvent, startMockServer, type MockServer } from '../support/mock-http.ts';
@@ -249,6 +250,21 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
       });
       expect((await send('/responses', openai({ output_guardrails: [deny()] }), { model: 'gpt-4o-mini', input: 'go' })).status).toBe(446);
     });
+  });
+
+  it('answers 446 and 246 with reason phrases on the status line', async () => {
+    const statusLine = (deny: boolean) =>
+      new Promise<string>((resolve, reject) => {
+        const config = JSON.stringify(openai({ input_guardrails: [{ 'default.contains': { operator: 'none', words: [FORBIDDEN] }, deny }] }));
+        const req = http.request(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-config': config } }, (res) => {
+          res.resume();
+          resolve(`${res.statusCode} ${res.statusMessage}`);
+        });
+        req.on('error', reject);
+        req.end(JSON.stringify(chat([{ role: 'user', content: FORBIDDEN }])));
+      });
+    expect(await statusLine(true)).toBe('446 Denied by Guardrails');
+    expect(await statusLine(false)).toBe('246 Flagged by Guardrails');
   });
 
   describe('rewrites', () => {
