@@ -204,6 +204,19 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
       expect(res.text).toContain('content_filter');
     });
 
+    it('chat: tool-call arguments split around other deltas (a repeated name, another call) never reach the client', async () => {
+      const args = (index: number, a: string, name?: string) => chunk({ tool_calls: [{ index, ...(index === 0 && name ? { id: 'call_1', type: 'function' } : {}), function: { ...(name ? { name } : {}), arguments: a } }] });
+      // Some providers repeat the name in every chunk; parallel calls interleave.
+      provider.queue.push({ chunks: [...['{"t":"gl', 'pat-0', '123"}'].map((a) => args(0, a, 'send')), chunk({}, 'tool_calls'), 'data: [DONE]\n\n'] });
+      provider.queue.push({ chunks: [args(0, '{"t":"gl', 'send'), args(1, '{"x":1', 'other'), args(0, 'pat-0123"}'), args(1, '}'), chunk({}, 'tool_calls'), 'data: [DONE]\n\n'] });
+      for (let i = 0; i < 2; i++) {
+        const res = await send('/chat/completions', openai({ output_guardrails: [deny({ window: { size: 10, context: 20 } })] }), { ...chat([]), stream: true });
+        const sent = [...res.text.matchAll(/"arguments":"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string).join('');
+        expect(sent.replace(/\{"x":1\}?/g, '')).not.toContain(FORBIDDEN);
+        expect(res.status === 446 || res.text.includes('content_filter')).toBe(true);
+      }
+    });
+
     it('/v1/messages: a tool_use input from Anthropic is checked, streamed or not', async () => {
       const body = { model: 'claude-sonnet-4-5', max_tokens: 32, messages: [{ role: 'user', content: 'send it' }] };
       provider.queue.push({ json: anthropicMessage([{ type: 'tool_use', id: 'toolu_1', name: 'send', input: { token: FORBIDDEN } }]) });

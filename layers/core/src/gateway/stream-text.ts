@@ -21,6 +21,9 @@ const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null 
 const frame = (e: EventSourceMessage): string => `${e.event ? `event: ${e.event}\n` : ''}data: ${e.data}\n\n`;
 const named = (type: string, data: Json): string => `event: ${type}\ndata: ${JSON.stringify({ type, ...data })}\n\n`;
 
+/** How much of a channel's text is carried back when the channel is taken up again (the largest useful window context). */
+const CHANNEL_TAIL = 1_000;
+
 const AUDIO_DELTA = /(^|[._])audio\.delta$/;
 
 export class StreamText {
@@ -33,6 +36,8 @@ export class StreamText {
   #channel = '';
   /** All the text so far: a whole-text event whose text is in it adds nothing new to check. */
   #all = '';
+  /** Each channel's last CHANNEL_TAIL characters. */
+  readonly #channels = new Map<string, string>();
 
   /** The text an event adds, noting what the terminal events will need. */
   textOf(e: EventSourceMessage): string {
@@ -56,10 +61,18 @@ export class StreamText {
     return this.#anthropic(type, data);
   }
 
-  /** Text of one channel; a new channel starts on a new line, so texts of two channels never join into one phrase. */
+  /**
+   * Text of one channel. A new channel starts on a new line, so texts of two channels never join
+   * into one phrase; a channel taken up again after another one (interleaved tool calls, a name
+   * repeated in every chunk) restarts with its own last characters, so a phrase split around the
+   * interruption is still seen whole.
+   */
   #add(channel: string, text: string): string {
     if (text === '') return '';
-    const out = channel === this.#channel || this.#all === '' ? text : `\n${text}`;
+    const before = this.#channels.get(channel) ?? '';
+    this.#channels.set(channel, (before + text).slice(-CHANNEL_TAIL));
+    let out = text;
+    if (channel !== this.#channel && this.#all !== '') out = `\n${before}${text}`;
     this.#channel = channel;
     this.#all += out;
     return out;
@@ -87,7 +100,9 @@ export class StreamText {
         for (const call of d.tool_calls) {
           if (!isRecord(call) || !isRecord(call.function)) continue;
           const ch = `${at}:tool${typeof call.index === 'number' ? call.index : 0}`;
-          if (typeof call.function.name === 'string') text += this.#add(`${ch}:name`, call.function.name);
+          // Some providers repeat the name in every chunk: only a name not yet seen is new text.
+          const name = call.function.name;
+          if (typeof name === 'string' && this.#channels.get(`${ch}:name`) !== name) text += this.#add(`${ch}:name`, name);
           if (typeof call.function.arguments === 'string') text += this.#add(ch, call.function.arguments);
         }
       }
