@@ -39,7 +39,7 @@ const INTEGRATION = [
   'test/layers/core/gateway/managed.test.ts',
   'test/layers/core/gateway/realtime/guard.test.ts',
   'test/layers/core/gateway/responses-body.test.ts',
-  'test/layers/core/http/app.test.ts',
+  'test/layers/core/app.test.ts',
   'test/layers/core/http/header-alias.test.ts',
   'test/layers/core/observability/analytics.test.ts',
   'test/layers/core/observability/ingest.test.ts',

@@ -17,7 +17,7 @@ import { lambdaCode, LAMBDA_HANDLER, type LambdaAssets } from '../lambda-code.ts
 import { DOCS_ASSET_DIR, DOCS_ASSETS } from '../../layers/core/src/openapi/routes.ts';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/admin/prefixes.ts';
+import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/http/prefixes.ts';
 import { DEFAULT_MEMORY_MB, type FunctionName } from '../settings.ts';
 import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, grantItemAccess, grantObjectAccess } from './data-stack.ts';
 import type { IKey } from 'aws-cdk-lib/aws-kms';

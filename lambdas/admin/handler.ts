@@ -2,7 +2,7 @@
 import middy from '@middy/core';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
-import { createApp } from '../../layers/core/src/http/app.ts';
+import { createApp } from '../../layers/core/src/app.ts';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
 import { eventToRequest, responseToResult } from '../shared/apigw.ts';
 import type { Logger } from '@aws-lambda-powertools/logger';

@@ -4,7 +4,7 @@ import middy from '@middy/core';
 import { executionModeStreamifyResponse } from '@middy/core/StreamifyResponse';
 import type { APIGatewayProxyEvent } from 'aws-lambda';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
-import { createApp } from '../../layers/core/src/http/app.ts';
+import { createApp } from '../../layers/core/src/app.ts';
 import { fastBodyOf } from '../../layers/core/src/http/bodies.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { mcpModule } from '../../layers/core/src/mcp/gateway/routes.ts';

@@ -5,6 +5,7 @@
  * same way in both local modes: API Gateway's WebSocket API is another front door (docs/realtime.md).
  */
 import { STATUS_CODES, type IncomingMessage, type Server } from 'node:http';
+import type { Server as TlsServer } from 'node:https';
 import type { Duplex } from 'node:stream';
 import WebSocket, { WebSocketServer } from 'ws';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
@@ -22,7 +23,7 @@ export interface RealtimeEndpoint {
   close(): void;
 }
 
-export function attachRealtime(server: Server, deps: CoreDeps): RealtimeEndpoint {
+export function attachRealtime(server: Server | TlsServer, deps: CoreDeps): RealtimeEndpoint {
   const protocols = new WeakMap<IncomingMessage, string | undefined>();
   const answers = new WeakMap<IncomingMessage, Readonly<Record<string, string>>>();
   const wss = new WebSocketServer({

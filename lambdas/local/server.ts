@@ -3,14 +3,19 @@
  * real Lambda handlers (API Gateway event in, the streaming prelude framing out), routed by path as
  * API Gateway routes them.
  */
+import { readFileSync } from 'node:fs';
 import http, { type IncomingMessage, type ServerResponse } from 'node:http';
+import https from 'node:https';
+import { createSecureContext } from 'node:tls';
 import type { AddressInfo } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { closeAfterEarlyAnswer, createNodeListener, refusedMethod, type EndBarrier } from './node-adapter.ts';
 import type { APIGatewayProxyEvent, APIGatewayProxyResult, Context } from 'aws-lambda';
+import { ConfigError, type AppConfig } from '../../layers/core/src/config.ts';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
-import { createApp, isAdminPath } from '../../layers/core/src/http/app.ts';
+import { createApp } from '../../layers/core/src/app.ts';
+import { isAdminPath } from '../../layers/core/src/http/surfaces.ts';
 import { gatewayModule } from '../../layers/core/src/gateway/routes.ts';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
 import { mcpModule } from '../../layers/core/src/mcp/gateway/routes.ts';
@@ -54,7 +59,10 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
           logBarrier(opts.deps),
         )
       : await lambdaListener(opts.deps);
-  const server = http.createServer(serverOptions, withConsole(core, path.resolve(opts.consoleDir ?? 'dist/console')));
+  const listener = withConsole(core, path.resolve(opts.consoleDir ?? 'dist/console'));
+  // With GW_TLS_CERT and GW_TLS_KEY: https:// and wss://, which clients that insist on TLS need (the openai SDK's realtime client).
+  const tls = tlsFiles(opts.deps.config.tls);
+  const server = tls ? https.createServer({ ...serverOptions, ...tls }, listener) : http.createServer(serverOptions, listener);
   // Both modes relay locally: on AWS the WebSocket API is its own front door (docs/realtime.md).
   const realtime = attachRealtime(server, opts.deps);
   server.keepAliveTimeout = 65_000;
@@ -65,7 +73,7 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
   });
   const { port } = server.address() as AddressInfo;
   const host = opts.host ?? '127.0.0.1';
-  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const url = `${tls ? 'https' : 'http'}://${host.includes(':') ? `[${host}]` : host}:${port}`;
   // Links the service sends (invites) point here unless GW_PUBLIC_URL names another address.
   opts.deps.config.publicUrl ??= url;
   // A custom host never reaches this server (on any address of the machine), whatever GW_TRUSTED_CUSTOM_HOSTS
@@ -90,6 +98,25 @@ export async function startLocalServer(opts: LocalServerOptions): Promise<LocalS
 }
 
 type Listener = (req: IncomingMessage, res: ServerResponse) => unknown;
+
+/** The certificate and key, read and checked at start so that a wrong file stops `npm start` naming its variable. */
+function tlsFiles(files: AppConfig['tls']): { cert: Buffer; key: Buffer } | undefined {
+  if (!files) return undefined;
+  const read = (name: string, file: string) => {
+    try {
+      return readFileSync(file);
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration: ${name} cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)}: ${file})`);
+    }
+  };
+  const pair = { cert: read('GW_TLS_CERT', files.certFile), key: read('GW_TLS_KEY', files.keyFile) };
+  try {
+    createSecureContext(pair);
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration: GW_TLS_CERT and GW_TLS_KEY must be a PEM certificate and its private key (${(err as Error).message})`);
+  }
+  return pair;
+}
 
 /**
  * With a spool, a gateway answer ends only once its request log is on disk, so a crash right after
@@ -133,7 +160,7 @@ function withConsole(core: Listener, consoleDir: string): Listener {
  * once its answer has been sent, so the server closes when the last request in flight ends rather
  * than when clients drop their idle connections.
  */
-function trackDrain(server: http.Server): { start(): void } {
+function trackDrain(server: http.Server | https.Server): { start(): void } {
   const inFlight = new Set<ServerResponse>();
   let draining = false;
   const noKeepAlive = (res: ServerResponse) => {

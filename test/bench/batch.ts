@@ -14,9 +14,9 @@ import { startLocalServer } from '../../lambdas/local/server.ts';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps } from '../../layers/core/src/deps.ts';
-import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
-import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
-import type { LocalBatchDriver } from '../../layers/core/src/ports/local/batch-driver.ts';
+import { attachLocalWorkers } from '../../layers/core/src/local-adapters.ts';
+import { localAdapters } from '../../layers/core/src/local-adapters.ts';
+import type { LocalBatchDriver } from '../../layers/core/src/batches/local-driver.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startMockBatchProvider } from '../support/mock-batch-provider.ts';
 

@@ -9,7 +9,7 @@ import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps } from '../../layers/core/src/deps.ts';
-import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
+import { localAdapters } from '../../layers/core/src/local-adapters.ts';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
@@ -21,7 +21,7 @@ import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { McpRepository } from '../../layers/core/src/store/mcp.ts';
 import type { LocalQueueFactory } from '../../layers/core/src/ports/queue-factory.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
-import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
+import { attachLocalWorkers } from '../../layers/core/src/local-adapters.ts';
 
 const ddb = await startDynamoDBLocal({ dataDir: ':memory:' });
 let stopping = false;

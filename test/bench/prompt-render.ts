@@ -3,7 +3,7 @@
  * `PromptRenderer` over an in-process `PromptSource` (the store's own caches answer a warm
  * instance the same way, without a table read). Budget: 1 ms p99 (issue 17).
  */
-import type { Principal } from '../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../layers/core/src/kernel/principal.ts';
 import type { PartialVersion, PromptSource, PromptVersion } from '../../layers/core/src/prompts/contract.ts';
 import { PromptRenderer } from '../../layers/core/src/prompts/render.ts';
 

@@ -13,7 +13,7 @@ import { PromptService } from '../../layers/core/src/admin/prompts/service.ts';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps, type CoreDeps } from '../../layers/core/src/deps.ts';
-import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
+import { localAdapters } from '../../layers/core/src/local-adapters.ts';
 import type { PromptSource } from '../../layers/core/src/prompts/contract.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';

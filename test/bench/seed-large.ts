@@ -18,7 +18,7 @@ import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import { loadConfig, type AppConfig } from '../../layers/core/src/config.ts';
 import { createDeps, type CoreDeps } from '../../layers/core/src/deps.ts';
 import { observability } from '../../layers/core/src/observability/install.ts';
-import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
+import { localAdapters } from '../../layers/core/src/local-adapters.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { ApiKey, ApiKeyByHash } from '../../layers/core/src/store/entities.ts';
 import { newKeyRecord } from '../../layers/core/src/admin/api-keys/service.ts';

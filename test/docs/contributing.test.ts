@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { GatewayRecord, TargetAdmission } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayRecord, TargetAdmission } from '../../layers/core/src/kernel/lifecycle.ts';
 import { ForbiddenError } from '../../layers/core/src/http/errors.ts';
 import { auditHook, responsesDialect } from './examples/contributing.ts';
 import { codeBlocks, read, ROOT } from './markdown.ts';

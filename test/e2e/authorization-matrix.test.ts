@@ -12,7 +12,7 @@ import { ADMIN_ROUTES, PUBLIC_ADMIN_ROUTES } from '../../layers/core/src/admin/r
 import type { AdminRoute } from '../../layers/core/src/admin/route.ts';
 import { newKeyRecord } from '../../layers/core/src/admin/api-keys/service.ts';
 import { ORGANISATION_ONLY_SCOPES, SCOPES, WORKSPACE_ONLY_SCOPES, WORKSPACE_SCOPES, type Scope } from '../../layers/core/src/policy/scopes.ts';
-import type { Role } from '../../layers/core/src/policy/principal.ts';
+import type { Role } from '../../layers/core/src/kernel/principal.ts';
 import type { ApiKeyType } from '../../layers/core/src/store/entities.ts';
 import { addUser } from '../support/identity.ts';
 import { jwtEnv, startJwks } from '../support/jwks.ts';

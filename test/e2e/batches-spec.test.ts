@@ -12,7 +12,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BatchObject } from '../../layers/core/src/batches/object.ts';
 import { ManualClock } from '../../layers/core/src/ports/clock.ts';
-import type { LocalBatchDriver } from '../../layers/core/src/ports/local/batch-driver.ts';
+import type { LocalBatchDriver } from '../../layers/core/src/batches/local-driver.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { startMockBatchProvider, USAGE, type MockBatchProvider } from '../support/mock-batch-provider.ts';
 import { openaiSchemaErrors } from '../support/openai-schemas/validate.ts';

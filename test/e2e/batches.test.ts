@@ -9,7 +9,7 @@ import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import type { BatchObject } from '../../layers/core/src/batches/object.ts';
 import { ManualClock } from '../../layers/core/src/ports/clock.ts';
-import { LocalBatchDriver } from '../../layers/core/src/ports/local/batch-driver.ts';
+import { LocalBatchDriver } from '../../layers/core/src/batches/local-driver.ts';
 import { createTestDepsOn } from '../support/deps.ts';
 import { startMockServer } from '../support/mock-http.ts';
 import { scanTable } from '../support/records.ts';

@@ -6,7 +6,7 @@
  */
 import OpenAI, { toFile } from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../../layers/core/src/kernel/lifecycle.ts';
 import { sha256, speechBytes, startMockOpenAIApi, type MockOpenAIApi } from '../support/mock-openai-api.ts';
 import { makePng, makeWav, multipart } from '../support/media.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';

@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { RateLimitedError } from '../../layers/core/src/http/errors.ts';
-import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../../layers/core/src/kernel/lifecycle.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { until } from '../support/until.ts';

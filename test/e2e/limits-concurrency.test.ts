@@ -10,7 +10,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
-import type { GatewayHook } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook } from '../../layers/core/src/kernel/lifecycle.ts';
 import { startLocalServer, type LocalServer } from '../../lambdas/local/server.ts';
 import { createTestDeps, createTestDepsOn } from '../support/deps.ts';
 import { ADMIN_KEY } from '../support/gantry.ts';

@@ -6,7 +6,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminModule } from '../../layers/core/src/admin/routes.ts';
 import { ensureBootstrap } from '../../layers/core/src/bootstrap.ts';
-import { createApp } from '../../layers/core/src/http/app.ts';
+import { createApp } from '../../layers/core/src/app.ts';
 import { BlobPartsSink, exportFileKey, runExport, type ExportRunnerDeps } from '../../layers/core/src/observability/exports.ts';
 import { ingestConsumer, observability } from '../../layers/core/src/observability/install.ts';
 import type { ExportQueueMessage } from '../../layers/core/src/observability/messages.ts';

@@ -7,7 +7,7 @@
  */
 import Anthropic from '@anthropic-ai/sdk';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../../layers/core/src/kernel/lifecycle.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { until } from '../support/until.ts';
 import { ANTHROPIC_MODEL, anthropicErrorReply, startMockAnthropic, textMessage } from '../support/mock-anthropic.ts';

@@ -9,7 +9,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../../layers/core/src/kernel/lifecycle.ts';
 import { findModel } from '../../layers/core/src/pricing/catalog.ts';
 import { costMicrosOf, formatUsd } from '../../layers/core/src/pricing/cost.ts';
 import { systemClock } from '../../layers/core/src/ports/clock.ts';

@@ -9,7 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../../layers/core/src/kernel/lifecycle.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { until } from '../support/until.ts';

@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { GatewayHook, GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../../layers/core/src/kernel/lifecycle.ts';
 import { sha256, startMockOpenAIApi, type MockOpenAIApi } from '../support/mock-openai-api.ts';
 import { makePng, multipart } from '../support/media.ts';
 import { ADMIN_KEY, startGantry, type TestGantry } from '../support/gantry.ts';

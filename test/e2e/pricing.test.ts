@@ -4,7 +4,7 @@
  */
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayRecord } from '../../layers/core/src/kernel/lifecycle.ts';
 import { catalogModels } from '../../layers/core/src/pricing/catalog.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';

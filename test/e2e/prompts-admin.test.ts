@@ -6,7 +6,7 @@
  * `deps.prompts` (id, slug, slug@n, slug@latest, slug@label).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Principal } from '../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../layers/core/src/kernel/principal.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { workspaceRecord } from '../support/records.ts';
 

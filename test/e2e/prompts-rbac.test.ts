@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { newKeyRecord } from '../../layers/core/src/admin/api-keys/service.ts';
-import type { Role } from '../../layers/core/src/policy/principal.ts';
+import type { Role } from '../../layers/core/src/kernel/principal.ts';
 import { SCOPES, WORKSPACE_SCOPES } from '../../layers/core/src/policy/scopes.ts';
 import type { ApiKeyType } from '../../layers/core/src/store/entities.ts';
 import { addUser } from '../support/identity.ts';

@@ -9,7 +9,7 @@ import type { AddressInfo } from 'node:net';
 import Anthropic from '@anthropic-ai/sdk';
 import OpenAI from 'openai';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { GatewayRecord } from '../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayRecord } from '../../layers/core/src/kernel/lifecycle.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 
 type Behaviour = (res: http.ServerResponse) => void;

@@ -6,66 +6,14 @@
  * response is cancelled; the session goes on, and a passing session is relayed as it was.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { connected, openRealtime, type Json } from '../support/realtime-client.ts';
 import { until } from '../support/until.ts';
 import { startMockRealtime, type MockRealtime } from '../support/mock-realtime.ts';
 import { storedLog } from '../support/observability.ts';
 
-type Json = Record<string, unknown>;
 const FORBIDDEN = 'glpat-0123';
 const block = (words: string[], extra: Json = {}) => ({ 'default.contains': { operator: 'none', words }, deny: true, ...extra });
-
-/** A connected client that keeps every event, and waits for the one it needs. */
-class Client {
-  readonly events: Json[] = [];
-  readonly closed: Promise<number>;
-  readonly ws: WebSocket;
-  #waiters: Array<() => void> = [];
-
-  constructor(ws: WebSocket) {
-    this.ws = ws;
-    ws.on('message', (data: Buffer) => {
-      this.events.push(JSON.parse(data.toString('utf8')) as Json);
-      for (const w of this.#waiters.splice(0)) w();
-    });
-    this.closed = new Promise((resolve) => ws.once('close', (code) => resolve(code)));
-  }
-
-  send(event: Json): void {
-    this.ws.send(JSON.stringify(event));
-  }
-
-  async until(type: string, count = 1): Promise<Json[]> {
-    for (;;) {
-      const found = this.events.filter((e) => e.type === type);
-      if (found.length >= count) return found;
-      await new Promise<void>((r) => this.#waiters.push(r));
-    }
-  }
-
-  of(type: string): Json[] {
-    return this.events.filter((e) => e.type === type);
-  }
-}
-
-async function open(url: string, headers: Record<string, string>): Promise<Client | { status: number; body: Json }> {
-  const ws = new WebSocket(url, { headers });
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(new Client(ws)));
-    ws.once('unexpected-response', (_req, res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text || '{}') as Json }));
-    });
-    ws.once('error', reject);
-  });
-}
-
-function connected(c: Client | { status: number; body: Json }): Client {
-  if (!(c instanceof Client)) throw new Error(`refused: ${c.status} ${JSON.stringify(c.body)}`);
-  return c;
-}
 
 const say = (text: string, extra: Json = {}) => ({ type: 'response.create', response: { metadata: { text, chunk: 3, ...extra } } });
 const userText = (text: string, id = 'evt_client_1') => ({ type: 'conversation.item.create', event_id: id, item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
@@ -84,7 +32,7 @@ describe.each(['direct', 'lambda'] as const)('realtime guardrails (%s mode)', (m
   const wsUrl = () => `${gw.url.replace('http', 'ws')}/v1/realtime?model=gpt-4o-realtime-preview`;
   const target = (hooks: Json = {}) => ({ provider: 'openai', api_key: 'sk-provider', custom_host: `${mock.url}/v1`, ...hooks });
   const session = async (hooks: Json, traceId = trace('s')) =>
-    connected(await open(wsUrl(), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(target(hooks)), 'x-gw-trace-id': traceId }));
+    connected(await openRealtime(wsUrl(), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(target(hooks)), 'x-gw-trace-id': traceId }));
   const provider = () => mock.connections.at(-1)!;
 
   beforeAll(async () => {
@@ -250,7 +198,7 @@ describe.each(['direct', 'lambda'] as const)('realtime guardrails (%s mode)', (m
   });
 
   it('refuses the upgrade with 400 naming the path of a hook whose check does not exist', async () => {
-    const res = await open(wsUrl(), {
+    const res = await openRealtime(wsUrl(), {
       'x-gw-api-key': key,
       'x-gw-config': JSON.stringify(target({ output_guardrails: [{ 'default.nope': {}, deny: true }] })),
     });

@@ -6,62 +6,10 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
+import { connected, openRealtime, RealtimeClient, type Json } from '../support/realtime-client.ts';
 import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from '../support/mock-realtime.ts';
 import { storedLog, waitFor } from '../support/observability.ts';
 
-type Json = Record<string, unknown>;
-
-/** A connected client that keeps every event, and waits for the one it needs. */
-class Client {
-  readonly events: Json[] = [];
-  readonly binary: Buffer[] = [];
-  readonly closed: Promise<{ code: number; reason: string }>;
-  #waiters: Array<() => void> = [];
-
-  readonly ws: WebSocket;
-
-  constructor(ws: WebSocket) {
-    this.ws = ws;
-    ws.on('message', (data: Buffer, isBinary: boolean) => {
-      if (isBinary) this.binary.push(data);
-      else this.events.push(JSON.parse(data.toString('utf8')) as Json);
-      for (const w of this.#waiters.splice(0)) w();
-    });
-    this.closed = new Promise((resolve) => ws.once('close', (code, reason) => resolve({ code, reason: reason.toString() })));
-  }
-
-  send(event: Json): void {
-    this.ws.send(JSON.stringify(event));
-  }
-
-  /** Resolves once `count` events of `type` have arrived. */
-  async until(type: string, count = 1): Promise<Json[]> {
-    for (;;) {
-      const found = this.events.filter((e) => e.type === type);
-      if (found.length >= count) return found;
-      await new Promise<void>((r) => this.#waiters.push(r));
-    }
-  }
-}
-
-/** The upgrade's outcome: an open client, or the HTTP refusal with its body. */
-async function open(url: string, headers: Record<string, string>, protocols?: string[]): Promise<Client | { status: number; body: Json }> {
-  const ws = new WebSocket(url, protocols ?? [], { headers });
-  return new Promise((resolve, reject) => {
-    ws.once('open', () => resolve(new Client(ws)));
-    ws.once('unexpected-response', (_req, res) => {
-      let text = '';
-      res.on('data', (c: Buffer) => (text += c.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text || '{}') as Json }));
-    });
-    ws.once('error', reject);
-  });
-}
-
-function connected(c: Client | { status: number; body: Json }): Client {
-  if (!(c instanceof Client)) throw new Error(`refused: ${c.status} ${JSON.stringify(c.body)}`);
-  return c;
-}
 
 describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) => {
   let gw: TestGantry;
@@ -95,7 +43,7 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
     const t = trace('relay');
     const ws = new WebSocket(wsUrl(), { headers: viaMock({ 'x-gw-trace-id': t }) });
     const upgrade = new Promise<Record<string, unknown>>((resolve) => ws.once('upgrade', (res) => resolve(res.headers)));
-    const c = new Client(ws);
+    const c = new RealtimeClient(ws);
     expect(await upgrade).toMatchObject({ 'x-gw-trace-id': t, 'x-gw-provider': 'openai', 'x-gw-log-id': expect.any(String) });
     const [created] = await c.until('session.created');
     expect(created).toMatchObject({ session: { object: 'realtime.session', model: 'gpt-4o-realtime-preview' } });
@@ -118,7 +66,7 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
   it('masks the provider key in what the provider sends back (an error event quoting it)', async () => {
     const secret = 'sk-config-0123456789abcdef';
     const config = { provider: 'openai', api_key: secret, custom_host: `${mock.url}/v1` };
-    const c = connected(await open(wsUrl(), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) }));
+    const c = connected(await openRealtime(wsUrl(), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) }));
     await c.until('session.created');
     c.send({ type: 'mock.bad_key', event_id: 'evt_1' });
     const [error] = await c.until('error');
@@ -130,16 +78,16 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
   });
 
   it('refuses a missing or wrong key with 401 before any provider is contacted', async () => {
-    const missing = await open(wsUrl(), { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1` });
+    const missing = await openRealtime(wsUrl(), { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1` });
     expect(missing).toMatchObject({ status: 401 });
-    const wrong = await open(wsUrl(), viaMock({ 'x-gw-api-key': 'gw_wrong-key-000000000000000000000000000' }));
+    const wrong = await openRealtime(wsUrl(), viaMock({ 'x-gw-api-key': 'gw_wrong-key-000000000000000000000000000' }));
     expect(wrong).toMatchObject({ status: 401, body: { error: { type: expect.any(String) } } });
     expect(mock.connections).toHaveLength(0);
   });
 
   it('takes the gateway key from the browser subprotocol and never accepts or forwards it', async () => {
     const headers = { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-provider' };
-    const c = connected(await open(wsUrl(), headers, ['realtime', `openai-insecure-api-key.${key}`, 'openai-beta.realtime-v1']));
+    const c = connected(await openRealtime(wsUrl(), headers, ['realtime', `openai-insecure-api-key.${key}`, 'openai-beta.realtime-v1']));
     expect(c.ws.protocol).toBe('realtime');
     await c.until('session.created');
     const conn = mock.connections[0]!;
@@ -158,14 +106,14 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
   });
 
   it('names the missing model, and refuses a blocked custom host before connecting', async () => {
-    expect(await open(wsUrl(''), viaMock())).toMatchObject({ status: 400, body: { error: { param: 'model' } } });
-    const blocked = await open(wsUrl(), viaMock({ 'x-gw-custom-host': 'http://169.254.169.254/v1' }));
+    expect(await openRealtime(wsUrl(''), viaMock())).toMatchObject({ status: 400, body: { error: { param: 'model' } } });
+    const blocked = await openRealtime(wsUrl(), viaMock({ 'x-gw-custom-host': 'http://169.254.169.254/v1' }));
     expect(blocked).toMatchObject({ status: 400, body: { error: { param: 'x-gw-custom-host' } } });
     expect(mock.connections).toHaveLength(0);
   });
 
   it('answers the provider refusal, and a fallback connects to its next target', async () => {
-    const refused = await open(wsUrl('?model=refuse-503'), viaMock());
+    const refused = await openRealtime(wsUrl('?model=refuse-503'), viaMock());
     expect(refused).toMatchObject({ status: 503 });
     const config = {
       strategy: { mode: 'fallback' },
@@ -174,7 +122,7 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
         { provider: 'openai', custom_host: `${mock.url}/v1`, api_key: 'sk-b' },
       ],
     };
-    const c = connected(await open(wsUrl(), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) }));
+    const c = connected(await openRealtime(wsUrl(), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) }));
     await c.until('session.created');
     expect(mock.connections.at(-1)?.headers.authorization).toBe('Bearer sk-b');
     c.ws.close();
@@ -182,7 +130,7 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
 
   it('connects to Azure OpenAI with its deployment, api-version and api-key header', async () => {
     const c = connected(
-      await open(wsUrl('?model=gpt-4o-realtime-preview'), {
+      await openRealtime(wsUrl('?model=gpt-4o-realtime-preview'), {
         'x-gw-api-key': key,
         'x-gw-config': JSON.stringify({ provider: 'azure-openai', custom_host: `${mock.url}/openai`, api_key: 'az-key', azure_deployment_id: 'rt-deploy' }),
       }),
@@ -196,7 +144,7 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
   });
 
   it('keeps the order of 1,000 events each way, and relays binary frames unchanged', async () => {
-    const c = connected(await open(wsUrl(), viaMock()));
+    const c = connected(await openRealtime(wsUrl(), viaMock()));
     await c.until('session.created');
     for (let i = 0; i < 1000; i++) c.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: String(i) }] } });
     c.send({ type: 'response.create', response: { metadata: { deltas: 1000 } } });
@@ -214,14 +162,14 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
   });
 
   it('closes the provider with the client’s code, and the client with the provider’s', async () => {
-    const a = connected(await open(wsUrl(), viaMock()));
+    const a = connected(await openRealtime(wsUrl(), viaMock()));
     await a.until('session.created');
     a.ws.close(4001, 'client done');
     await a.closed;
     await waitFor(gw.deps, async () => mock.connections[0]?.closedWith);
     expect(mock.connections[0]!.closedWith).toBe(4001);
 
-    const b = connected(await open(wsUrl(), viaMock()));
+    const b = connected(await openRealtime(wsUrl(), viaMock()));
     await b.until('session.created');
     b.send({ type: 'mock.close', code: 4002, reason: 'provider done' });
     expect(await b.closed).toEqual({ code: 4002, reason: 'provider done' });
@@ -229,7 +177,7 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
 
   it('logs the session with its model, provider, usage summed over responses, message counts and cost', async () => {
     const t = trace('log');
-    const c = connected(await open(wsUrl(), viaMock({ 'x-gw-trace-id': t })));
+    const c = connected(await openRealtime(wsUrl(), viaMock({ 'x-gw-trace-id': t })));
     await c.until('session.created');
     c.send({ type: 'response.create' });
     await c.until('response.done');
@@ -264,12 +212,12 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
       return res.json.key as string;
     };
     const once = await make({ rate_limits: [{ type: 'requests', unit: 'rpd', value: 1 }] });
-    const first = connected(await open(wsUrl(), viaMock({ 'x-gw-api-key': once })));
-    expect(await open(wsUrl(), viaMock({ 'x-gw-api-key': once }))).toMatchObject({ status: 429 });
+    const first = connected(await openRealtime(wsUrl(), viaMock({ 'x-gw-api-key': once })));
+    expect(await openRealtime(wsUrl(), viaMock({ 'x-gw-api-key': once }))).toMatchObject({ status: 429 });
     first.ws.close();
 
     const budgeted = await make({ usage_limits: { type: 'tokens', credit_limit: 3000 } });
-    const c = connected(await open(wsUrl(), viaMock({ 'x-gw-api-key': budgeted })));
+    const c = connected(await openRealtime(wsUrl(), viaMock({ 'x-gw-api-key': budgeted })));
     await c.until('session.created');
     c.send({ type: 'response.create' });
     await c.until('response.done');

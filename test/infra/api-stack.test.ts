@@ -9,7 +9,7 @@ import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type GantryApp } from '../../infra/app-builder.ts';
 import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
-import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/admin/prefixes.ts';
+import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/http/prefixes.ts';
 import { TABLE } from '../../layers/core/src/store/table.ts';
 
 // Bundling runs esbuild per function; only the bundle test at the end pays for it.

@@ -7,9 +7,9 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createDeps, type CoreDeps, type DepsOverrides } from '../../layers/core/src/deps.ts';
-import { localAdapters } from '../../layers/core/src/ports/local/adapters.ts';
+import { localAdapters } from '../../layers/core/src/local-adapters.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
-import { attachLocalWorkers } from '../../layers/core/src/observability/install.ts';
+import { attachLocalWorkers } from '../../layers/core/src/local-adapters.ts';
 
 export async function createTestDeps(
   env: Record<string, string> = {},

@@ -1,7 +1,7 @@
 /** Users and memberships written straight to the table (tests that need people without invites). */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
-import type { Principal } from '../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../layers/core/src/kernel/principal.ts';
 import { IdentityRepository, type OrganisationRole, type UserRecord, type WorkspaceRole } from '../../layers/core/src/store/identity.ts';
 
 export interface NewUser {

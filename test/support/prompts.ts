@@ -5,7 +5,7 @@
  * default version.
  */
 import type { PartialVersion, PromptSource, PromptVersion } from '../../layers/core/src/prompts/contract.ts';
-import type { Principal } from '../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../layers/core/src/kernel/principal.ts';
 
 export function promptVersion(over: Partial<PromptVersion> & Pick<PromptVersion, 'template'>): PromptVersion {
   const version = over.version ?? 1;

@@ -94,6 +94,9 @@ const envSchema = z.object({
   GW_JWKS_COOLDOWN_SECONDS: wholeNumber(30, z.gte(0)),
   /** The base URL invite links point at (e.g. https://gantry.example.com); else the request's origin. */
   GW_PUBLIC_URL: optionalUrl(),
+  /** Local server: PEM certificate and key files; both set, it serves https:// and wss:// (docs/realtime.md). */
+  GW_TLS_CERT: optionalNonEmpty(),
+  GW_TLS_KEY: optionalNonEmpty(),
   /** Browser origins (comma-separated, or `*`) that may call the MCP gateway besides its own (docs/mcp.md). */
   GW_MCP_ALLOWED_ORIGINS: optionalNonEmpty(),
   GW_INVITE_TTL_HOURS: wholeNumber(168, z.gte(1), z.lte(720)),
@@ -152,6 +155,8 @@ export interface AppConfig {
   /** OpenTelemetry trace export; undefined when OTEL_EXPORTER_OTLP_ENDPOINT is not set. */
   otel?: OtelConfig;
   publicUrl: string | undefined;
+  /** The local server's TLS certificate and key (PEM file paths); absent: it serves plain HTTP. */
+  tls?: { certFile: string; keyFile: string };
   /** GW_MCP_ALLOWED_ORIGINS: origins (`https://app.example.com`) or `*`; unset: none besides the same origin. */
   mcpAllowedOrigins?: readonly string[];
   inviteTtlMs: number;
@@ -278,6 +283,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (e.GW_JWKS_URL && (!e.GW_JWT_ISSUER || !e.GW_JWT_AUDIENCE)) {
     throw new ConfigError(`Invalid configuration: GW_JWKS_URL needs ${!e.GW_JWT_ISSUER ? 'GW_JWT_ISSUER' : 'GW_JWT_AUDIENCE'} too`);
   }
+  if (!e.GW_TLS_CERT !== !e.GW_TLS_KEY) {
+    throw new ConfigError(`Invalid configuration: ${e.GW_TLS_CERT ? 'GW_TLS_CERT needs GW_TLS_KEY' : 'GW_TLS_KEY needs GW_TLS_CERT'} too`);
+  }
   return {
     tableName: e.TABLE_NAME,
     dynamodbEndpoint: e.DYNAMODB_ENDPOINT,
@@ -316,6 +324,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
       ? { otel: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), serviceName: e.OTEL_SERVICE_NAME } }
       : {}),
     publicUrl: e.GW_PUBLIC_URL,
+    ...(e.GW_TLS_CERT && e.GW_TLS_KEY ? { tls: { certFile: e.GW_TLS_CERT, keyFile: e.GW_TLS_KEY } } : {}),
     ...(e.GW_MCP_ALLOWED_ORIGINS ? { mcpAllowedOrigins: allowedOrigins(e.GW_MCP_ALLOWED_ORIGINS) } : {}),
     inviteTtlMs: e.GW_INVITE_TTL_HOURS * 3_600_000,
     ...(e.GW_CONSOLE_SESSION_TTL_SECONDS !== undefined ? { consoleSessionTtlSeconds: e.GW_CONSOLE_SESSION_TTL_SECONDS } : {}),

@@ -3,7 +3,7 @@
  * local server) from the configuration and passed down.
  */
 import { secretsConfig, type AppConfig } from './config.ts';
-import type { GatewayHook } from './gateway/lifecycle.ts';
+import type { GatewayHook } from './kernel/lifecycle.ts';
 import { createKeyAuthenticator, type KeyAuthenticator } from './policy/key-auth.ts';
 import type { RuntimeAdapters } from './ports/adapters.ts';
 import { systemClock, type Clock } from './ports/clock.ts';
@@ -12,6 +12,7 @@ import { TrustedHosts } from './security/ssrf.ts';
 import { createDocumentClient } from './store/db.ts';
 import { createRepositories, type Repositories } from './store/repositories.ts';
 import { UpstreamClient } from './gateway/upstream.ts';
+import type { Upstream } from './ports/upstream.ts';
 import { SavedConfigCache, type SavedConfigSource } from './gateway/routing/saved-configs.ts';
 import { ConfigRepository } from './store/configs.ts';
 import type { BatchRunner } from './ports/batch-runner.ts';
@@ -27,7 +28,7 @@ import type { Cipher } from './ports/cipher.ts';
 import { ManagedProviderCache, type ManagedProviderSource } from './gateway/managed.ts';
 import type { FetchCredentials } from './providers/transform.ts';
 import { observabilityHooks } from './observability/hooks.ts';
-import type { GuardrailSource } from './guardrails/contract.ts';
+import type { GuardrailSource } from './kernel/guardrails.ts';
 import type { PromptSource } from './prompts/contract.ts';
 import { SavedGuardrailCache } from './guardrails/saved.ts';
 import { GuardrailRepository } from './store/guardrails.ts';
@@ -41,7 +42,7 @@ export interface CoreDeps {
   repos: Repositories;
   keyAuth: KeyAuthenticator;
   trustedHosts: TrustedHosts;
-  upstream: UpstreamClient;
+  upstream: Upstream;
   logger: Logger;
   /** Saved configs as the gateway reads them (cached). */
   savedConfigs: SavedConfigSource;

@@ -5,7 +5,7 @@
  * (`Dialect`, `GatewayHook`) fails the type check instead of misleading a reader.
  */
 import type { Dialect, DialectAnswer } from '../../../layers/core/src/gateway/dialect.ts';
-import type { GatewayHook } from '../../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook } from '../../../layers/core/src/kernel/lifecycle.ts';
 import { ForbiddenError, toOpenAIBody } from '../../../layers/core/src/http/errors.ts';
 
 /** Stand-ins for what a real dialect would translate; the example is about the shape, not them. */

@@ -4,7 +4,8 @@
  * nothing, since the queue delivers the batch again to a new child.
  */
 import { inject, describe, expect, it } from 'vitest';
-import { observability, attachLocalWorkers } from '../../../layers/core/src/observability/install.ts';
+import { observability } from '../../../layers/core/src/observability/install.ts';
+import { attachLocalWorkers } from '../../../layers/core/src/local-adapters.ts';
 import type { LogEvent } from '../../../layers/core/src/observability/log-event.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../../layers/core/src/observability/messages.ts';
 import { DAY_MS, HOUR_MS } from '../../../layers/core/src/observability/time.ts';

@@ -6,7 +6,7 @@
 import type { APIGatewayProxyEvent, Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
 import { ensureBootstrap } from '../../../layers/core/src/bootstrap.ts';
-import type { GatewayHook } from '../../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayHook } from '../../../layers/core/src/kernel/lifecycle.ts';
 import { observability } from '../../../layers/core/src/observability/install.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../../layers/core/src/observability/messages.ts';
 import type { LocalQueueFactory } from '../../../layers/core/src/ports/queue-factory.ts';

@@ -19,7 +19,7 @@ import { toResponse } from '../http/error-response.ts';
 import { isRecord, jsonResponse, tryParseJson } from '../http/json.ts';
 import { readBodyText, type RuntimeBindings } from '../http/bodies.ts';
 import { PARSE_CONTEXT, problemsFromZod } from '../gateway/validate/common.ts';
-import type { Principal, Role } from '../policy/principal.ts';
+import type { Principal, Role } from '../kernel/principal.ts';
 import { authorize } from '../policy/rbac.ts';
 import type { Scope } from '../policy/scopes.ts';
 import { securitySetting, type SecuritySettingName } from '../policy/security-settings.ts';

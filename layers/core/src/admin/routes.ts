@@ -1,5 +1,5 @@
 /** Every admin route, in one table (the authorization matrix test walks it). */
-import type { RouteModule } from '../http/app.ts';
+import type { RouteModule } from '../http/route-module.ts';
 import { apiKeyRoutes } from './api-keys/routes.ts';
 import { configRoutes } from './configs/routes.ts';
 import { guardrailRoutes } from './guardrails/routes.ts';

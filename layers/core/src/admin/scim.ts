@@ -2,7 +2,7 @@
  * SCIM provisioning (`SCIM_ENABLED`, docs/design/spec.md#admin-resources) is not implemented yet. Its paths belong to the admin
  * surface so that they answer clearly: 403 naming the flag when it is off, 404 otherwise.
  */
-import type { RouteModule } from '../http/app.ts';
+import type { RouteModule } from '../http/route-module.ts';
 import { RouteNotFoundError } from '../http/errors.ts';
 import { toResponse } from '../http/error-response.ts';
 import { featureDisabled } from './route.ts';

@@ -1,6 +1,6 @@
 /** Which principals may call the gateway. */
 import { ForbiddenError } from '../http/errors.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 
 /** A principal that may call the gateway: a workspace key (or JWT) with completions.write. */
 export type GatewayPrincipal = Principal & { workspaceId: string };

@@ -3,9 +3,9 @@
  * (a managed provider's exhausted budget, say). A refusal is answered as that target's attempt, so
  * a fallback goes on to its next target; a thrown error fails the request.
  */
-import type { GatewayHook, GatewayRecord, TargetAdmission } from './lifecycle.ts';
+import type { GatewayHook, GatewayRecord, TargetAdmission } from '../kernel/lifecycle.ts';
 import type { TargetCaller } from './routing/execute.ts';
-import type { ResolvedTarget } from './routing/types.ts';
+import type { ResolvedTarget } from '../kernel/routing.ts';
 
 function admissionOf(target: ResolvedTarget, params: Readonly<Record<string, unknown>>): TargetAdmission {
   const model = target.override_params.model ?? params.model;

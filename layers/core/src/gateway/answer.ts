@@ -16,7 +16,7 @@ import type { Input } from './input.ts';
 import { observeBody } from './observe.ts';
 import { endCleanly, namedErrorEvent, openAIErrorEvent, passedHeaders, readProvider, relay, relayRaw, transformJsonAnswer, type ProviderAnswer } from './respond.ts';
 import type { Outcome } from './routing/execute.ts';
-import { noteOpenAIUsage, priceRecord } from './usage.ts';
+import { noteOpenAIUsage, priceRecord } from '../kernel/usage.ts';
 
 const isJson = (contentType: unknown): boolean => typeof contentType === 'string' && /[/+]json\b/i.test(contentType);
 const is2xx = (status: number): boolean => status >= 200 && status < 300;

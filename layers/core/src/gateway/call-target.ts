@@ -19,8 +19,8 @@ import { isSendable, NEVER_FORWARDED, UNSENDABLE_MESSAGE } from './headers.ts';
 import { fillPath } from './paths.ts';
 import type { ProviderRequestBody } from './request-body.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
-import type { ResolvedTarget } from './routing/types.ts';
-import type { UpstreamClient } from './upstream.ts';
+import type { ResolvedTarget } from '../kernel/routing.ts';
+import type { Upstream } from '../ports/upstream.ts';
 import { readProvider } from './respond.ts';
 import { targetSecrets } from './scrub-sent.ts';
 
@@ -67,7 +67,7 @@ export interface NativeUsage {
 }
 
 export interface CallerDeps {
-  upstream: UpstreamClient;
+  upstream: Upstream;
   trustedHosts: TrustedHosts;
   clock: Clock;
   /**
@@ -430,7 +430,7 @@ async function callNativeTarget(
   const { native, provider, ctx, base, timeoutMs } = await prepareNative(deps, input, target, declared, nativeBody(input, target), passthrough);
   // Whatever the transform derives from them (a signature, a session token) is on the request itself.
   const secrets = [...targetSecrets(target, clientKeyOf(input))];
-  const send = (r: Parameters<UpstreamClient['send']>[0]) =>
+  const send = (r: Parameters<Upstream['send']>[0]) =>
     deps.upstream.send({ ...r, secrets: r.secrets ? [...r.secrets, ...secrets] : secrets }).catch((err: unknown) => nameUnsendable(err, input, target));
   const common = { provider, endpoint, ctx, send, baseUrl: base, timeoutMs, signal };
   if (passthrough) {

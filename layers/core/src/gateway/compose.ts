@@ -14,7 +14,7 @@ import type { Input } from './input.ts';
 import { withManagedProviders } from './managed.ts';
 import type { TargetCaller } from './routing/execute.ts';
 import type { Resolved } from './resolve.ts';
-import { noteSentModel, noteUsage, toUsage } from './usage.ts';
+import { noteSentModel, noteUsage, toUsage } from '../kernel/usage.ts';
 
 type Decorator = (inner: TargetCaller) => TargetCaller;
 

@@ -9,11 +9,11 @@
 import type { GantryError } from '../http/errors.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { CallerDeps, CallInput } from './call-target.ts';
-import type { GatewayRecord } from './lifecycle.ts';
+import type { GatewayRecord } from '../kernel/lifecycle.ts';
 import type { ProviderAnswer } from './respond.ts';
 import type { TargetCaller } from './routing/execute.ts';
-import type { ResolvedTarget } from './routing/types.ts';
-import type { Pricer } from './usage.ts';
+import type { ResolvedTarget } from '../kernel/routing.ts';
+import type { Pricer } from '../kernel/usage.ts';
 
 export interface Dialect {
   readonly name: string;

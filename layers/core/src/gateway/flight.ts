@@ -8,7 +8,7 @@ import type { CoreDeps } from '../deps.ts';
 import type { Dialect } from './dialect.ts';
 import type { EndpointSpec } from './endpoint.ts';
 import { gatewayKeyFromBearer } from './headers.ts';
-import type { GatewayRecord } from './lifecycle.ts';
+import type { GatewayRecord } from '../kernel/lifecycle.ts';
 import type { ReadBody } from './request-body.ts';
 
 const CACHE_DISABLED = 'DISABLED';

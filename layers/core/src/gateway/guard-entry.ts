@@ -12,14 +12,14 @@ import type { Flight } from './flight.ts';
 import type { GatewayPrincipal } from './access.ts';
 import { HOOK_KEYS, type RoutedTarget, type TargetHooks } from './routing/inherit.ts';
 import type { TargetCaller } from './routing/execute.ts';
-import type { ConfigNode, ResolvedTarget } from './routing/types.ts';
+import type { ConfigNode, ResolvedTarget } from '../kernel/routing.ts';
 
 /** Endpoints whose requests and answers are text guardrails read. */
 export const GUARDED: ReadonlySet<EndpointType> = new Set(['chatComplete', 'complete', 'createModelResponse', 'embed']);
 
 /**
  * Endpoints in a provider's own format, whose requests the input hooks read when they carry a body
- * (guardrails/provider-text.ts: the passthrough's every string, the assistants family's texts, the
+ * (gateway/provider-text.ts: the passthrough's every string, the assistants family's texts, the
  * batch lines of an upload); their answers pass as the provider sent them. The others run no hooks.
  */
 export const INPUT_GUARDED: ReadonlySet<EndpointType> = new Set(['proxy', 'assistants', 'uploadFile']);

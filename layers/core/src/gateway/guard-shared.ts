@@ -4,16 +4,16 @@
  */
 import { Readable } from 'node:stream';
 import type { IncomingHttpHeaders } from 'node:http';
-import type { CheckContext, GuardrailEvent, HookOutcome, SavedGuardrail } from '../guardrails/contract.ts';
+import type { CheckContext, GuardrailEvent, HookOutcome, SavedGuardrail } from '../kernel/guardrails.ts';
 import type { HooksRun, RunnerDeps } from '../guardrails/runner.ts';
 import { requestParts } from '../guardrails/text.ts';
-import { providerRequestParts } from '../guardrails/provider-text.ts';
+import { providerRequestParts } from './provider-text.ts';
 import type { GatewayPrincipal } from './access.ts';
 import type { CallInput } from './call-target.ts';
 import type { Flight } from './flight.ts';
-import type { HookResults } from './lifecycle.ts';
+import type { HookResults } from '../kernel/lifecycle.ts';
 import type { Attempt } from './routing/execute.ts';
-import type { ResolvedTarget } from './routing/types.ts';
+import type { ResolvedTarget } from '../kernel/routing.ts';
 
 /** What one request's hooks share: the flight, the call (a mutator may replace its body), the deps. */
 export interface Guarded {

@@ -8,7 +8,7 @@ import { ValidationError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
 import type { DialectRequest } from './dialect.ts';
 import type { Flight } from './flight.ts';
-import type { GatewayRecord } from './lifecycle.ts';
+import type { GatewayRecord } from '../kernel/lifecycle.ts';
 import { checkPathParams, checkProxyPath } from './paths.ts';
 import { readRequestBody, type ProviderRequestBody } from './request-body.ts';
 

@@ -7,7 +7,7 @@
 import type { CoreDeps } from '../deps.ts';
 import { ForbiddenError, GantryError, ValidationError } from '../http/errors.ts';
 import { readCapped } from '../http/node-streams.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 import { catalogModels } from '../pricing/catalog.ts';
 import { createTargetCaller, type CallInput } from './call-target.ts';
 import { withManagedProviders } from './managed.ts';

@@ -10,20 +10,20 @@
  * never reach the GatewayRecord (which keeps the target the routing engine chose, not this one).
  */
 import { ForbiddenError, GantryError, InternalError, ValidationError } from '../http/errors.ts';
-import type { TargetBudget } from './lifecycle.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { TargetBudget } from '../kernel/lifecycle.ts';
+import type { Principal } from '../kernel/principal.ts';
 import type { Cipher } from '../ports/cipher.ts';
 import type { Clock } from '../ports/clock.ts';
-import { integrationContext, openCredentials, virtualKeyContext, type Credentials } from '../admin/integrations/credentials.ts';
+import { integrationContext, openCredentials, virtualKeyContext, type Credentials } from '../store/credentials.ts';
 // Entities, not repositories: the gateway reads three items and bundles no write path.
 import { Integration, Provider, providerKey } from '../store/integrations.ts';
 import type { TableClient } from '../store/repositories.ts';
 import { VirtualKey, virtualKeyKey } from '../store/virtual-keys.ts';
-import { parseUsageLimit } from '../policy/limits/attached.ts';
+import { parseUsageLimit } from '../kernel/limits.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
-import type { SecretMapping } from '../secrets/contract.ts';
+import type { SecretMapping } from '../ports/secret-managers.ts';
 import type { SecretResolver } from '../secrets/resolver.ts';
-import type { ResolvedTarget } from './routing/types.ts';
+import type { ResolvedTarget } from '../kernel/routing.ts';
 
 export type ManagedKind = 'provider' | 'virtual_key';
 

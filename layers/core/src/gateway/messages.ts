@@ -25,12 +25,12 @@ import {
 } from './anthropic-inbound.ts';
 import { forwardedHeaders, prepareNative, resolveProvider, type CallerDeps, type CallInput } from './call-target.ts';
 import type { Dialect, DialectAnswer, DialectRequest } from './dialect.ts';
-import type { TokenUsage } from './lifecycle.ts';
+import type { TokenUsage } from '../kernel/lifecycle.ts';
 import { observeBody } from './observe.ts';
 import { endCleanly, namedErrorEvent, openAIErrorEvent, passedHeaders, readProvider } from './respond.ts';
 import type { Attempt, TargetCaller } from './routing/execute.ts';
-import type { ResolvedTarget } from './routing/types.ts';
-import { noteOpenAIUsage, noteUsage, priceRecord } from './usage.ts';
+import type { ResolvedTarget } from '../kernel/routing.ts';
+import { noteOpenAIUsage, noteUsage, priceRecord } from '../kernel/usage.ts';
 
 export { isPassThrough } from './anthropic-inbound.ts';
 

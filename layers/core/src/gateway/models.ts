@@ -10,14 +10,14 @@ import type { CoreDeps } from '../deps.ts';
 import { asGantryError, NotFoundError, ValidationError } from '../http/errors.ts';
 import { toResponse } from '../http/error-response.ts';
 import { jsonResponse } from '../http/json.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 import { CATALOG_CREATED, catalogModels, findModel, type CatalogModel } from '../pricing/catalog.ts';
 import { findProvider, providerIds } from '../providers/registry.ts';
 import { requireGatewayAccess } from './access.ts';
 import { gatewayKeyFromBearer } from './headers.ts';
 import { managedModels } from './managed-models.ts';
 import { resolveConfig } from './routing/resolve-config.ts';
-import type { ConfigNode } from './routing/types.ts';
+import type { ConfigNode } from '../kernel/routing.ts';
 
 export interface ModelObject {
   id: string;

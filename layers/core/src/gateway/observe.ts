@@ -6,15 +6,15 @@
 import type { Readable } from 'node:stream';
 import { createParser, type EventSourceMessage } from 'eventsource-parser';
 import type { Clock } from '../ports/clock.ts';
-import type { GatewayRecord } from './lifecycle.ts';
-import { noteOpenAIUsage, noteUsage } from './usage.ts';
+import type { GatewayRecord } from '../kernel/lifecycle.ts';
+import { noteOpenAIUsage, noteUsage } from '../kernel/usage.ts';
 
 /** JSON bodies larger than this are not parsed for usage (they are not chat answers). */
 const MAX_JSON_BYTES = 4 << 20;
 /** How much of a stream is kept for the log: copies, no parsing, on the way through. */
 const MAX_STREAM_LOG_BYTES = 1 << 20;
 
-export { toUsage } from './usage.ts';
+export { toUsage } from '../kernel/usage.ts';
 
 /**
  * `parsed`: the caller read the JSON answer's usage already (it was buffered to price it), so only

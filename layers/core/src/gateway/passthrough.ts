@@ -11,7 +11,8 @@
  * validation, limits and guardrails the route runs.
  */
 import type { CoreDeps } from '../deps.ts';
-import { isAdminPath, surfaceOf, type Fallback } from '../http/app.ts';
+import type { Fallback } from '../http/route-module.ts';
+import { isAdminPath, surfaceOf } from '../http/surfaces.ts';
 import type { RuntimeBindings } from '../http/bodies.ts';
 import { toResponse } from '../http/error-response.ts';
 import { ValidationError } from '../http/errors.ts';
@@ -44,7 +45,7 @@ export function passthrough(deps: CoreDeps, owned: readonly OwnedPath[]): Fallba
     if (!spec) return undefined;
     const canonical = ownerOf(spec.method, path);
     if (canonical !== undefined) return toResponse(nonCanonical(spec.method, path, canonical), 'gateway');
-    // Slips of admin paths (`/v1/config`) are the admin API's 404, naming the path meant (http/app.ts).
+    // Slips of admin paths (`/v1/config`) are the admin API's 404, naming the path meant (http/surfaces.ts).
     if (surfaceOf(path) === 'admin') return undefined;
     return handleGatewayRequest(spec, c.req.raw, deps, c.env as RuntimeBindings | undefined, { proxyPath: path.slice(3) });
   };

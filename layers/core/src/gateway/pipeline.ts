@@ -15,7 +15,7 @@ import type { Dialect } from './dialect.ts';
 import type { EndpointSpec, PromptCall } from './endpoint.ts';
 import { openRecord, type Flight } from './flight.ts';
 import { readInput, type Input, type RouteMatch } from './input.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 import { authenticate, resolve, type Resolved } from './resolve.ts';
 import { RoutingExecutor, type Outcome, type TargetCaller } from './routing/execute.ts';
 

@@ -17,7 +17,7 @@
 import { requestWithBody } from '../http/bodies.ts';
 import { ValidationError } from '../http/errors.ts';
 import { isRecord } from '../http/json.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 import type { PromptVersion } from '../prompts/contract.ts';
 import { rendererOf, type RenderInput } from '../prompts/render.ts';
 import type { PromptCall } from './endpoint.ts';

@@ -5,7 +5,7 @@ import { nodeStreamResponse, textResponse } from '../http/bodies.ts';
 import type { IncomingHttpHeaders } from 'node:http';
 import { GantryError, toOpenAIBody, UpstreamError } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
-import type { GatewayRecord } from './lifecycle.ts';
+import type { GatewayRecord } from '../kernel/lifecycle.ts';
 
 /** A provider answer: status, headers and a body still to be read. */
 export interface ProviderAnswer {

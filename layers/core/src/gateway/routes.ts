@@ -3,7 +3,7 @@
  * and validated), all through one pipeline, and the passthrough as the app's fallback for every
  * other `/v1` path. Paths are OpenAI's; `{name}` parts are path parameters.
  */
-import type { RouteModule } from '../http/app.ts';
+import type { RouteModule } from '../http/route-module.ts';
 import type { RuntimeBindings } from '../http/bodies.ts';
 import { lazyDialect, type DialectLoader } from './dialect.ts';
 import type { EndpointSpec, HttpMethod } from './endpoint.ts';

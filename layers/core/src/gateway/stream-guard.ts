@@ -6,14 +6,14 @@
  * protocol's own terminal events (stream-text.ts) and is recorded for the log.
  */
 import { Readable } from 'node:stream';
-import type { HookOutcome } from '../guardrails/contract.ts';
+import type { HookOutcome } from '../kernel/guardrails.ts';
 import type { HookSpec, StreamWindow } from '../guardrails/hooks.ts';
 import { runHooks, type HooksRun } from '../guardrails/runner.ts';
 import { gateStream, type GateOutput } from '../guardrails/window-gate.ts';
 import { contextOf, deniedAttempt, noteRun, shownResults, withoutLength, type Guarded } from './guard-shared.ts';
-import type { HookResults } from './lifecycle.ts';
+import type { HookResults } from '../kernel/lifecycle.ts';
 import type { Attempt } from './routing/execute.ts';
-import type { ResolvedTarget } from './routing/types.ts';
+import type { ResolvedTarget } from '../kernel/routing.ts';
 import { ssePieces, StreamText } from './stream-text.ts';
 
 export interface GuardedStream {

@@ -5,11 +5,11 @@
  */
 import { ValidationError } from '../http/errors.ts';
 import { DEFAULT_WINDOW, toHookEntries, type HookEntry, type HookListKey, type HookSpec } from '../guardrails/hooks.ts';
-import type { SavedGuardrail } from '../guardrails/contract.ts';
+import type { SavedGuardrail } from '../kernel/guardrails.ts';
 import type { GatewayPrincipal } from './access.ts';
 import type { Flight } from './flight.ts';
 import type { RoutedTarget } from './routing/inherit.ts';
-import type { ResolvedTarget } from './routing/types.ts';
+import type { ResolvedTarget } from '../kernel/routing.ts';
 
 export interface TargetHooks {
   before: HookSpec[];

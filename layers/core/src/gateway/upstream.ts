@@ -7,7 +7,7 @@
  * this is the one place every provider, tool server and check answer passes, so a server that
  * echoes the key it was sent cannot hand it to the client, the request log or the cache.
  */
-import http, { type IncomingHttpHeaders, type IncomingMessage } from 'node:http';
+import http, { type IncomingMessage } from 'node:http';
 import https from 'node:https';
 import type { Socket } from 'node:net';
 import type { Readable } from 'node:stream';
@@ -16,28 +16,9 @@ import { assertConnectedAddress, createGuardedLookup, type TrustedHosts } from '
 import { isSendable, UNSENDABLE_MESSAGE } from './headers.ts';
 import { codingOf, scrubAnswer, SecretSet } from './scrub.ts';
 import { requestSecrets } from './scrub-sent.ts';
+import type { Upstream, UpstreamRequest, UpstreamResponse } from '../ports/upstream.ts';
 
-export interface UpstreamRequest {
-  url: URL;
-  method: string;
-  headers: Record<string, string>;
-  body?: string | Uint8Array | undefined;
-  /** Milliseconds to wait for response headers; a started body is never cut by it. */
-  timeoutMs?: number | undefined;
-  /** Aborts the call, e.g. when the client has gone. */
-  signal?: AbortSignal | undefined;
-  /**
-   * Credentials masked in the answer besides those the request's headers and URL carry (which
-   * always are): a target's key and secret options, also one that is only signed with.
-   */
-  secrets?: Iterable<string> | undefined;
-}
-
-export interface UpstreamResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Readable;
-}
+export type { UpstreamRequest, UpstreamResponse };
 
 const CONNECT_FAILURES: Record<string, number> = {
   ECONNREFUSED: 502,
@@ -100,7 +81,7 @@ function identityEncoded(headers: Record<string, string>): Record<string, string
   return out;
 }
 
-export class UpstreamClient {
+export class UpstreamClient implements Upstream {
   readonly #trusted: TrustedHosts;
   readonly #http: http.Agent;
   readonly #https: https.Agent;

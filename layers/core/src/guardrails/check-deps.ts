@@ -1,15 +1,15 @@
 /**
- * What checks may use from outside (contract.ts `CheckDeps`): outbound HTTP through the gateway's
+ * What checks may use from outside (kernel/guardrails.ts `CheckDeps`): outbound HTTP through the gateway's
  * upstream client, so every URL and every redirect hop is checked like a custom host's (URL text,
  * resolved address, connected address; GW_TRUSTED_CUSTOM_HOSTS), the whole call, body included,
  * is bounded by `timeoutMs`, and a body over `maxBytes` is refused from its Content-Length or as
  * soon as the bytes read pass it. Failures are `CheckFetchError`s that say which limit was hit.
  */
-import type { UpstreamClient, UpstreamResponse } from '../gateway/upstream.ts';
+import type { Upstream, UpstreamResponse } from '../ports/upstream.ts';
 import { readCapped } from '../http/node-streams.ts';
 import type { Clock } from '../ports/clock.ts';
 import { BlockedAddressError, parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
-import type { CheckDeps } from './contract.ts';
+import type { CheckDeps } from '../kernel/guardrails.ts';
 
 export const DEFAULT_CHECK_TIMEOUT_MS = 30_000;
 export const DEFAULT_MAX_BYTES = 20 * 1024 * 1024;
@@ -61,7 +61,7 @@ function checkedUrl(raw: string, trusted: TrustedHosts): URL {
 }
 
 /** The guarded fetch of `CheckDeps`, on the gateway's upstream client. */
-export function guardedFetch(upstream: UpstreamClient, trusted: TrustedHosts): CheckDeps['fetch'] {
+export function guardedFetch(upstream: Upstream, trusted: TrustedHosts): CheckDeps['fetch'] {
   return async (raw, init) => {
     const timeoutMs = init.timeoutMs ?? DEFAULT_CHECK_TIMEOUT_MS;
     const maxBytes = init.maxBytes ?? DEFAULT_MAX_BYTES;
@@ -90,7 +90,7 @@ export function guardedFetch(upstream: UpstreamClient, trusted: TrustedHosts): C
   };
 }
 
-async function follow(upstream: UpstreamClient, trusted: TrustedHosts, raw: string, init: FetchInit, signal: AbortSignal, maxBytes: number): Promise<Response> {
+async function follow(upstream: Upstream, trusted: TrustedHosts, raw: string, init: FetchInit, signal: AbortSignal, maxBytes: number): Promise<Response> {
   let url = checkedUrl(raw, trusted);
   let method = (init.method ?? 'GET').toUpperCase();
   let body = bodyOf(init.body);
@@ -124,6 +124,6 @@ async function follow(upstream: UpstreamClient, trusted: TrustedHosts, raw: stri
 }
 
 /** The dependencies checks get: the guarded fetch and the service clock. */
-export function createCheckDeps(upstream: UpstreamClient, trusted: TrustedHosts, clock: Clock): CheckDeps {
+export function createCheckDeps(upstream: Upstream, trusted: TrustedHosts, clock: Clock): CheckDeps {
   return { fetch: guardedFetch(upstream, trusted), now: () => clock.now() };
 }

@@ -6,7 +6,7 @@
  * gateway turns validated lists into `HookSpec`s. Zod-free: the gateway bundle carries it.
  */
 import type { FieldProblem } from '../http/errors.ts';
-import type { CheckDefinition, CheckRef, GuardrailEvent } from './contract.ts';
+import type { CheckDefinition, CheckRef, GuardrailEvent } from '../kernel/guardrails.ts';
 import type { TextScope } from './text.ts';
 
 /** Looks a check up by id (the registry's `findCheck`, passed in: the gateway loads checks lazily). */

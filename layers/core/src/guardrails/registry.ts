@@ -2,7 +2,7 @@
  * Every check by id: the built-in `default.*` checks and the partners'. One line per check. The
  * gateway imports this module lazily (with the hook runner), so no check is in its cold start.
  */
-import type { CheckDefinition } from './contract.ts';
+import type { CheckDefinition } from '../kernel/guardrails.ts';
 import { contains } from './checks/contains.ts';
 import { inlineImageUrls } from './checks/inline-images.ts';
 import { jsonKeys, jsonSchema } from './checks/json.ts';

@@ -5,7 +5,7 @@
  * counts as passed unless its parameters say `failOnError: true` (its error is in the result
  * either way). Async hooks never hold the request: their outcomes arrive in `later`.
  */
-import type { CheckContext, CheckDefinition, CheckDeps, CheckOutcome, CheckRef, CheckResult, HookOutcome } from './contract.ts';
+import type { CheckContext, CheckDefinition, CheckDeps, CheckOutcome, CheckRef, CheckResult, HookOutcome } from '../kernel/guardrails.ts';
 import type { HookSpec } from './hooks.ts';
 import { mapRequestText, requestParts, responseText, type TextScope } from './text.ts';
 

@@ -3,10 +3,10 @@
  * guardrail costs no DynamoDB call) and dropped at once when this process changes one. Other
  * Lambda instances see a change within the TTL. A workspace sees its own and the organisation's.
  */
-import type { Principal } from '../policy/principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { GuardrailRecord, GuardrailRepository } from '../store/guardrails.ts';
-import type { GuardrailSource, SavedGuardrail } from './contract.ts';
+import type { GuardrailSource, SavedGuardrail } from '../kernel/guardrails.ts';
 
 interface Entry {
   rec: GuardrailRecord | undefined;

@@ -14,13 +14,9 @@
  */
 import type { EndpointType } from '../providers/types.ts';
 
-export type TextScope = 'all' | 'last_user';
+import type { TextPart, TextScope } from '../kernel/guardrails.ts';
 
-/** One text of a request with the role it speaks in (`system`, `user`, `assistant`, `tool` ...). */
-export interface TextPart {
-  role: string;
-  text: string;
-}
+export type { TextPart, TextScope };
 
 /** Rewrites one text; called in reading order, with the role the text speaks in. */
 export type TextVisit = (text: string, role: string) => string;

@@ -6,7 +6,7 @@
  * followed: an MCP endpoint that redirects answers its 3xx to the client, which fails.
  */
 import { Readable } from 'node:stream';
-import type { UpstreamClient } from '../gateway/upstream.ts';
+import type { Upstream } from '../ports/upstream.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
 
 export type McpFetch = (url: string | URL, init?: RequestInit) => Promise<Response>;
@@ -19,7 +19,7 @@ function headerRecord(h: HeadersInit | undefined): Record<string, string> {
   return out;
 }
 
-export function guardedMcpFetch(upstream: UpstreamClient, trusted: TrustedHosts): McpFetch {
+export function guardedMcpFetch(upstream: Upstream, trusted: TrustedHosts): McpFetch {
   return async (input, init = {}) => {
     const url = parseOutboundUrl(input instanceof URL ? input.href : input, 'url', trusted);
     const method = (init.method ?? 'GET').toUpperCase();

@@ -4,8 +4,8 @@
  * rolled up. Request and response headers are not kept (they carry credentials).
  */
 import { randomUUID } from 'node:crypto';
-import { toUsage } from '../gateway/usage.ts';
-import type { Principal } from '../policy/principal.ts';
+import { toUsage } from '../kernel/usage.ts';
+import type { Principal } from '../kernel/principal.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import { attachBody, logMetadata, redactEvent, type LogEvent } from './log-event.ts';
 import { iso } from './time.ts';

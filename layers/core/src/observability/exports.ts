@@ -17,7 +17,7 @@ import { Entity } from '../store/entity.ts';
 import type { TableClient } from '../store/repositories.ts';
 import { parseFilters } from './filters.ts';
 import { withBodies, type LogStore } from './log-store.ts';
-import { redact } from './redact.ts';
+import { redact } from '../security/redact.ts';
 import { BODY_COLUMNS, exportLine, type ExportColumn } from './log-views.ts';
 import type { ExportQueueMessage } from './messages.ts';
 import { prefixRange } from '../store/prefix-range.ts';

@@ -5,12 +5,12 @@
  * gateway needs is imported here: the workers and the analytics live in install.ts.
  */
 import type { AppConfig } from '../config.ts';
-import type { GatewayHook } from '../gateway/lifecycle.ts';
+import type { GatewayHook } from '../kernel/lifecycle.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { QueueFactory } from '../ports/queue-factory.ts';
-import type { Pricer } from '../gateway/usage.ts';
+import type { Pricer } from '../kernel/usage.ts';
 import { loggingHook, type LoggingHook } from './logging-hook.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from './messages.ts';
 import { metricsHook } from './metrics-hook.ts';

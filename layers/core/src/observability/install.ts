@@ -4,7 +4,6 @@
  * (lambdas/workers/); the gateway hooks are in hooks.ts, which keeps the gateway bundle small.
  */
 import type { CoreDeps } from '../deps.ts';
-import { LocalQueueFactory } from '../ports/queue-factory.ts';
 import type { QueueConsumer } from '../ports/queue.ts';
 import { Analytics } from './analytics.ts';
 import { ExportRepository, runExport, sinkFor, type ExportSink } from './exports.ts';
@@ -12,7 +11,6 @@ import { createIngestConsumer, type IngestStats } from './ingest.ts';
 import { LogStore } from './log-store.ts';
 import { EXPORTS_QUEUE, LOGS_QUEUE, type ExportQueueMessage, type LogQueueMessage } from './messages.ts';
 import { RollupStore } from './rollups.ts';
-import { MCP_SYNC_QUEUE, type McpSyncMessage } from '../mcp/messages.ts';
 
 export interface Observability {
   logs: LogStore;
@@ -83,21 +81,4 @@ export function exportConsumer(deps: CoreDeps, opts: { sliceMs?: number; sink?: 
     }
     return failed;
   };
-}
-
-/**
- * Locally (in-process queues): runs the log-export and MCP sync workers in this process, and the
- * log-ingest worker too unless `ingest` is given (the local server's, which runs it in a process of
- * its own).
- */
-export function attachLocalWorkers(deps: CoreDeps, opts: { ingest?: QueueConsumer<LogQueueMessage> } = {}): { ingest: IngestStats } | undefined {
-  if (!(deps.queues instanceof LocalQueueFactory)) return undefined;
-  deps.queues.get<ExportQueueMessage>(EXPORTS_QUEUE).setConsumer(exportConsumer(deps));
-  // Imported on the first sync: the MCP SDK stays out of processes that never sync.
-  deps.queues.get<McpSyncMessage>(MCP_SYNC_QUEUE).setConsumer(async (batch) => (await import('../mcp/sync-queue.ts')).mcpSyncConsumer(deps)(batch));
-  const logs = deps.queues.get<LogQueueMessage>(LOGS_QUEUE);
-  if (opts.ingest) return void logs.setConsumer(opts.ingest);
-  const ingest = ingestConsumer(deps);
-  logs.setConsumer(ingest);
-  return { ingest: ingest.stats };
 }

@@ -4,9 +4,9 @@
  * so the worker, the filters and the rollups read fields directly.
  */
 import { assembleStream } from './stream-log.ts';
-import type { GatewayRecord, HookResults } from '../gateway/lifecycle.ts';
+import type { GatewayRecord, HookResults } from '../kernel/lifecycle.ts';
 import type { BlobStore } from '../ports/blob.ts';
-import { redact, redactAttributes } from './redact.ts';
+import { redact, redactAttributes } from '../security/redact.ts';
 import { dayKey, iso } from './time.ts';
 
 /**

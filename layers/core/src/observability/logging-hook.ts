@@ -10,7 +10,7 @@
  * turn of the event loop rather than after `batchWaitMs`: the spool's group commit batches them.
  */
 import type { Logger } from '../ports/logger.ts';
-import type { GatewayHook, GatewayRecord } from '../gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../kernel/lifecycle.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Queue } from '../ports/queue.ts';

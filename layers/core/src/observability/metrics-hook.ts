@@ -5,7 +5,7 @@
  * model, and per status class (2xx, 4xx, 5xx).
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
-import type { GatewayHook, GatewayRecord } from '../gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../kernel/lifecycle.ts';
 import { findModel } from '../pricing/catalog.ts';
 import { findProvider } from '../providers/registry.ts';
 import { isCacheHit } from './log-event.ts';

@@ -5,7 +5,7 @@
  * with a warning, and never touches a request.
  */
 import type { OtelConfig } from '../config.ts';
-import type { GatewayHook } from '../gateway/lifecycle.ts';
+import type { GatewayHook } from '../kernel/lifecycle.ts';
 import type { Logger } from '../ports/logger.ts';
 import { exportRequest, traceOf, type OtlpSpan } from './otel-trace.ts';
 

@@ -5,8 +5,8 @@
  * from headers or bodies, so no key, token or prompt can reach the collector.
  */
 import { randomBytes } from 'node:crypto';
-import type { GatewayRecord } from '../gateway/lifecycle.ts';
-import type { HookOutcome } from '../guardrails/contract.ts';
+import type { GatewayRecord } from '../kernel/lifecycle.ts';
+import type { HookOutcome } from '../kernel/guardrails.ts';
 import { isCacheHit } from './log-event.ts';
 
 export type OtlpAnyValue = { stringValue: string } | { intValue: string } | { doubleValue: number } | { boolValue: boolean };

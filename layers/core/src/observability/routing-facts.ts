@@ -1,7 +1,7 @@
 /** Facts about a request's routing that its log records: where the config came from, and fallbacks. */
-import type { GatewayRecord } from '../gateway/lifecycle.ts';
-import type { ConfigNode } from '../gateway/routing/types.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { GatewayRecord } from '../kernel/lifecycle.ts';
+import type { ConfigNode } from '../kernel/routing.ts';
+import type { Principal } from '../kernel/principal.ts';
 
 /** `path` is the answering target's path, e.g. `config.targets[1].targets[0]`. */
 export function answeredByFallback(config: ConfigNode | undefined, path: string | undefined): boolean {

@@ -18,7 +18,7 @@ const loadJose = (): Promise<Jose> => (jose ??= import('jose'));
 import type { JwtConfig } from '../config.ts';
 import { AuthenticationError, UpstreamError } from '../http/errors.ts';
 import type { Clock } from '../ports/clock.ts';
-import { ROLES, type Role } from './principal.ts';
+import { ROLES, type Role } from '../kernel/principal.ts';
 
 /** Three base64url segments: what a compact JWS looks like (Gantry keys start with `gw_` and have no dots). */
 export const looksLikeJwt = (value: string): boolean => /^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(value);

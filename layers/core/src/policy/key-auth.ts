@@ -18,7 +18,7 @@ import { Member, memberKey, User, type WorkspaceRole } from '../store/identity.t
 import type { ApiKeyRepository, Repositories } from '../store/repositories.ts';
 import { hashApiKey } from './api-key-secret.ts';
 import { JwtVerifier, looksLikeJwt, type JwtIdentity } from './jwt.ts';
-import type { Principal, Role } from './principal.ts';
+import type { Principal, Role } from '../kernel/principal.ts';
 
 /** What the authenticator needs to know beyond the key record: workspaces, memberships, sessions. */
 export interface PrincipalDirectory {

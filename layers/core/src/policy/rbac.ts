@@ -12,7 +12,7 @@
  *   connections.
  */
 import { ForbiddenError } from '../http/errors.ts';
-import { describePrincipal, type Principal, type Role } from './principal.ts';
+import { describePrincipal, type Principal, type Role } from '../kernel/principal.ts';
 import { ORGANISATION_ONLY_SCOPES, WORKSPACE_ONLY_SCOPES, type Scope } from './scopes.ts';
 import type { SecuritySettingName } from './security-settings.ts';
 

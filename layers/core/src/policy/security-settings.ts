@@ -5,7 +5,7 @@
  */
 import type { CoreDeps } from '../deps.ts';
 import type { OrganisationRecord, WorkspaceRecord } from '../store/entities.ts';
-import type { Principal } from './principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 
 export const SECURITY_SETTING_DEFAULTS = {
   managersWriteWsIntegrations: true,

@@ -1,7 +1,7 @@
 /**
  * Starts a batch run by the gateway once it is created: in AWS a Step Functions execution (its
  * Lambda steps call the engine in batches/engine.ts), locally the in-process driver
- * (ports/local/batch-driver.ts). Starting a batch that runs already is harmless: the engine's
+ * (batches/local-driver.ts). Starting a batch that runs already is harmless: the engine's
  * per-line records decide which lines still run.
  */
 export interface BatchRunner {

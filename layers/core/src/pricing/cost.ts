@@ -8,7 +8,7 @@
  * - Reasoning tokens are output. OpenAI counts them inside completion_tokens; a provider whose
  *   total_tokens shows they were counted separately has them added to the output.
  */
-import type { TokenUsage } from '../gateway/lifecycle.ts';
+import type { TokenUsage } from '../kernel/lifecycle.ts';
 import type { TokenPrice } from './catalog.ts';
 
 export function costMicrosOf(price: TokenPrice, usage: TokenUsage): number | undefined {

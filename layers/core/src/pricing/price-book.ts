@@ -7,8 +7,8 @@
  * table. The admin routes drop an organisation's entry at once when they change a price; other
  * instances see the change within the TTL.
  */
-import { priceRecord } from '../gateway/usage.ts';
-import type { GatewayHook, GatewayRecord } from '../gateway/lifecycle.ts';
+import { priceRecord } from '../kernel/usage.ts';
+import type { GatewayHook, GatewayRecord } from '../kernel/lifecycle.ts';
 import type { Clock } from '../ports/clock.ts';
 import { findModel, type CatalogModel, type TokenPrice } from './catalog.ts';
 import { costMicrosOf, formatUsd } from './cost.ts';

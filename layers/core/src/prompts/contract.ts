@@ -4,7 +4,7 @@
  * implements `PromptSource` over the store; the render side only reads through it, so either can
  * change its storage or its template engine without the other.
  */
-import type { Principal } from '../policy/principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 
 /** One immutable version of a prompt, as rendering needs it. */
 export interface PromptVersion {

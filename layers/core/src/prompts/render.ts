@@ -15,7 +15,7 @@
  */
 import { GantryError, NotFoundError, ServiceUnavailableError, ValidationError, type FieldProblem } from '../http/errors.ts';
 import { tryParseJson } from '../http/json.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { Principal } from '../kernel/principal.ts';
 import { BoundedMap } from './bounded-map.ts';
 import type { PromptSource, PromptVersion } from './contract.ts';
 import { compileTemplate, partialsOf, renderTemplates, TemplateLimitError, type CompiledTemplate, type RenderedTexts, type RenderLimits } from './template.ts';

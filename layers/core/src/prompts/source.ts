@@ -5,7 +5,7 @@
  * move or a makeDefault reaches every warm instance within 5 s, and a warm render reads nothing.
  * Gateway code: no zod, no admin modules.
  */
-import { isOrganisationPrincipal, type Principal } from '../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../kernel/principal.ts';
 import type { Clock } from '../ports/clock.ts';
 import { LabelRepository, universalLabels, type LabelRecord } from '../store/prompt-catalog.ts';
 import { PartialRepository, PromptRepository, type PartialRecord, type PartialVersionRecord, type PromptRecord, type PromptVersionRecord } from '../store/prompts.ts';

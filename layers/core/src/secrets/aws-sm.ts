@@ -6,7 +6,7 @@
  * (a VPC endpoint, a local stand-in); it is the operator's setting, not a user's URL.
  */
 import type { AwsCredentials, FetchCredentials } from '../providers/transform.ts';
-import { SecretManagerError, type FetchedSecret, type SecretManagerClient, type SecretSpec } from './contract.ts';
+import { SecretManagerError, type FetchedSecret, type SecretManagerClient, type SecretSpec } from '../ports/secret-managers.ts';
 
 export interface AwsSecretsOptions {
   /** The deployment's region, for references that name none. */

@@ -6,7 +6,7 @@
  * identity endpoint (IDENTITY_ENDPOINT with IDENTITY_HEADER, as App Service and Container Apps set them).
  */
 import type { Clock } from '../ports/clock.ts';
-import { kindOfStatus, SecretManagerError, type FetchedSecret, type SecretManagerClient, type SecretSpec } from './contract.ts';
+import { kindOfStatus, SecretManagerError, type FetchedSecret, type SecretManagerClient, type SecretSpec } from '../ports/secret-managers.ts';
 import { callWithToken, isRecord, TokenCache, type JsonCall } from './http.ts';
 
 const API_VERSION = '7.4';

@@ -4,9 +4,9 @@
  * private address needs GW_TRUSTED_CUSTOM_HOSTS), and the whole call has a deadline.
  */
 import { CheckFetchError, guardedFetch } from '../guardrails/check-deps.ts';
-import type { UpstreamClient } from '../gateway/upstream.ts';
+import type { Upstream } from '../ports/upstream.ts';
 import type { TrustedHosts } from '../security/ssrf.ts';
-import { SecretManagerError } from './contract.ts';
+import { SecretManagerError } from '../ports/secret-managers.ts';
 
 export interface JsonAnswer {
   status: number;
@@ -18,7 +18,7 @@ export type JsonCall = (url: string, init: { method?: string; headers?: Record<s
 /** A manager answer is small: anything over this is not one. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
 
-export function managerHttp(upstream: UpstreamClient, trusted: TrustedHosts, timeoutMs: number): JsonCall {
+export function managerHttp(upstream: Upstream, trusted: TrustedHosts, timeoutMs: number): JsonCall {
   const fetch = guardedFetch(upstream, trusted);
   return async (url, init) => {
     let res: Response;

@@ -2,7 +2,7 @@
  * The manager clients, their code imported on the first secret fetch: most gateway instances never
  * fetch one, so a cold start does not load it.
  */
-import type { ManagerType, SecretManagerClient, SecretManagers } from './contract.ts';
+import type { ManagerType, SecretManagerClient, SecretManagers } from '../ports/secret-managers.ts';
 import type { ManagersInput } from './managers.ts';
 
 export function lazySecretManagers(input: ManagersInput): SecretManagers {

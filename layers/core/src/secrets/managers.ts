@@ -1,19 +1,19 @@
 /** The three secret manager clients of a process, built from the configuration. */
 import type { SecretsConfig } from '../config.ts';
-import type { UpstreamClient } from '../gateway/upstream.ts';
+import type { Upstream } from '../ports/upstream.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { FetchCredentials } from '../providers/transform.ts';
 import type { TrustedHosts } from '../security/ssrf.ts';
 import { AwsSecretsManagerClient } from './aws-sm.ts';
 import { AzureKeyVaultClient } from './azure-kv.ts';
-import type { SecretManagers } from './contract.ts';
+import type { SecretManagers } from '../ports/secret-managers.ts';
 import { managerHttp } from './http.ts';
 import { VaultClient } from './vault.ts';
 
 export interface ManagersInput {
   config: SecretsConfig;
   region: string;
-  upstream: UpstreamClient;
+  upstream: Upstream;
   trustedHosts: TrustedHosts;
   clock: Clock;
   assumeRole: FetchCredentials;

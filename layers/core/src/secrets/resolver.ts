@@ -13,9 +13,9 @@ import type { Clock } from '../ports/clock.ts';
 import type { Logger } from '../ports/logger.ts';
 import type { TableClient } from '../store/repositories.ts';
 import { readSecretReference, secretReferenceContext, type SecretReferenceRecord } from '../store/secret-references.ts';
-import { pickField, SecretManagerError, type SecretManagers, type SecretMapping, type SecretSpec } from './contract.ts';
+import { pickField, SecretManagerError, type SecretManagers, type SecretMapping, type SecretSpec } from '../ports/secret-managers.ts';
 
-export type { SecretMapping } from './contract.ts';
+export type { SecretMapping } from '../ports/secret-managers.ts';
 
 /** The longest a value may be served after its TTL, and only while the manager is unreachable or throttling. */
 export const MAX_STALE_MS = 15 * 60_000;

@@ -7,7 +7,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import type { Clock } from '../ports/clock.ts';
-import { kindOfStatus, SecretManagerError, type FetchedSecret, type SecretManagerClient, type SecretSpec } from './contract.ts';
+import { kindOfStatus, SecretManagerError, type FetchedSecret, type SecretManagerClient, type SecretSpec } from '../ports/secret-managers.ts';
 import { callWithToken, isRecord, TokenCache, type JsonCall } from './http.ts';
 
 export interface VaultOptions {

@@ -2,7 +2,7 @@
  * The audit entry as data: its record and key layout, apart from the repository so that the audit
  * context (store/audit-context.ts), which every repository's transaction reads, does not import them.
  */
-import { AUDIT_MASK, redactAttributes, redactText } from '../observability/redact.ts';
+import { AUDIT_MASK, redactAttributes, redactText } from '../security/redact.ts';
 import { Entity, type Item } from './entity.ts';
 
 export type AuditOutcome = 'pending' | 'success' | 'failure';

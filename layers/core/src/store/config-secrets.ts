@@ -4,7 +4,7 @@
  * "****abcd"}`, answered masked and opened only by the gateway. Stays free of zod: the gateway
  * bundles it.
  */
-import { isSecretKey } from '../observability/redact.ts';
+import { isSecretKey } from '../security/redact.ts';
 import { CipherError, type Cipher, type CipherContext } from '../ports/cipher.ts';
 
 const SEALED = '$sealed';

@@ -5,11 +5,27 @@
  * (GUARDRAIL#id, VER#000001 ...). Every change is one transaction, so it carries its audit entry.
  */
 import { TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
-import type { CheckRef, GuardrailActions } from '../guardrails/contract.ts';
 import { ConflictError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 import { prefixRange } from './prefix-range.ts';
+
+/** One check of a hook or a saved guardrail. */
+export interface CheckRef {
+  id: string;
+  parameters: Record<string, unknown>;
+  is_enabled?: boolean;
+}
+
+/** The actions of a saved guardrail (one stored shape; both input shapes are accepted). */
+export interface GuardrailActions {
+  deny: boolean;
+  async: boolean;
+  on_success: { feedback?: unknown } | null;
+  on_fail: { feedback?: unknown } | null;
+  /** The reference's `message` (shown with a denial), when the guardrail was given one. */
+  message?: string;
+}
 
 export interface GuardrailRecord {
   id: string;

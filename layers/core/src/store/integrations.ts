@@ -11,7 +11,7 @@
 import { QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError } from '../http/errors.ts';
 import type { KeyUsageLimits } from './entities.ts';
-import type { SecretMapping } from '../secrets/contract.ts';
+import type { SecretMapping } from '../ports/secret-managers.ts';
 import { mappingTouches } from './secret-references.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';

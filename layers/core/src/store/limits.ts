@@ -12,11 +12,27 @@
  */
 import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError } from '../http/errors.ts';
-import type { PolicyCondition, PolicyGroupBy } from '../policy/limits/match.ts';
-import type { PeriodicReset, RateUnit, WindowUnit } from '../policy/limits/windows.ts';
 import { Entity, type Item } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 import { prefixRange } from './prefix-range.ts';
+
+/** The units of rate limits policies (docs/design/spec.md#admin-resources). */
+export const RATE_UNITS = ['rpm', 'rph', 'rpd', 'rpw'] as const;
+export type RateUnit = (typeof RATE_UNITS)[number];
+/** API keys' own rate limits may also count per second. */
+export type WindowUnit = RateUnit | 'rps';
+export type PeriodicReset = 'weekly' | 'monthly';
+
+/** A policy applies when its conditions match the request (`key` is a condition key, `value` its value). */
+export interface PolicyCondition {
+  key: string;
+  value: string;
+}
+
+/** A policy counts separately per value of each of these keys. */
+export interface PolicyGroupBy {
+  key: string;
+}
 
 export type PolicyStatus = 'active' | 'archived';
 export type RateLimitType = 'requests' | 'tokens';

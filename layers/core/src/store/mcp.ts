@@ -14,7 +14,7 @@
 import { BatchGetCommand, GetCommand, PutCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError } from '../http/errors.ts';
 import type { Cipher, CipherContext } from '../ports/cipher.ts';
-import type { SecretMapping } from '../secrets/contract.ts';
+import type { SecretMapping } from '../ports/secret-managers.ts';
 import { Entity, type Item, type ItemKey } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 import { prefixRange } from './prefix-range.ts';

@@ -5,7 +5,7 @@
  * slug claim). Every change is one transaction, so it carries its audit entry. The secret's value
  * is never stored: it is fetched at request time.
  */
-import type { ManagerType } from '../secrets/contract.ts';
+import type { ManagerType } from '../ports/secret-managers.ts';
 import { ConflictError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';

@@ -5,7 +5,7 @@ import { PolicyService } from '../../../../layers/core/src/admin/policies/servic
 import { ensureBootstrap } from '../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { ValidationError } from '../../../../layers/core/src/http/errors.ts';
-import type { Principal } from '../../../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../../../layers/core/src/kernel/principal.ts';
 import { createTestDeps } from '../../../support/deps.ts';
 
 const body = { conditions: [{ key: 'api_key', value: '*' }], group_by: [{ key: 'api_key' }], type: 'requests' as const, unit: 'rpm' as const, value: 5 };

@@ -9,7 +9,7 @@ import { PromptService } from '../../../../layers/core/src/admin/prompts/service
 import { ensureBootstrap } from '../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { ConflictError, ValidationError } from '../../../../layers/core/src/http/errors.ts';
-import type { Principal } from '../../../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../../../layers/core/src/kernel/principal.ts';
 import { MAX_VERSIONS_DELETED_AT_ONCE } from '../../../../layers/core/src/store/versioned.ts';
 import { createTestDeps } from '../../../support/deps.ts';
 

@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
-import { createApp } from '../../../../layers/core/src/http/app.ts';
+import { createApp } from '../../../../layers/core/src/app.ts';
 import { ConflictError } from '../../../../layers/core/src/http/errors.ts';
 import { mountAdminRoutes, type AdminRoute } from '../../../../layers/core/src/admin/route.ts';
 import { ensureBootstrap } from '../../../../layers/core/src/bootstrap.ts';

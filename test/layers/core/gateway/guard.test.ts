@@ -3,8 +3,8 @@
  * double of it here; the real source is the saved-guardrail resource's), and the feature flag.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import type { GuardrailSource, SavedGuardrail } from '../../../../layers/core/src/guardrails/contract.ts';
-import type { Principal } from '../../../../layers/core/src/policy/principal.ts';
+import type { GuardrailSource, SavedGuardrail } from '../../../../layers/core/src/kernel/guardrails.ts';
+import type { Principal } from '../../../../layers/core/src/kernel/principal.ts';
 import { startMockOpenAI, type MockOpenAI } from '../../../support/mock-openai.ts';
 import { startGantry, type TestGantry } from '../../../support/gantry.ts';
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { ValidationError } from '../../../../layers/core/src/http/errors.ts';
 import { NEVER_FORWARDED, OPTION_HEADERS, parseForwardHeaders, parseOptionHeaders, parseRequestTimeout } from '../../../../layers/core/src/gateway/headers.ts';
 import { withRequestOptions } from '../../../../layers/core/src/gateway/call-target.ts';
-import type { ResolvedTarget } from '../../../../layers/core/src/gateway/routing/types.ts';
+import type { ResolvedTarget } from '../../../../layers/core/src/kernel/routing.ts';
 
 const h = (init: Record<string, string>) => new Headers(init);
 

@@ -11,9 +11,9 @@ import { VirtualKeyService } from '../../../../layers/core/src/admin/virtual-key
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { ManagedProviderCache, managedProviderId, withManagedProviders, type ManagedRequest } from '../../../../layers/core/src/gateway/managed.ts';
 import type { Attempt } from '../../../../layers/core/src/gateway/routing/execute.ts';
-import type { ResolvedTarget } from '../../../../layers/core/src/gateway/routing/types.ts';
+import type { ResolvedTarget } from '../../../../layers/core/src/kernel/routing.ts';
 import { ForbiddenError, GantryError, ValidationError } from '../../../../layers/core/src/http/errors.ts';
-import type { Principal } from '../../../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../../../layers/core/src/kernel/principal.ts';
 import { CipherError, type Cipher } from '../../../../layers/core/src/ports/cipher.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import { FileCipher } from '../../../../layers/core/src/ports/local/cipher-file.ts';

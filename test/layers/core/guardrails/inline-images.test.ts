@@ -5,7 +5,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CheckDeps } from '../../../../layers/core/src/guardrails/contract.ts';
+import type { CheckDeps } from '../../../../layers/core/src/kernel/guardrails.ts';
 import { createCheckDeps } from '../../../../layers/core/src/guardrails/check-deps.ts';
 import { UpstreamClient } from '../../../../layers/core/src/gateway/upstream.ts';
 import { systemClock } from '../../../../layers/core/src/ports/clock.ts';

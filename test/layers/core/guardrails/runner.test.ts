@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { CheckContext, CheckDefinition } from '../../../../layers/core/src/guardrails/contract.ts';
+import type { CheckContext, CheckDefinition } from '../../../../layers/core/src/kernel/guardrails.ts';
 import { DEFAULT_WINDOW, type HookSpec } from '../../../../layers/core/src/guardrails/hooks.ts';
 import { findCheck } from '../../../../layers/core/src/guardrails/registry.ts';
 import { runHooks, type RunnerDeps } from '../../../../layers/core/src/guardrails/runner.ts';

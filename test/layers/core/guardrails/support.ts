@@ -1,5 +1,5 @@
 /** Contexts and a runner for check tests: what the hook runner hands a check, built by hand. */
-import type { CheckContext, CheckDeps, CheckResult, GuardrailEvent } from '../../../../layers/core/src/guardrails/contract.ts';
+import type { CheckContext, CheckDeps, CheckResult, GuardrailEvent } from '../../../../layers/core/src/kernel/guardrails.ts';
 import { findCheck } from '../../../../layers/core/src/guardrails/registry.ts';
 import { requestParts } from '../../../../layers/core/src/guardrails/text.ts';
 import type { EndpointType } from '../../../../layers/core/src/providers/types.ts';

@@ -6,7 +6,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Hono } from 'hono';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
-import { createApp, type RouteModule } from '../../../../layers/core/src/http/app.ts';
+import { createApp } from '../../../../layers/core/src/app.ts';
+import type { RouteModule } from '../../../../layers/core/src/http/route-module.ts';
 import { loadConfig } from '../../../../layers/core/src/config.ts';
 import { createTestDeps } from '../../../support/deps.ts';
 

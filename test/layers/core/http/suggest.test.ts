@@ -1,7 +1,7 @@
 /** Slips of known names: the unknown-field hint and the admin path a mistyped one meant. */
 import { describe, expect, it } from 'vitest';
-import { ADMIN_PREFIXES } from '../../../../layers/core/src/admin/prefixes.ts';
-import { adminPathMeant } from '../../../../layers/core/src/http/app.ts';
+import { ADMIN_PREFIXES } from '../../../../layers/core/src/http/prefixes.ts';
+import { adminPathMeant } from '../../../../layers/core/src/http/surfaces.ts';
 import { nearMiss, suggestion } from '../../../../layers/core/src/http/suggest.ts';
 
 describe('suggestion', () => {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminModule } from '../../../../layers/core/src/admin/routes.ts';
 import { ensureBootstrap, type BootstrapResult } from '../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
-import { createApp } from '../../../../layers/core/src/http/app.ts';
+import { createApp } from '../../../../layers/core/src/app.ts';
 import { GROUP_COLUMNS } from '../../../../layers/core/src/observability/analytics-views.ts';
 import { bucketBounds, bucketOf } from '../../../../layers/core/src/observability/histogram.ts';
 import { ingestConsumer } from '../../../../layers/core/src/observability/install.ts';

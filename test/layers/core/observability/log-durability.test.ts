@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { describe, expect, it } from 'vitest';
-import type { GatewayRecord } from '../../../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayRecord } from '../../../../layers/core/src/kernel/lifecycle.ts';
 import { logDurability } from '../../../../layers/core/src/observability/hooks.ts';
 import { loggingHook } from '../../../../layers/core/src/observability/logging-hook.ts';
 import type { LogQueueMessage } from '../../../../layers/core/src/observability/messages.ts';

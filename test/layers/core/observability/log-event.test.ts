@@ -4,11 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
-import type { GatewayRecord } from '../../../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayRecord } from '../../../../layers/core/src/kernel/lifecycle.ts';
 import { answeredByFallback } from '../../../../layers/core/src/observability/routing-facts.ts';
 import { fromRecord, INLINE_BODY_BYTES } from '../../../../layers/core/src/observability/log-event.ts';
 import { isLimitRefusal, publishMetrics, statusClass } from '../../../../layers/core/src/observability/metrics-hook.ts';
-import { REDACTED, redact } from '../../../../layers/core/src/observability/redact.ts';
+import { REDACTED, redact } from '../../../../layers/core/src/security/redact.ts';
 import { FsBlobStore } from '../../../../layers/core/src/ports/local/blob-fs.ts';
 import { workspacePrincipal } from '../../../support/identity.ts';
 

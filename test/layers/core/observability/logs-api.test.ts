@@ -7,7 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { adminModule } from '../../../../layers/core/src/admin/routes.ts';
 import { ensureBootstrap, type BootstrapResult } from '../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
-import { createApp } from '../../../../layers/core/src/http/app.ts';
+import { createApp } from '../../../../layers/core/src/app.ts';
 import { ingestConsumer } from '../../../../layers/core/src/observability/install.ts';
 import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
 import { HOUR_MS } from '../../../../layers/core/src/observability/time.ts';

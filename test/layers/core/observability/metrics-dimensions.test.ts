@@ -5,7 +5,7 @@
  */
 import { Metrics } from '@aws-lambda-powertools/metrics';
 import { describe, expect, it } from 'vitest';
-import type { GatewayRecord } from '../../../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayRecord } from '../../../../layers/core/src/kernel/lifecycle.ts';
 import { publishMetrics } from '../../../../layers/core/src/observability/metrics-hook.ts';
 
 const T = Date.UTC(2026, 0, 5, 10, 0, 0);

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { ConfigError, loadConfig } from '../../../../layers/core/src/config.ts';
 import { parseTraceparent } from '../../../../layers/core/src/gateway/flight.ts';
-import type { GatewayRecord } from '../../../../layers/core/src/gateway/lifecycle.ts';
+import type { GatewayRecord } from '../../../../layers/core/src/kernel/lifecycle.ts';
 import { attributes, exportRequest, traceOf, unixNano } from '../../../../layers/core/src/observability/otel-trace.ts';
 
 const T0 = 1_764_000_000_123;

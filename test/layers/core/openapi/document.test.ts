@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseBody } from '../../../../layers/core/src/admin/body.ts';
 import { ADMIN_ROUTES, PUBLIC_ADMIN_ROUTES } from '../../../../layers/core/src/admin/routes.ts';
-import { isAdminPath } from '../../../../layers/core/src/http/app.ts';
+import { isAdminPath } from '../../../../layers/core/src/http/surfaces.ts';
 import { GATEWAY_ROUTES } from '../../../../layers/core/src/gateway/routes.ts';
 import { parseChatRequest } from '../../../../layers/core/src/gateway/validate/chat.ts';
 import { anthropicToOpenAI } from '../../../../layers/core/src/gateway/anthropic-inbound.ts';

@@ -1,7 +1,7 @@
 /** Roles, scopes and security settings as rules, without the HTTP layer. */
 import { describe, expect, it } from 'vitest';
 import { ForbiddenError } from '../../../../layers/core/src/http/errors.ts';
-import type { Principal, Role } from '../../../../layers/core/src/policy/principal.ts';
+import type { Principal, Role } from '../../../../layers/core/src/kernel/principal.ts';
 import { authorize, roleAllows, settingRulesFor, SETTING_RULES, type AuthorizeOptions } from '../../../../layers/core/src/policy/rbac.ts';
 import { SCOPES, type Scope } from '../../../../layers/core/src/policy/scopes.ts';
 import { organisationSettings, SECURITY_SETTING_DEFAULTS, SECURITY_SETTING_NAMES, workspaceSettings } from '../../../../layers/core/src/policy/security-settings.ts';

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../layers/core/src/config.ts';
 import { createDeps } from '../../../../layers/core/src/deps.ts';
 import { awsAdapters } from '../../../../layers/core/src/ports/aws/adapters.ts';
-import { localAdapters } from '../../../../layers/core/src/ports/local/adapters.ts';
+import { localAdapters } from '../../../../layers/core/src/local-adapters.ts';
 import { SesMailer } from '../../../../layers/core/src/ports/aws/ses-mailer.ts';
 import { SqsQueue } from '../../../../layers/core/src/ports/aws/sqs-queue.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';

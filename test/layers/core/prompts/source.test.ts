@@ -11,7 +11,7 @@ import { LabelService } from '../../../../layers/core/src/admin/labels/service.t
 import { PromptService } from '../../../../layers/core/src/admin/prompts/service.ts';
 import { ensureBootstrap } from '../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
-import type { Principal } from '../../../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../../../layers/core/src/kernel/principal.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import { MAX_POINTER_TTL_MS, splitRef, StoredPromptSource } from '../../../../layers/core/src/prompts/source.ts';
 import { createTestDeps, createTestDepsOn } from '../../../support/deps.ts';

@@ -13,7 +13,7 @@ import { createEmbedder } from '../../../../layers/core/src/gateway/cache/embedd
 import { CheckFetchError, guardedFetch } from '../../../../layers/core/src/guardrails/check-deps.ts';
 import { guardedMcpFetch } from '../../../../layers/core/src/mcp/fetch.ts';
 import { managerHttp } from '../../../../layers/core/src/secrets/http.ts';
-import { SecretManagerError } from '../../../../layers/core/src/secrets/contract.ts';
+import { SecretManagerError } from '../../../../layers/core/src/ports/secret-managers.ts';
 import { BlockedAddressError, TrustedHosts } from '../../../../layers/core/src/security/ssrf.ts';
 import { ValidationError } from '../../../../layers/core/src/http/errors.ts';
 

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
 import { generateApiKey, hashApiKey, maskApiKey } from '../../policy/api-key-secret.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { ORGANISATION_ONLY_SCOPES, type Scope } from '../../policy/scopes.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import type { ApiKeyDefaults, ApiKeyRecord, ApiKeyType, KeyRateLimit, KeyUsageLimits, RotationPolicy } from '../../store/entities.ts';

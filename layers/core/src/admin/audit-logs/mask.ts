@@ -1,9 +1,9 @@
 /**
  * What the audit log keeps of a request: bodies and query strings with every secret masked by the
- * one redaction of request logs and exports (`observability/redact.ts`), under the audit log's
+ * one redaction of request logs and exports (`security/redact.ts`), under the audit log's
  * placeholder `****`.
  */
-import { AUDIT_MASK, redact, redactQuery, redactText } from '../../observability/redact.ts';
+import { AUDIT_MASK, redact, redactQuery, redactText } from '../../security/redact.ts';
 
 export const MASK = AUDIT_MASK;
 

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import type { CoreDeps } from '../../deps.ts';
 import { ValidationError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { AuditRepository, type AuditRecord } from '../../store/audit.ts';
 import { parseWith } from '../route.ts';
 

@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ValidationError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { CollectionRepository, type CollectionRecord } from '../../store/prompt-catalog.ts';
 import { PromptRepository, type PromptRecord } from '../../store/prompts.ts';

@@ -6,7 +6,7 @@
 import * as z from 'zod';
 import { AuthenticationError, ValidationError } from '../../http/errors.ts';
 import { jsonResponse } from '../../http/json.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { parseWith, type PublicAdminRoute, type PublicContext } from '../route.ts';
 import { checkCsrf, clearedSessionCookie, ConsoleSessions, sessionCookie, sessionCookieOf, signInWithKey } from './session.ts';
 

@@ -10,7 +10,7 @@ import { parse, serialize } from 'hono/utils/cookie';
 import type { CoreDeps } from '../../deps.ts';
 import { AuthenticationError, ForbiddenError } from '../../http/errors.ts';
 import { hashApiKey } from '../../policy/api-key-secret.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { SCOPES } from '../../policy/scopes.ts';
 import { ConsoleSessionRepository, type ConsoleSessionRecord } from '../../store/console-session.ts';
 

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { NotFoundError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { FeedbackRepository, type FeedbackRecord } from '../../store/feedback.ts';
 import type { CreateFeedbackBody, UpdateFeedbackBody } from './schema.ts';

@@ -6,10 +6,10 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
-import type { CheckRef, GuardrailActions } from '../../guardrails/contract.ts';
+import type { CheckRef, GuardrailActions } from '../../kernel/guardrails.ts';
 import { CHECK_IDS, findCheck } from '../../guardrails/registry.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { GuardrailRepository, type GuardrailRecord } from '../../store/guardrails.ts';
 import { MASK, maskSecrets } from '../audit-logs/mask.ts';

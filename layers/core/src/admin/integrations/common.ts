@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import * as z from 'zod';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 
 export const SLUG_PATTERN = /^[a-zA-Z0-9_-]+$/;
 

@@ -6,17 +6,17 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { findProvider } from '../../providers/registry.ts';
 import type { ProviderDefinition } from '../../providers/types.ts';
 import { Workspace } from '../../store/entities.ts';
 import { IntegrationRepository, ProviderRepository, type IntegrationRecord, type ProviderRecord } from '../../store/integrations.ts';
 import { createWithSlug, maskAll, maskSecret, slugFrom } from './common.ts';
-import { integrationContext, openCredentials, sealCredentials, type Credentials } from './credentials.ts';
+import { integrationContext, openCredentials, sealCredentials, type Credentials } from '../../store/credentials.ts';
 import { validateConfigurations } from './configurations.ts';
 import type { CreateIntegrationBody, UpdateIntegrationBody } from './schema.ts';
 import { checkMappings, dropPlaceholders, withMappedFields } from '../secret-references/mappings.ts';
-import type { SecretMapping } from '../../secrets/contract.ts';
+import type { SecretMapping } from '../../ports/secret-managers.ts';
 import { prefixRange } from '../../store/prefix-range.ts';
 
 /** A transaction holds 100 items; the integration takes three of them. */

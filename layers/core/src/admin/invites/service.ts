@@ -7,7 +7,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { ORGANISATION_ONLY_SCOPES, type Scope } from '../../policy/scopes.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { ApiKey, ApiKeyByHash } from '../../store/entities.ts';

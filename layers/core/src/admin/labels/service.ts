@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { LabelRepository, UNIVERSAL_LABEL_NAMES, universalLabels, type LabelRecord } from '../../store/prompt-catalog.ts';
 import { PromptRepository } from '../../store/prompts.ts';

@@ -7,7 +7,7 @@ import { createHmac, randomBytes, randomUUID, timingSafeEqual } from 'node:crypt
 import { GetObjectCommand } from '@aws-sdk/client-s3';
 import { getSignedUrl } from '@aws-sdk/s3-request-presigner';
 import { ConflictError, NotFoundError, ValidationError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { S3BlobStore } from '../../ports/aws/blob-s3.ts';
 import { MAX_EXPORT_ROWS, newRun, type ExportRecord } from '../../observability/exports.ts';
 import { parseFilters, rollupPlan } from '../../observability/filters.ts';

@@ -5,7 +5,7 @@
  */
 import type { CoreDeps } from '../../deps.ts';
 import { ForbiddenError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { integrationAllows, type McpIntegrationRecord } from '../../store/mcp.ts';
 import type { McpIntegrationService } from './service.ts';

@@ -6,7 +6,7 @@
  */
 import * as z from 'zod';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import type { McpConnectionRecord } from '../../store/mcp.ts';
 import { page, parsePaging } from '../pagination.ts';

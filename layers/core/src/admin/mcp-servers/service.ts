@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { IdentityRepository } from '../../store/identity.ts';
 import { capabilityKey, effectiveCapabilities, integrationAllows, McpRepository, type McpCapability, type McpIntegrationRecord, type McpServerRecord } from '../../store/mcp.ts';

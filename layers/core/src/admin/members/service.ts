@@ -5,7 +5,7 @@
  */
 import type { CoreDeps } from '../../deps.ts';
 import { NotFoundError, ValidationError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { IdentityRepository, type MemberRecord, type UserRecord, type WorkspaceRole } from '../../store/identity.ts';
 import { visibleWorkspace } from '../workspaces/access.ts';

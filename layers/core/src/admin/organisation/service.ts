@@ -1,7 +1,7 @@
 /** The organisation: its name, security settings (with their defaults) and session settings. */
 import type { CoreDeps } from '../../deps.ts';
 import { NotFoundError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { invalidateSettings, organisationSettings, SECURITY_SETTING_DEFAULTS, type SecuritySettings } from '../../policy/security-settings.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import type { OrganisationRecord } from '../../store/entities.ts';

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { currentPeriod } from '../../policy/limits/hook.ts';
 import type { PolicyCondition } from '../../policy/limits/match.ts';

@@ -5,7 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { PartialRepository, type PartialRecord, type PartialVersionRecord } from '../../store/prompts.ts';
 import { createWithSlug, slugFrom } from '../integrations/common.ts';

@@ -2,7 +2,7 @@
 import * as z from 'zod';
 import type { CoreDeps } from '../../deps.ts';
 import { NotFoundError, ValidationError } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { visibleWorkspace } from '../workspaces/access.ts';
 
 export const nameSchema = z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');

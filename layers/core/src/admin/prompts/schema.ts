@@ -36,7 +36,7 @@ const oneProviderRule = { path: ['virtual_key'], message: 'give provider or virt
 export const createPromptSchema = z
   .object({
     name: nameSchema,
-    collection_id: z.string({ error: 'must be a string' }).min(1, 'must not be empty'),
+    collection_id: z.string({ error: 'is required and must be a string' }).min(1, 'must not be empty'),
     string: templateSchema,
     parameters: object,
     provider: slugLike.optional(),

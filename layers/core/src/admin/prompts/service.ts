@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { CollectionRepository, LabelRepository, type CollectionRecord } from '../../store/prompt-catalog.ts';
 import { PromptRepository, type PromptRecord, type PromptVersionRecord } from '../../store/prompts.ts';

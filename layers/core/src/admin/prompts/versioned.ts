@@ -4,7 +4,7 @@
  */
 import type { CoreDeps } from '../../deps.ts';
 import { NotFoundError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import type { HeadBase, VersionBase, VersionedRepository } from '../../store/versioned.ts';
 import { isoNow, sees, visibleOr404 } from './common.ts';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ForbiddenError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { IntegrationRepository, ProviderRepository, type IntegrationRecord, type ProviderRecord } from '../../store/integrations.ts';
 import { createWithSlug, findInWorkspace, isPast, listWorkspace, slugFrom, workspaceFor } from '../integrations/common.ts';
 import type { KeyUsageLimits } from '../../store/entities.ts';

@@ -6,7 +6,7 @@
  * (AUTH_SECRET_FIELDS), which are encrypted and only shown masked. Manager URLs pass the SSRF guard.
  */
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { AUTH_SECRET_FIELDS, type ManagerType } from '../../secrets/contract.ts';
+import { AUTH_SECRET_FIELDS, type ManagerType } from '../../ports/secret-managers.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../../security/ssrf.ts';
 
 interface Mode {

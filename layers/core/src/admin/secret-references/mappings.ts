@@ -6,7 +6,7 @@
 import type { CoreDeps } from '../../deps.ts';
 import type { FieldProblem } from '../../http/errors.ts';
 import type { ProviderDefinition } from '../../providers/types.ts';
-import type { SecretMapping } from '../../secrets/contract.ts';
+import type { SecretMapping } from '../../ports/secret-managers.ts';
 import { SecretReferenceRepository } from '../../store/secret-references.ts';
 import { configurationFields } from '../integrations/configurations.ts';
 import type { SecretMappingBody } from './mapping-schema.ts';

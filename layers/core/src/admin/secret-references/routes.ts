@@ -1,6 +1,6 @@
 /** `/v1/secret-references`: create, list (manager_type, tags, search; paged), get, update, delete. */
 import * as z from 'zod';
-import { MANAGER_TYPES } from '../../secrets/contract.ts';
+import { MANAGER_TYPES } from '../../ports/secret-managers.ts';
 import { withBody } from '../body.ts';
 import { page, parsePaging } from '../pagination.ts';
 import { parseWith, type AdminRoute } from '../route.ts';

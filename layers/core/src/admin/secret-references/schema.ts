@@ -4,7 +4,7 @@
  * by `withBody` (admin/body.ts), naming the nearest known one.
  */
 import * as z from 'zod';
-import { MANAGER_TYPES } from '../../secrets/contract.ts';
+import { MANAGER_TYPES } from '../../ports/secret-managers.ts';
 import { nameSchema, noteSchema, slugSchema } from '../integrations/common.ts';
 import { tagsSchema } from '../integrations/schema.ts';
 

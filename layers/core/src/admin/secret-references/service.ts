@@ -6,8 +6,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError, type FieldProblem } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
-import type { ManagerType } from '../../secrets/contract.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
+import type { ManagerType } from '../../ports/secret-managers.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { IntegrationRepository } from '../../store/integrations.ts';
 import { SecretReferenceRepository, secretReferenceContext, type SecretReferenceRecord } from '../../store/secret-references.ts';

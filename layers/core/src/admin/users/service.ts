@@ -5,7 +5,7 @@
  */
 import type { CoreDeps } from '../../deps.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { IdentityRepository, type MemberRecord, type UserRecord } from '../../store/identity.ts';
 import type { UpdateUserBody } from './schema.ts';

@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { findProvider } from '../../providers/registry.ts';
 import type { ProviderDefinition } from '../../providers/types.ts';
 import { VirtualKeyRepository, type VirtualKeyRecord } from '../../store/virtual-keys.ts';
@@ -20,7 +20,7 @@ import {
   slugFrom,
   workspaceFor,
 } from '../integrations/common.ts';
-import { openCredentials, sealCredentials, virtualKeyContext } from '../integrations/credentials.ts';
+import { openCredentials, sealCredentials, virtualKeyContext } from '../../store/credentials.ts';
 import { validateConfigurations, type SplitConfiguration } from '../integrations/configurations.ts';
 import type { CreateVirtualKeyBody, UpdateVirtualKeyBody } from './schema.ts';
 

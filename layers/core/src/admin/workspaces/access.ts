@@ -1,7 +1,7 @@
 /** Which workspaces a caller may see: owners and admins all, workspace principals their own. */
 import type { CoreDeps } from '../../deps.ts';
 import { NotFoundError } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import type { WorkspaceRecord } from '../../store/entities.ts';
 
 /** The workspace named by id or slug, or 404 when it does not exist or the caller may not see it. */

@@ -8,7 +8,7 @@ import { randomUUID } from 'node:crypto';
 import { createWithSlug, slugFrom } from '../integrations/common.ts';
 import type { CoreDeps } from '../../deps.ts';
 import { ConflictError, ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
-import { isOrganisationPrincipal, type Principal } from '../../policy/principal.ts';
+import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { invalidateSettings } from '../../policy/security-settings.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { ConfigRepository } from '../../store/configs.ts';

@@ -8,7 +8,7 @@ import { Readable, Transform } from 'node:stream';
 import type { Clock } from '../../ports/clock.ts';
 import type { Logger } from '../../ports/logger.ts';
 import type { Attempt, TargetCaller } from '../routing/execute.ts';
-import type { ResolvedTarget } from '../routing/types.ts';
+import type { ResolvedTarget } from '../../kernel/routing.ts';
 import { cacheKey } from './key.ts';
 import type { ResponseCache } from './response-cache.ts';
 import {

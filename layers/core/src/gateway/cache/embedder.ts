@@ -2,12 +2,12 @@
 import { readWithin } from '../../http/node-streams.ts';
 import { findProvider } from '../../providers/registry.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../../security/ssrf.ts';
-import type { UpstreamClient } from '../upstream.ts';
-import type { CacheSettings } from '../routing/types.ts';
+import type { Upstream } from '../../ports/upstream.ts';
+import type { CacheSettings } from '../../kernel/routing.ts';
 import type { Embedder } from './semantic.ts';
 
 export interface EmbedderDeps {
-  upstream: UpstreamClient;
+  upstream: Upstream;
   trustedHosts: TrustedHosts;
 }
 

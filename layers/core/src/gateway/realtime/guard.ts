@@ -15,7 +15,7 @@
  */
 import { ValidationError } from '../../http/errors.ts';
 import { createCheckDeps } from '../../guardrails/check-deps.ts';
-import type { CheckContext, GuardrailEvent, HookOutcome } from '../../guardrails/contract.ts';
+import type { CheckContext, GuardrailEvent, HookOutcome } from '../../kernel/guardrails.ts';
 import type { HookSpec, StreamWindow } from '../../guardrails/hooks.ts';
 import { clientEventParts, isModelItem, joinParts, ModelTextTracker } from '../../guardrails/realtime-text.ts';
 import { findCheck } from '../../guardrails/registry.ts';
@@ -25,9 +25,9 @@ import { gateStream, type Piece } from '../../guardrails/window-gate.ts';
 import type { GatewayPrincipal } from '../access.ts';
 import { targetHooks, type TargetHooks } from '../target-hooks.ts';
 import type { Flight } from '../flight.ts';
-import type { HookResults } from '../lifecycle.ts';
-import type { ConfigNode, ResolvedTarget } from '../routing/types.ts';
-import { configProblems } from '../routing/validate.ts';
+import type { HookResults } from '../../kernel/lifecycle.ts';
+import type { ConfigNode, ResolvedTarget } from '../../kernel/routing.ts';
+import { hookCheckProblems } from '../guard.ts';
 
 type Json = Record<string, unknown>;
 const isRecord = (v: unknown): v is Json => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -43,9 +43,9 @@ const MAX_NOTED = 100;
 
 export type RealtimeHooks = TargetHooks;
 
-/** A config's hooks name checks that exist, with valid parameters: 400 naming each problem's path otherwise. */
+/** A config's hooks name checks that exist, with valid parameters (as for HTTP requests): 400 naming each problem's path otherwise. */
 export function checkHookConfig(config: ConfigNode): void {
-  const problems = configProblems(config, { requestProvider: true, findCheck });
+  const problems = hookCheckProblems(config);
   if (problems.length > 0) throw new ValidationError(problems, { param: 'x-gw-config', openaiCode: 'AB01' });
 }
 

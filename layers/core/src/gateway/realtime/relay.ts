@@ -11,7 +11,7 @@
 import type WebSocket from 'ws';
 import type { GantryError } from '../../http/errors.ts';
 import type { Flight } from '../flight.ts';
-import type { GatewayRecord } from '../lifecycle.ts';
+import type { GatewayRecord } from '../../kernel/lifecycle.ts';
 import type { RealtimeSession } from './connect.ts';
 import { maskFrame } from '../scrub.ts';
 import type { GuardSummary, OutputGate, RealtimeGuard } from './guard.ts';

@@ -8,7 +8,7 @@ import { ValidationError } from '../../http/errors.ts';
 import { findProvider } from '../../providers/registry.ts';
 import { parseOutboundUrl, type TrustedHosts } from '../../security/ssrf.ts';
 import { clientKeyOf, forwardedHeaders, providerBase, resolveProvider, type CallInput } from '../call-target.ts';
-import type { ResolvedTarget } from '../routing/types.ts';
+import type { ResolvedTarget } from '../../kernel/routing.ts';
 
 /** The api-version Azure OpenAI's realtime preview path takes when the target names none. */
 export const AZURE_REALTIME_API_VERSION = '2024-10-01-preview';

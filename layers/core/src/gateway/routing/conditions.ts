@@ -15,7 +15,7 @@
  * Queries compile once (regexes included) and are cached per query / strategy object.
  */
 import { isRecord } from '../../http/json.ts';
-import type { ConditionContext, ConfigNode, Strategy } from './types.ts';
+import type { ConditionContext, ConfigNode, Strategy } from '../../kernel/routing.ts';
 
 export type CompiledQuery = (ctx: ConditionContext) => boolean;
 type Test = (value: unknown) => boolean;

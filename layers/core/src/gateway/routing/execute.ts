@@ -18,7 +18,7 @@ import {
   RETRY_AFTER_BUDGET_MS,
   retryAfterMs,
 } from './retry.ts';
-import type { ConditionContext, ConfigNode, ResolvedTarget } from './types.ts';
+import type { ConditionContext, ConfigNode, ResolvedTarget } from '../../kernel/routing.ts';
 
 /** What one call to a provider produced: a response, or a provider-side failure with a status. */
 export interface Attempt {

@@ -8,7 +8,7 @@
  *   the provider for all its children. A child that switches to another provider or virtual key
  *   starts afresh instead: one provider's key and options must never be sent to another.
  */
-import type { CacheSettings, ConfigNode, PassthroughSetting, ResolvedTarget, RetrySettings } from './types.ts';
+import type { CacheSettings, ConfigNode, PassthroughSetting, ResolvedTarget, RetrySettings } from '../../kernel/routing.ts';
 
 /** Keys with a meaning of their own; every other key on a node is a provider option. */
 export const CONFIG_KEYS: ReadonlySet<string> = new Set([

@@ -4,8 +4,8 @@
  */
 import type { CoreDeps } from '../../deps.ts';
 import { ForbiddenError, ValidationError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
-import type { ConfigNode } from './types.ts';
+import type { Principal } from '../../kernel/principal.ts';
+import type { ConfigNode } from '../../kernel/routing.ts';
 import { parseConfigHeader } from './validate.ts';
 
 export interface ResolvedConfig {

@@ -3,12 +3,12 @@
  * costs no DynamoDB call) and dropped at once when this process changes one. Other Lambda
  * instances see a change within the TTL.
  */
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import type { Cipher } from '../../ports/cipher.ts';
 import type { Clock } from '../../ports/clock.ts';
 import { configSecretContext, openConfigSecrets } from '../../store/config-secrets.ts';
 import type { ConfigRepository } from '../../store/configs.ts';
-import type { ConfigNode } from './types.ts';
+import type { ConfigNode } from '../../kernel/routing.ts';
 import { parseConfig } from './validate.ts';
 
 /** Reads a saved config for a gateway request, by id or slug, within the caller's workspace. */

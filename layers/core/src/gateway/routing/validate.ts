@@ -22,7 +22,7 @@ import { FIELD_OPERATORS, isOperatorObject, LOGICAL_OPERATORS, MAX_REGEX_LENGTH 
 import { hookProblems, type FindCheck } from '../../guardrails/hooks.ts';
 import { isSendable, UNSENDABLE_MESSAGE } from '../headers.ts';
 import { CONFIG_KEYS, HOOK_KEYS } from './inherit.ts';
-import { PASSTHROUGH_SETTINGS, type ConfigNode, type StrategyMode } from './types.ts';
+import { PASSTHROUGH_SETTINGS, type ConfigNode, type StrategyMode } from '../../kernel/routing.ts';
 
 /** Deepest nesting of targets below the root. */
 export const MAX_DEPTH = 10;

@@ -3,7 +3,7 @@
  * passes when one is there), `all` (every one is), `none` (none is).
  */
 import type { FieldProblem } from '../../http/errors.ts';
-import type { CheckDefinition } from '../contract.ts';
+import type { CheckDefinition } from '../../kernel/guardrails.ts';
 import { checkedText } from './text-of.ts';
 
 const OPERATORS = ['any', 'all', 'none'] as const;

@@ -6,7 +6,7 @@
  * `timeoutMs` (default 30 s) bounds each fetch, and only image/* answers are inlined. A failed
  * fetch leaves its URL in place and passes unless `failOnError: true`.
  */
-import type { CheckDeps, CheckDefinition } from '../contract.ts';
+import type { CheckDeps, CheckDefinition } from '../../kernel/guardrails.ts';
 import { isRecord, num, paramValidator, strings } from './params.ts';
 import { timeoutRule } from './remote.ts';
 

@@ -5,7 +5,7 @@
  * else the outermost {...}: models often wrap JSON in prose.
  */
 import { Validator, type Schema } from '@cfworker/json-schema';
-import type { CheckDefinition } from '../contract.ts';
+import type { CheckDefinition } from '../../kernel/guardrails.ts';
 import { isRecord, OPERATORS, operatorHolds, paramValidator, strings, type Operator } from './params.ts';
 import { checkedText } from './text-of.ts';
 

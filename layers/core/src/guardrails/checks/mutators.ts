@@ -2,7 +2,7 @@
  * Mutators: `default.regexReplace` redacts what a rule matches (in the request before it leaves,
  * or in the answer before the client sees it), `default.addPrefix` puts text before the prompt.
  */
-import type { CheckDefinition, CheckResult } from '../contract.ts';
+import type { CheckDefinition, CheckResult } from '../../kernel/guardrails.ts';
 import { isRecord, paramValidator, str } from './params.ts';
 import { MAX_RULE_LENGTH } from './regex-match.ts';
 import { checkedText } from './text-of.ts';

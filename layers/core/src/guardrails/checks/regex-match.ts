@@ -3,7 +3,7 @@
  * not). Rules are compiled once per distinct source: a stream checks many windows with one rule.
  */
 import type { FieldProblem } from '../../http/errors.ts';
-import type { CheckDefinition } from '../contract.ts';
+import type { CheckDefinition } from '../../kernel/guardrails.ts';
 import { checkedText } from './text-of.ts';
 
 export const MAX_RULE_LENGTH = 1000;

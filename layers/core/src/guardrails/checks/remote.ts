@@ -2,7 +2,7 @@
  * What the checks that call a service share: a JSON POST through the guarded fetch, the error
  * result (a check that errors passes unless `failOnError: true`), and the URL parameter rule.
  */
-import type { CheckDeps, CheckResult } from '../contract.ts';
+import type { CheckDeps, CheckResult } from '../../kernel/guardrails.ts';
 import type { ParamRule } from './params.ts';
 
 /** A service answered something a check cannot use (its status, never its body: it may echo secrets). */

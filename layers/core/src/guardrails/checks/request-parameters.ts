@@ -5,7 +5,7 @@
  * top-level keys, and for each named parameter the values allowed or blocked). Every list is
  * optional and an empty one does not constrain.
  */
-import type { CheckDefinition } from '../contract.ts';
+import type { CheckDefinition } from '../../kernel/guardrails.ts';
 import { isRecord, paramValidator, strings } from './params.ts';
 
 const toolsSpec = {

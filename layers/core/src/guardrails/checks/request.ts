@@ -4,7 +4,7 @@
  * type (`allowedRequestTypes`).
  */
 import { ENDPOINT_TYPES } from '../../providers/types.ts';
-import type { CheckContext, CheckDefinition } from '../contract.ts';
+import type { CheckContext, CheckDefinition } from '../../kernel/guardrails.ts';
 import { isRecord, OPERATORS, operatorHolds, paramValidator, str, strings, type Operator } from './params.ts';
 
 const BEFORE = ['beforeRequestHook'] as const;

@@ -2,7 +2,7 @@
  * Checks on the shape of the text: sentence, word and character counts, case, suffix, emptiness
  * and code blocks. Each passes when the text satisfies it; `not: true` inverts the verdict.
  */
-import type { CheckDefinition, CheckResult } from '../contract.ts';
+import type { CheckDefinition, CheckResult } from '../../kernel/guardrails.ts';
 import { num, paramValidator, str, type ParamSpec } from './params.ts';
 import { checkedText } from './text-of.ts';
 

@@ -4,7 +4,7 @@
  * module adds what mutators need beside it. A copy is returned; the context's JSON is never changed
  * in place.
  */
-import type { CheckContext } from '../contract.ts';
+import type { CheckContext } from '../../kernel/guardrails.ts';
 import { mapRequestText, mapResponseText, type TextVisit } from '../text.ts';
 import { isRecord } from './params.ts';
 

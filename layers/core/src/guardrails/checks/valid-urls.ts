@@ -4,7 +4,7 @@
  * private addresses count as invalid: the guard refuses them.
  */
 import { lookup } from 'node:dns/promises';
-import type { CheckDeps, CheckDefinition } from '../contract.ts';
+import type { CheckDeps, CheckDefinition } from '../../kernel/guardrails.ts';
 import { num, paramValidator } from './params.ts';
 import { timeoutRule } from './remote.ts';
 import { checkedText } from './text-of.ts';

@@ -3,7 +3,7 @@
  * and answer; never the request's headers) to `webhookURL` and takes `{verdict, transformedData?}`
  * back. `timeout` defaults to 3 s; a timeout or an error passes unless `failOnError: true`.
  */
-import type { CheckDefinition, CheckResult } from '../contract.ts';
+import type { CheckDefinition, CheckResult } from '../../kernel/guardrails.ts';
 import { isRecord, num, paramValidator, str } from './params.ts';
 import { errored, httpUrl, postJson, RemoteCheckError, timeoutRule } from './remote.ts';
 

@@ -8,7 +8,7 @@
  */
 import type { Context } from 'hono';
 import type { CoreDeps } from '../../deps.ts';
-import type { RouteModule } from '../../http/app.ts';
+import type { RouteModule } from '../../http/route-module.ts';
 import type { RuntimeBindings } from '../../http/bodies.ts';
 
 const METHODS = ['POST', 'GET', 'DELETE'];

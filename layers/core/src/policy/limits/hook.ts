@@ -15,13 +15,13 @@
  */
 import type { Logger } from '../../ports/logger.ts';
 import type { FeatureFlags } from '../../config.ts';
-import type { GatewayHook, GatewayRecord, TargetAdmission } from '../../gateway/lifecycle.ts';
+import type { GatewayHook, GatewayRecord, TargetAdmission } from '../../kernel/lifecycle.ts';
 import type { RateLimitedError, UsageExhaustedError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { LimitsRepository, ReserveResult } from '../../store/limits.ts';
 import type { UsageAlert } from './alerts.ts';
-import { parseAttached, type AttachedLimits } from './attached.ts';
+import { parseAttached, type AttachedLimits } from '../../kernel/limits.ts';
 import { providerBudgetCounter } from './counters.ts';
 import { alertOnce } from './crossings.ts';
 import { estimateTokens, type CostEstimator, type TokenEstimate } from './estimate.ts';

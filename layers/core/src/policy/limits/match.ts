@@ -7,14 +7,9 @@
 import { createHash } from 'node:crypto';
 import { ENDPOINT_TYPES, type EndpointType } from '../../providers/types.ts';
 
-export interface PolicyCondition {
-  key: string;
-  value: string;
-}
+import type { PolicyCondition, PolicyGroupBy } from '../../store/limits.ts';
 
-export interface PolicyGroupBy {
-  key: string;
-}
+export type { PolicyCondition, PolicyGroupBy };
 
 /** What a policy can see of a gateway request. */
 export interface LimitContext {

@@ -2,12 +2,12 @@
  * Planning: which limits a request (or one of its targets) meets, each as a plan to reserve in one
  * counter, and the refusal a client gets when a reservation is refused. Pure: no I/O.
  */
-import type { GatewayRecord } from '../../gateway/lifecycle.ts';
+import type { GatewayRecord } from '../../kernel/lifecycle.ts';
 import { RateLimitedError, UsageExhaustedError } from '../../http/errors.ts';
-import type { Principal } from '../../policy/principal.ts';
+import type { Principal } from '../../kernel/principal.ts';
 import { rateCounterPk, usageCounterPk, type CounterKey, type UsageLimitType } from '../../store/limits.ts';
 import type { AlertSource } from './alerts.ts';
-import type { AttachedLimits, AttachedUsageLimit } from './attached.ts';
+import type { AttachedLimits, AttachedUsageLimit } from '../../kernel/limits.ts';
 import { BUDGET_COUNTER_GRACE_MS, currentPeriod, DEFAULT_LEASE_SIZE, fromUnits, keyBudgetCounter, RATE_COUNTER_GRACE_MS, toUnits, workspaceBudgetCounter } from './counters.ts';
 import type { TokenEstimate } from './estimate.ts';
 import { entityIdOf, groupValueKey, matchesConditions, type LimitContext } from './match.ts';

@@ -6,7 +6,7 @@
  */
 import type { Clock } from '../../ports/clock.ts';
 import type { LimitsRepository, RateLimitPolicyRecord, UsageLimitPolicyRecord } from '../../store/limits.ts';
-import { NO_ATTACHED, type AttachedLimits } from './attached.ts';
+import { NO_ATTACHED, type AttachedLimits } from '../../kernel/limits.ts';
 
 export interface WorkspacePolicies {
   rate: readonly RateLimitPolicyRecord[];

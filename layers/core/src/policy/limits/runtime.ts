@@ -9,7 +9,7 @@ import { Provider, providerKey } from '../../store/integrations.ts';
 import { LimitsRepository } from '../../store/limits.ts';
 import type { Repositories } from '../../store/repositories.ts';
 import { ALERTS_QUEUE, type AlertRecipients, type AlertSubjectReader, type UsageAlert } from './alerts.ts';
-import { parseAttached } from './attached.ts';
+import { parseAttached } from '../../kernel/limits.ts';
 import { DEFAULT_COST_ESTIMATOR, type CostEstimator } from './estimate.ts';
 import { LimitsHook } from './hook.ts';
 import { PolicyCache } from './policy-cache.ts';

@@ -6,7 +6,7 @@
  * may cross its threshold or be exhausted: the crossing is reported once.
  */
 import type { Logger } from '../../ports/logger.ts';
-import type { GatewayRecord } from '../../gateway/lifecycle.ts';
+import type { GatewayRecord } from '../../kernel/lifecycle.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { Item } from '../../store/entity.ts';
 import { checkCrossings, type CrossingDeps } from './crossings.ts';

@@ -5,11 +5,9 @@
  * by window or period, so a new one starts at zero everywhere at the same instant.
  */
 
-/** The units of rate limits policies (docs/design/spec.md#admin-resources). */
-export const RATE_UNITS = ['rpm', 'rph', 'rpd', 'rpw'] as const;
-export type RateUnit = (typeof RATE_UNITS)[number];
-/** API keys' own rate limits may also count per second. */
-export type WindowUnit = RateUnit | 'rps';
+import type { PeriodicReset, WindowUnit } from '../../store/limits.ts';
+
+export { RATE_UNITS, type PeriodicReset, type RateUnit, type WindowUnit } from '../../store/limits.ts';
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
@@ -36,8 +34,6 @@ export function rateWindow(unit: WindowUnit, nowMs: number): Span {
   const start = Math.floor((nowMs - origin) / size) * size + origin;
   return { start, end: start + size };
 }
-
-export type PeriodicReset = 'weekly' | 'monthly';
 
 /** How a budget resets: at most one of the two is set; neither means it never resets. */
 export interface ResetRule {

@@ -4,13 +4,13 @@
  */
 import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { integrationContext, openCredentials } from '../../../../../layers/core/src/admin/integrations/credentials.ts';
+import { integrationContext, openCredentials } from '../../../../../layers/core/src/store/credentials.ts';
 import { IntegrationService, toView } from '../../../../../layers/core/src/admin/integrations/service.ts';
 import { ProviderService } from '../../../../../layers/core/src/admin/providers/service.ts';
 import { legacyConfigurations, VirtualKeyService, toView as vkView } from '../../../../../layers/core/src/admin/virtual-keys/service.ts';
 import type { CoreDeps } from '../../../../../layers/core/src/deps.ts';
 import { ForbiddenError, type FieldProblem } from '../../../../../layers/core/src/http/errors.ts';
-import type { Principal } from '../../../../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../../../../layers/core/src/kernel/principal.ts';
 import { CipherError } from '../../../../../layers/core/src/ports/cipher.ts';
 import type { ProviderDefinition } from '../../../../../layers/core/src/providers/types.ts';
 import { IntegrationRepository, ProviderRepository } from '../../../../../layers/core/src/store/integrations.ts';

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { adminModule } from '../../../../../layers/core/src/admin/routes.ts';
 import { ensureBootstrap } from '../../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../../layers/core/src/deps.ts';
-import { createApp } from '../../../../../layers/core/src/http/app.ts';
+import { createApp } from '../../../../../layers/core/src/app.ts';
 import type { OutboxMailer } from '../../../../../layers/core/src/ports/local/outbox-mailer.ts';
 import { createTestDeps } from '../../../../support/deps.ts';
 import { ADMIN_KEY } from '../../../../support/gantry.ts';

@@ -9,7 +9,7 @@ import { adminModule } from '../../../../../layers/core/src/admin/routes.ts';
 import { LOGS_TOTAL_MAX_ROLLUP_ITEMS } from '../../../../../layers/core/src/admin/logs/routes.ts';
 import { ensureBootstrap, type BootstrapResult } from '../../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../../layers/core/src/deps.ts';
-import { createApp } from '../../../../../layers/core/src/http/app.ts';
+import { createApp } from '../../../../../layers/core/src/app.ts';
 import { addEvent, emptyAggregate, GROUP_DIMENSIONS, type GroupDimension } from '../../../../../layers/core/src/observability/aggregate.ts';
 import { ingestConsumer, observability } from '../../../../../layers/core/src/observability/install.ts';
 import { DAY_MS, HOUR_MS } from '../../../../../layers/core/src/observability/time.ts';

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { compileQuery, matches, pickConditional } from '../../../../../layers/core/src/gateway/routing/conditions.ts';
 import { isRecord } from '../../../../../layers/core/src/http/json.ts';
-import type { ConditionContext, ConfigNode, Strategy } from '../../../../../layers/core/src/gateway/routing/types.ts';
+import type { ConditionContext, ConfigNode, Strategy } from '../../../../../layers/core/src/kernel/routing.ts';
 
 const ctx: ConditionContext = {
   metadata: {

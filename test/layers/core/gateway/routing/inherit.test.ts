@@ -6,7 +6,7 @@ import {
   targetPath,
   toResolvedTarget,
 } from '../../../../../layers/core/src/gateway/routing/inherit.ts';
-import type { ConfigNode } from '../../../../../layers/core/src/gateway/routing/types.ts';
+import type { ConfigNode } from '../../../../../layers/core/src/kernel/routing.ts';
 
 const fallback = (targets: ConfigNode[], extra: ConfigNode = {}): ConfigNode => ({ strategy: { mode: 'fallback' }, targets, ...extra });
 

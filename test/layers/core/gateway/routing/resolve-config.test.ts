@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import type { CoreDeps } from '../../../../../layers/core/src/deps.ts';
 import { ValidationError } from '../../../../../layers/core/src/http/errors.ts';
 import { resolveConfig } from '../../../../../layers/core/src/gateway/routing/resolve-config.ts';
-import type { Principal } from '../../../../../layers/core/src/policy/principal.ts';
+import type { Principal } from '../../../../../layers/core/src/kernel/principal.ts';
 import { workspacePrincipal } from '../../../../support/identity.ts';
 
 const principal: Principal = workspacePrincipal();

@@ -1,6 +1,6 @@
 /** Which requests a policy counts and in which group; what a request is estimated to consume. */
 import { describe, expect, it } from 'vitest';
-import { parseAttached } from '../../../../../layers/core/src/policy/limits/attached.ts';
+import { parseAttached } from '../../../../../layers/core/src/kernel/limits.ts';
 import { DEFAULT_COMPLETION_TOKENS, DEFAULT_COST_ESTIMATOR, estimateTokens } from '../../../../../layers/core/src/policy/limits/estimate.ts';
 import { entityIdOf, groupValueKey, isConditionKey, isGroupByKey, matchesConditions, type LimitContext } from '../../../../../layers/core/src/policy/limits/match.ts';
 

@@ -5,7 +5,7 @@
  * in `Ocp-Apim-Subscription-Key`; `credentials.endpoint` replaces
  * `https://{resourceName}.cognitiveservices.azure.com` (private endpoints).
  */
-import type { CheckDeps, CheckDefinition } from '../../contract.ts';
+import type { CheckDeps, CheckDefinition } from '../../../kernel/guardrails.ts';
 import { isRecord, num, paramValidator, str, strings, type ParamSpec } from '../params.ts';
 import { errored, httpUrl, postJson, RemoteCheckError, timeoutRule } from '../remote.ts';
 import { checkedText } from '../text-of.ts';

@@ -4,7 +4,7 @@
  * `GUARDRAIL_INTERVENED` fails the check, except with `redact: true` when only sensitive
  * information was anonymised: then Bedrock's masked text replaces the original and the check passes.
  */
-import type { CheckDefinition } from '../../contract.ts';
+import type { CheckDefinition } from '../../../kernel/guardrails.ts';
 import { signAws } from '../../../providers/native/aws.ts';
 import { isRecord, num, paramValidator, str } from '../params.ts';
 import { errored, httpUrl, postJson, RemoteCheckError, timeoutRule } from '../remote.ts';

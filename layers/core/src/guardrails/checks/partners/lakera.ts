@@ -4,7 +4,7 @@
  * except when only `pii/*` detectors fired and the spans are in the checked text: then they are
  * redacted and the check passes (transformed).
  */
-import type { CheckContext, CheckDefinition, CheckResult } from '../../contract.ts';
+import type { CheckContext, CheckDefinition, CheckResult } from '../../../kernel/guardrails.ts';
 import { isRecord, num, paramValidator, str } from '../params.ts';
 import { errored, httpUrl, postJson, RemoteCheckError, timeoutRule } from '../remote.ts';
 import { conversation, redacted, type Turn } from './messages.ts';

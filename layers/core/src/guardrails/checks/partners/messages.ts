@@ -1,5 +1,5 @@
 /** The conversation a partner screens: the request's texts with their roles, plus the answer after the request. */
-import type { CheckContext, CheckResult } from '../../contract.ts';
+import type { CheckContext, CheckResult } from '../../../kernel/guardrails.ts';
 import { mapCheckedText } from '../transform.ts';
 
 export interface Turn {

@@ -9,9 +9,9 @@
 import { GantryError } from '../http/errors.ts';
 import { isRecord, tryParseJson } from '../http/json.ts';
 import type { EndpointType } from '../providers/types.ts';
-import { lenientSegments } from '../gateway/paths.ts';
-import type { ProviderRequestBody } from '../gateway/request-body.ts';
-import { requestParts, type TextPart } from './text.ts';
+import { lenientSegments } from './paths.ts';
+import type { ProviderRequestBody } from './request-body.ts';
+import { requestParts, type TextPart } from '../guardrails/text.ts';
 
 type Json = Record<string, unknown>;
 

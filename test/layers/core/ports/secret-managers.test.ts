@@ -1,6 +1,6 @@
 /** The secret picked from what a manager holds, and Vault's KV v2 paths. */
 import { describe, expect, it } from 'vitest';
-import { kindOfStatus, pickField, SecretManagerError } from '../../../../layers/core/src/secrets/contract.ts';
+import { kindOfStatus, pickField, SecretManagerError } from '../../../../layers/core/src/ports/secret-managers.ts';
 import { kvDataPath } from '../../../../layers/core/src/secrets/vault.ts';
 
 describe('pickField', () => {

@@ -12,7 +12,7 @@ import {
   providerRequestParts,
   proxyRequestParts,
   proxyRequestText,
-} from '../../../../layers/core/src/guardrails/provider-text.ts';
+} from '../../../../layers/core/src/gateway/provider-text.ts';
 import { multipart } from '../../../support/media.ts';
 
 const raw = (text: string, contentType = 'application/json') => ({ kind: 'raw' as const, bytes: new TextEncoder().encode(text), contentType });

@@ -4,10 +4,10 @@
  * `maxBatches` batches run at once; more wait their turn. On start-up `resume()` picks up every
  * batch left unfinished by a stopped process; the per-line records make running it again safe.
  */
-import type { CoreDeps } from '../../deps.ts';
-import { finalizeBatch, runChunk, startBatch } from '../../batches/engine.ts';
-import { BatchRepository } from '../../store/batches.ts';
-import type { BatchRunner } from '../batch-runner.ts';
+import type { CoreDeps } from '../deps.ts';
+import { finalizeBatch, runChunk, startBatch } from './engine.ts';
+import { BatchRepository } from '../store/batches.ts';
+import type { BatchRunner } from '../ports/batch-runner.ts';
 
 export interface LocalBatchDriverOptions {
   maxBatches?: number;

@@ -4,7 +4,7 @@
  * depth, with a leaf being a node without `targets`.
  */
 
-import type { TargetBudget } from '../lifecycle.ts';
+import type { TargetBudget } from './lifecycle.ts';
 
 /** Whether a target takes passthrough requests (any `/v1` path no gateway endpoint serves). */
 export const PASSTHROUGH_SETTINGS = ['allow', 'deny'] as const;

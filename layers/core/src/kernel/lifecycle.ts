@@ -4,10 +4,10 @@
  * it. `admit` runs before any provider is called and may refuse the request; `complete` runs once
  * the response has ended, or the client has gone, and never delays the response.
  */
-import type { HookOutcome } from '../guardrails/contract.ts';
+import type { HookOutcome } from './guardrails.ts';
 import type { GantryError } from '../http/errors.ts';
-import type { AttachedUsageLimit } from '../policy/limits/attached.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { AttachedUsageLimit } from './limits.ts';
+import type { Principal } from './principal.ts';
 import type { EndpointType } from '../providers/types.ts';
 
 export interface TokenUsage {

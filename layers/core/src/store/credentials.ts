@@ -2,7 +2,7 @@
  * Sealing credentials with the cipher: the plaintext never reaches the table. Apart from the
  * schemas in common.ts because the gateway opens credentials too and must not bundle those.
  */
-import { CipherError, type Cipher, type CipherContext } from '../../ports/cipher.ts';
+import { CipherError, type Cipher, type CipherContext } from '../ports/cipher.ts';
 
 /** What is encrypted: the key and the secret configuration fields. */
 export interface Credentials {

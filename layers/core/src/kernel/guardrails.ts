@@ -5,9 +5,20 @@
  * answers a verdict for a context and may transform the request or the response.
  */
 import type { FieldProblem } from '../http/errors.ts';
-import type { Principal } from '../policy/principal.ts';
+import type { CheckRef, GuardrailActions } from '../store/guardrails.ts';
+import type { Principal } from './principal.ts';
+
+export type { CheckRef, GuardrailActions };
 import type { EndpointType } from '../providers/types.ts';
-import type { TextPart, TextScope } from './text.ts';
+
+/** Which texts of a request a check reads: every one, or the last user turn only. */
+export type TextScope = 'all' | 'last_user';
+
+/** One text of a request with the role it speaks in (`system`, `user`, `assistant`, `tool` ...). */
+export interface TextPart {
+  role: string;
+  text: string;
+}
 
 export type GuardrailEvent = 'beforeRequestHook' | 'afterRequestHook';
 
@@ -66,22 +77,6 @@ export interface CheckDefinition {
   run(ctx: CheckContext, parameters: Readonly<Record<string, unknown>>, deps: CheckDeps): Promise<CheckResult>;
 }
 
-/** One check of a hook or a saved guardrail. */
-export interface CheckRef {
-  id: string;
-  parameters: Record<string, unknown>;
-  is_enabled?: boolean;
-}
-
-/** The actions of a saved guardrail (one stored shape; both input shapes are accepted). */
-export interface GuardrailActions {
-  deny: boolean;
-  async: boolean;
-  on_success: { feedback?: unknown } | null;
-  on_fail: { feedback?: unknown } | null;
-  /** The reference's `message` (shown with a denial), when the guardrail was given one. */
-  message?: string;
-}
 
 /** A saved guardrail as the gateway reads it. */
 export interface SavedGuardrail {

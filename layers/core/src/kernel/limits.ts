@@ -3,7 +3,7 @@
  * limits hook. The admin routes that store them validate them; here anything malformed is skipped,
  * so a bad stored value can never break the gateway.
  */
-import type { PeriodicReset, WindowUnit } from './windows.ts';
+import type { PeriodicReset, WindowUnit } from '../store/limits.ts';
 
 export interface AttachedUsageLimit {
   type: 'cost' | 'tokens';

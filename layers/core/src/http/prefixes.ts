@@ -21,6 +21,6 @@ export const GATEWAY_PATHS_UNDER_ADMIN: readonly string[] = ['prompts/{promptId}
  * First path segments that look like a slip of an admin prefix but are providers' own APIs, which
  * the passthrough serves: OpenAI's Administration API (`/v1/organization/...`) and Anthropic's Admin
  * API (`/v1/organizations/...`). Every other near-miss of an admin prefix (`/v1/config`) answers
- * 404 AB02 naming the prefix (http/app.ts).
+ * 404 AB02 naming the prefix (http/surfaces.ts).
  */
 export const PROVIDER_PREFIXES_LIKE_ADMIN: readonly string[] = ['organization', 'organizations'];

@@ -1,7 +1,7 @@
 /** The one redaction list: secret field names and secret formats, the same for logs, audit and exports. */
 import { describe, expect, it } from 'vitest';
 import { maskSecrets } from '../../../../layers/core/src/admin/audit-logs/mask.ts';
-import { REDACTED, redact, redactAttributes, redactQuery, redactText } from '../../../../layers/core/src/observability/redact.ts';
+import { REDACTED, redact, redactAttributes, redactQuery, redactText } from '../../../../layers/core/src/security/redact.ts';
 
 const SECRET_NAMES = [
   'api_key', 'apiKey', 'x-api-key', 'x-gw-api-key', 'password', 'passwd', 'token', 'secret', 'access_token', 'refresh_token',

@@ -3,49 +3,14 @@
  * only translate events to Requests and Responses back; route modules add the gateway and the
  * admin API, so each Lambda bundles only what it serves.
  */
-import { Hono, type Context } from 'hono';
-import type { CoreDeps } from '../deps.ts';
-import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN, PROVIDER_PREFIXES_LIKE_ADMIN } from '../admin/prefixes.ts';
-import { asGantryError, RouteNotFoundError } from './errors.ts';
-import { toResponse, type ErrorSurface } from './error-response.ts';
-import { withPortkeyHeaderAlias } from './header-alias.ts';
-import { jsonResponse } from './json.ts';
-import { nearMiss } from './suggest.ts';
-
-/**
- * Answers a request that no route of any module matched, or returns undefined to leave it to the
- * next fallback and finally the 404 (the gateway's passthrough is one). Running only after every
- * route, whatever the module order, a fallback can never shadow a route.
- */
-export type Fallback = (c: Context) => Response | undefined | Promise<Response | undefined>;
-
-/** Mounts a module's routes; may return a fallback. */
-export type RouteModule = (app: Hono, deps: CoreDeps) => void | Fallback;
-
-const prefixPattern = (prefixes: readonly string[]) => prefixes.map((p) => p.replace(/[-.]/g, '\\$&')).join('|');
-const adminPath = new RegExp(`^/v1/(${prefixPattern(ADMIN_PREFIXES)})(/|$)|^/v2/(${prefixPattern(ADMIN_V2_PREFIXES)})(/|$)`);
-
-const gatewayUnderAdmin = new RegExp(`^/v1/(${GATEWAY_PATHS_UNDER_ADMIN.map((p) => p.replace(/[-.]/g, '\\$&').replace(/\{[A-Za-z]+\}/g, '[^/]+')).join('|')})$`);
-
-export const isAdminPath = (path: string): boolean => adminPath.test(path) && !gatewayUnderAdmin.test(path);
-
-/**
- * The admin path a mistyped one meant: its first segment is a slip (http/suggest.ts `nearMiss`) of
- * an admin prefix (`/v1/config/x` -> `/v1/configs/x`, `/v1/Audit_Logs` -> `/v1/audit-logs`). Such a
- * path is the admin API's, so it answers 404 AB02 with this suggestion instead of reaching the
- * passthrough, whose authentication would answer a confusing 403 or 400 for it.
- */
-export function adminPathMeant(path: string): string | undefined {
-  const m = /^\/(v1|v2)\/([^/]+)(.*)$/.exec(path);
-  if (!m) return undefined;
-  const [, version = '', segment = '', rest = ''] = m;
-  if (PROVIDER_PREFIXES_LIKE_ADMIN.includes(segment)) return undefined;
-  const prefix = nearMiss(segment, version === 'v1' ? ADMIN_PREFIXES : ADMIN_V2_PREFIXES);
-  return prefix === undefined ? undefined : `/${version}/${prefix}${rest}`;
-}
-
-/** The surface a path belongs to, for errors answered before (or outside) any route. */
-export const surfaceOf = (path: string): ErrorSurface => (isAdminPath(path) || adminPathMeant(path) !== undefined ? 'admin' : 'gateway');
+import { Hono } from 'hono';
+import type { CoreDeps } from './deps.ts';
+import type { Fallback, RouteModule } from './http/route-module.ts';
+import { adminPathMeant, surfaceOf } from './http/surfaces.ts';
+import { asGantryError, RouteNotFoundError } from './http/errors.ts';
+import { toResponse } from './http/error-response.ts';
+import { withPortkeyHeaderAlias } from './http/header-alias.ts';
+import { jsonResponse } from './http/json.ts';
 
 /** Health answers within a second, whatever the database does. */
 const HEALTH_DEADLINE_MS = 900;

@@ -3,12 +3,13 @@ import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApp, isAdminPath } from '../../../../layers/core/src/http/app.ts';
-import { adminModule } from '../../../../layers/core/src/admin/routes.ts';
-import { gatewayModule } from '../../../../layers/core/src/gateway/routes.ts';
-import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
-import { createRepositories } from '../../../../layers/core/src/store/repositories.ts';
-import { createTestDeps } from '../../../support/deps.ts';
+import { createApp } from '../../../layers/core/src/app.ts';
+import { isAdminPath } from '../../../layers/core/src/http/surfaces.ts';
+import { adminModule } from '../../../layers/core/src/admin/routes.ts';
+import { gatewayModule } from '../../../layers/core/src/gateway/routes.ts';
+import type { CoreDeps } from '../../../layers/core/src/deps.ts';
+import { createRepositories } from '../../../layers/core/src/store/repositories.ts';
+import { createTestDeps } from '../../support/deps.ts';
 
 describe('core app', () => {
   let deps: CoreDeps;
