@@ -9,7 +9,7 @@ import type { Context, SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda'
 import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
 import type { CoreDeps } from '../../../layers/core/src/deps.ts';
 import { addEvent, emptyAggregate, mergeInto } from '../../../layers/core/src/observability/aggregate.ts';
-import { observability } from '../../../layers/core/src/observability/install.ts';
+import { ingestConsumer, observability } from '../../../layers/core/src/observability/install.ts';
 import type { LogEvent } from '../../../layers/core/src/observability/log-event.ts';
 import { LOGS_QUEUE, type LogQueueMessage } from '../../../layers/core/src/observability/messages.ts';
 import { DAY_MS, HOUR_MS } from '../../../layers/core/src/observability/time.ts';
@@ -75,7 +75,7 @@ describe('log-ingest function when the table refuses writes halfway', () => {
     const events = syntheticEvents(60, { start, spanMs: HOUR_MS, workspaceId: 'ws-halfway', seed: 41, busyMinutes: 4 });
     // Six messages of ten events, as the gateway batches them.
     const records = Array.from({ length: 6 }, (_, i) => sqsRecord(JSON.stringify({ kind: 'logs', events: events.slice(i * 10, i * 10 + 10) }), 'logs'));
-    const handler = createLogIngestHandler(() => Promise.resolve(deps)) as unknown as Handler;
+    const handler = createLogIngestHandler(() => Promise.resolve(ingestConsumer(deps))) as unknown as Handler;
 
     // Two BatchWriteItem requests of the batch go through, then the table refuses every write.
     table.refuseWritesAfter(2);

@@ -11,7 +11,7 @@ import { observability } from '../../../layers/core/src/observability/install.ts
 import { LOGS_QUEUE, type LogQueueMessage } from '../../../layers/core/src/observability/messages.ts';
 import type { LocalQueueFactory } from '../../../layers/core/src/ports/queue-factory.ts';
 import { installAwsLambdaGlobals, PreludeDecoder, ResponseStream, type StreamingHandler } from '../../../lambdas/local/awslambda.ts';
-import { createLogIngestHandler } from '../../../lambdas/workers/log-ingest/handler.ts';
+import { createLogIngestHandler, ingestFromEnv } from '../../../lambdas/workers/log-ingest/handler.ts';
 import { ensureTraceId } from '../../../lambdas/shared/observability.ts';
 import { requestEvent } from '../../support/apigw-event.ts';
 import { createTestDeps } from '../../support/deps.ts';
@@ -24,19 +24,27 @@ const context = { functionName: 'gantry-log-ingest', awsRequestId: 'req-1', getR
 const sqsRecord = (body: string): SQSRecord => queueRecord(body, 'logs');
 
 describe('log-ingest worker', () => {
+  type SqsHandler = (e: SQSEvent, c: Context) => Promise<SQSBatchResponse>;
+
   it('stores the log events of an SQS batch and reports the unreadable message as failed', async () => {
     const deps = await createTestDeps();
     try {
       const events = syntheticEvents(5, { start: Date.now() - 60_000, spanMs: 30_000, workspaceId: 'ws-lambda', seed: 51 });
       const good = [sqsRecord(JSON.stringify({ kind: 'logs', events: events.slice(0, 3) })), ...events.slice(3).map((event) => sqsRecord(JSON.stringify({ kind: 'log', event })))];
       const bad = sqsRecord('{not json');
-      const handler = createLogIngestHandler(() => Promise.resolve(deps)) as unknown as (e: SQSEvent, c: Context) => Promise<SQSBatchResponse>;
+      // Built as the deployed function builds it: from the environment alone, not from createDeps.
+      const env = { TABLE_NAME: deps.config.tableName, DYNAMODB_ENDPOINT: deps.config.dynamodbEndpoint ?? '', AWS_REGION: 'local', LOG_LEVEL: 'SILENT', QUEUE_URL_LOGS: 'https://sqs.local.amazonaws.com/1/logs' };
+      const handler = createLogIngestHandler(() => ingestFromEnv(env)) as unknown as SqsHandler;
       const out = await handler({ Records: [...good, bad] }, context);
       expect(out.batchItemFailures).toEqual([{ itemIdentifier: bad.messageId }]);
       for (const e of events) expect((await observability(deps).logs.get(e.id))?.id).toBe(e.id);
     } finally {
       deps.upstream.close();
     }
+  });
+
+  it('fails naming the variable when the environment has no URL for the logs queue', async () => {
+    await expect(ingestFromEnv({ TABLE_NAME: 't', AWS_REGION: 'local' })).rejects.toThrow(/QUEUE_URL_LOGS/);
   });
 });
 

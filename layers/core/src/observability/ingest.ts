@@ -21,9 +21,9 @@ import type { Clock } from '../ports/clock.ts';
 import type { Queue, QueueConsumer, QueueMessage } from '../ports/queue.ts';
 import { deserialize, serialize, type RollupDeltaMessage } from './aggregate.ts';
 import type { LogEvent } from './log-event.ts';
-import { pointerKey, type LogStore } from './log-store.ts';
+import { LogStore, pointerKey } from './log-store.ts';
 import type { LogQueueMessage, PointersMessage } from './messages.ts';
-import { rollupsOf, type PendingRollup, type RollupStore } from './rollups.ts';
+import { RollupStore, rollupsOf, type PendingRollup } from './rollups.ts';
 import { batchGet, batchPut, withRetry, type RetryOptions } from './retry.ts';
 
 export interface IngestDeps {
@@ -261,4 +261,26 @@ export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessa
     }
   };
   return Object.assign(consumer, { stats });
+}
+
+/** What the log-ingest worker is built from: the table, the `logs` queue, a clock, a logger, and two retention settings. */
+export interface IngestWiring {
+  doc: DynamoDBDocumentClient;
+  tableName: string;
+  queue: Queue<LogQueueMessage>;
+  clock: Clock;
+  logger: Logger;
+  logRetentionDays: number;
+  metricsRetentionDays: number;
+}
+
+/**
+ * The ingest consumer from only what it uses, so that the log-ingest function's bundle reaches
+ * none of the gateway, the admin API or the other AWS clients (`ingestConsumer(deps)` in
+ * install.ts serves processes that have the whole dependency set anyway).
+ */
+export function ingestConsumerOf(w: IngestWiring): QueueConsumer<LogQueueMessage> & { stats: IngestStats } {
+  const rollups = new RollupStore(w.doc, w.tableName, w.metricsRetentionDays);
+  const logs = new LogStore({ doc: w.doc, tableName: w.tableName, clock: w.clock, logRetentionDays: w.logRetentionDays, rollups });
+  return createIngestConsumer({ doc: w.doc, tableName: w.tableName, logs, rollups, queue: w.queue, clock: w.clock, logger: w.logger });
 }

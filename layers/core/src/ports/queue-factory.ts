@@ -8,7 +8,7 @@ import { SqsClientRef, SqsQueue } from './aws/sqs-queue.ts';
 import { InProcessQueue, type InProcessQueueOptions } from './local/in-process-queue.ts';
 import { DiskSpool, type SpoolStats } from './local/spool.ts';
 import type { Logger } from './logger.ts';
-import type { Queue } from './queue.ts';
+import { queueUrlVariable, type Queue } from './queue.ts';
 
 export interface QueueFactory {
   get<T>(name: string): Queue<T> & Partial<Pick<InProcessQueue<T>, 'setConsumer' | 'drain' | 'deadLetters'>>;
@@ -18,8 +18,7 @@ export interface QueueFactory {
   spools?(): Record<string, SpoolStats>;
 }
 
-/** The environment variable holding a queue's URL: `log-events` -> `QUEUE_URL_LOG_EVENTS`. */
-export const queueUrlVariable = (name: string): string => `QUEUE_URL_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
+export { queueUrlVariable };
 
 /** Options every local queue gets (tests pass a ManualClock here). */
 export type LocalQueueDefaults = Omit<InProcessQueueOptions<unknown>, 'name' | 'consumer' | 'onDeadLetter'>;

@@ -18,3 +18,6 @@ export interface Queue<T> {
 
 /** Processes one batch; returns the ids of the messages to deliver again (empty: all done). */
 export type QueueConsumer<T> = (batch: readonly QueueMessage<T>[]) => Promise<string[]>;
+
+/** The environment variable holding a queue's URL: `log-events` -> `QUEUE_URL_LOG_EVENTS`. */
+export const queueUrlVariable = (name: string): string => `QUEUE_URL_${name.toUpperCase().replace(/[^A-Z0-9]/g, '_')}`;
