@@ -60,11 +60,17 @@ const BUDGETS = {
   prompt_pointer_stale_ms: 5_000,
 };
 
-// Bounded no matter what: a hung server must not hang the bench.
-const HARD_LIMIT_MS = 6 * 60_000;
+// Bounded no matter what: a hung server must not hang the bench. BENCH_LIMIT_S sets the bound
+// (default 15 minutes: an idle run takes 4-6, a loaded 2-core machine two or three times that).
+const HARD_LIMIT_MS = (Number(process.env.BENCH_LIMIT_S) || 15 * 60) * 1000;
+
+/** Figures measured so far, printed if the bench runs out of time so that a slow run still reports. */
+const partial: Record<string, unknown> = {};
+/** Keeps a figure for the partial report and returns it. */
+const keep = <T>(name: string, value: T): T => ((partial[name] = value), value);
 
 const benchStarted = Date.now();
-// Seconds since the start on every line, so a slow step shows (the whole run is held under 3 minutes).
+// Seconds since the start on every line, so a slow step shows.
 const log = (msg: string) => process.stderr.write(`[bench +${((Date.now() - benchStarted) / 1000).toFixed(1)}s] ${msg}\n`);
 
 const openaiHeaders = { authorization: 'Bearer sk-x', 'content-type': 'application/json' };
@@ -173,7 +179,7 @@ async function main(): Promise<void> {
   const idle = await askRss(gantry.child);
 
   log(`latency, 1 connection each, interleaved: ${settings.warmup_requests} warm-up + ${settings.requests} requests per target`);
-  const latency = await interleaved(order, CHAT_BODY, settings.warmup_requests, settings.requests, (x) => x.totalNs);
+  const latency = keep('latency', await interleaved(order, CHAT_BODY, settings.warmup_requests, settings.requests, (x) => x.totalNs));
 
   // Routing: a three-target fallback whose first target refuses the connection, and cache hits.
   const routing = {
@@ -194,13 +200,13 @@ async function main(): Promise<void> {
   } satisfies Record<string, Target>;
   await probe(routing.gantry_cache_hit, false);
   log(`routing, 1 connection each, interleaved: fallback (first target down) and cache hits`);
-  const routingLatency = await interleaved(
+  const routingLatency = keep('routingLatency', await interleaved(
     [targets.mock_direct, targets.gantry, routing.gantry_fallback, routing.gantry_cache_hit],
     CHAT_BODY,
     Math.min(500, settings.warmup_requests),
     settings.requests,
     (x) => x.totalNs,
-  );
+  ));
   log('routing engine in process (no network)');
   const engine = await benchEngine();
   log('prompt render in process (warm)');
@@ -220,7 +226,7 @@ async function main(): Promise<void> {
   const limitsWarmup = Math.min(500, settings.warmup_requests);
   log(`rate limits policy, 1 connection each, interleaved: ${limitsWarmup} warm-up + ${settings.requests} requests per target`);
   const countsBefore = await askLimits(gantry.child);
-  const limitsLatency = await interleaved([targets.mock_direct, targets.gantry, rateLimited], CHAT_BODY, limitsWarmup, settings.requests, (x) => x.totalNs);
+  const limitsLatency = keep('limitsLatency', await interleaved([targets.mock_direct, targets.gantry, rateLimited], CHAT_BODY, limitsWarmup, settings.requests, (x) => x.totalNs));
   const countsAfter = await askLimits(gantry.child);
 
   const counterCalls = (countsAfter.reserves - countsBefore.reserves + countsAfter.adjusts - countsBefore.adjusts) / (limitsWarmup + settings.requests);
@@ -232,7 +238,7 @@ async function main(): Promise<void> {
     one_approximate_rate_limit_policy: await dynamoWindow(gantry.child, approximate, settings.dynamodb_window_requests),
   };
 
-  const throughput: Record<string, ThroughputResult> = {};
+  const throughput: Record<string, ThroughputResult> = keep('throughput', {});
   let rssPeakUnderLoad = 0;
   for (const t of order) {
     log(`throughput, ${settings.connections} connections: ${t.name} (${settings.seconds} s)`);
@@ -261,11 +267,11 @@ async function main(): Promise<void> {
 
   log(`stream first chunk, interleaved: ${settings.stream_requests} requests per target`);
   const streamWarmup = Math.min(100, settings.warmup_requests);
-  const firstChunk = await interleaved(order, STREAM_BODY, streamWarmup, settings.stream_requests, (x) => x.firstChunkNs);
+  const firstChunk = keep('firstChunk', await interleaved(order, STREAM_BODY, streamWarmup, settings.stream_requests, (x) => x.firstChunkNs));
 
   log('guardrail hooks: a before-request hook of local checks, and a local output check on a stream');
   // 50 streams of 60 chunks each: 3,000 chunk samples per side, and the whole bench stays under 3 minutes.
-  const guardrails = await benchGuardrails(gantry.ready.url, apiKey, settings.requests, Math.min(50, settings.stream_requests));
+  const guardrails = keep('guardrails', await benchGuardrails(gantry.ready.url, apiKey, settings.requests, Math.min(50, settings.stream_requests)));
 
   log('prompts: warm lookups, and label and default pointers moved under another instance (about 30 s)');
   const prompts = await benchPromptPointers();
@@ -287,13 +293,13 @@ async function main(): Promise<void> {
   await askIngest(gantry.child, 'discard');
   const logsWarmup = Math.min(500, settings.warmup_requests);
   log(`request logs on and off, 1 connection each, interleaved: ${logsWarmup} warm-up + ${settings.requests} requests per target`);
-  const loggingLatency = await interleaved([targets.mock_direct, targets.gantry, noLogs], CHAT_BODY, logsWarmup, settings.requests, (x) => x.totalNs);
+  const loggingLatency = keep('loggingLatency', await interleaved([targets.mock_direct, targets.gantry, noLogs], CHAT_BODY, logsWarmup, settings.requests, (x) => x.totalNs));
   log(`request logs on and off, ${settings.connections} connections (${settings.seconds} s each)`);
-  const logsOnThroughput = await closedLoop(targets.gantry, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds);
-  const noLogsThroughput = await closedLoop(noLogs, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds);
+  const logsOnThroughput = keep('logsOnThroughput', await closedLoop(targets.gantry, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds));
+  const noLogsThroughput = keep('noLogsThroughput', await closedLoop(noLogs, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds));
 
   log(`gateway Lambda handler in a process of its own: ${settings.lambda_requests} warm invocations`);
-  const lambda = await benchLambda(await lambdaChild, settings.lambda_requests);
+  const lambda = keep('lambda', await benchLambda(await lambdaChild, settings.lambda_requests));
 
   await stopAll();
   const busyAfter = await cpuBusy(1_000);
@@ -476,7 +482,8 @@ const askIngest = (child: Child, action: 'discard' | 'drain'): Promise<IngestMes
 const askLimits = (child: Child): Promise<LimitsMessage> => ask(child, { type: 'limits' });
 
 const hardLimit = setTimeout(() => {
-  log(`gave up after ${HARD_LIMIT_MS / 1000} s`);
+  log(`gave up after ${HARD_LIMIT_MS / 1000} s (BENCH_LIMIT_S sets the limit); the figures measured so far follow`);
+  process.stdout.write(`${JSON.stringify({ incomplete: true, limit_s: HARD_LIMIT_MS / 1000, ...partial }, null, 2)}\n`);
   void stopAll().finally(() => process.exit(2));
 }, HARD_LIMIT_MS);
 hardLimit.unref();
