@@ -8,7 +8,8 @@ import type { CoreDeps } from '../deps.ts';
 import type { Dialect } from './dialect.ts';
 import type { EndpointSpec } from './endpoint.ts';
 import { gatewayKeyFromBearer } from './headers.ts';
-import type { GatewayRecord } from '../kernel/lifecycle.ts';
+import type { GatewayHook, GatewayRecord } from '../kernel/lifecycle.ts';
+import type { Logger } from '../ports/logger.ts';
 import type { ReadBody } from './request-body.ts';
 
 const CACHE_DISABLED = 'DISABLED';
@@ -80,17 +81,31 @@ export function parseTraceparent(value: string | null): { traceId: string; spanI
   return { traceId: m[2]!, spanId: m[3]! };
 }
 
-/** Runs the hooks' `complete` after the response, never failing or delaying it. */
+/** Runs the hooks' `settle` and `complete` after the response, never failing or delaying it. */
 function completeLater(deps: CoreDeps, record: GatewayRecord): void {
   if (deps.gatewayHooks.length === 0) return;
-  setImmediate(() => {
-    for (const hook of deps.gatewayHooks) {
-      try {
-        const done = hook.complete?.(record);
-        if (done instanceof Promise) done.catch((err: unknown) => deps.logger.error(`${hook.name} failed`, { error: err }));
-      } catch (err) {
-        deps.logger.error(`${hook.name} failed`, { error: err });
-      }
+  setImmediate(() => completeHooks(deps.gatewayHooks, record, deps.logger));
+}
+
+/**
+ * Every hook's `settle`, then every hook's `complete`: the writers before the readers, in two
+ * phases rather than by the hooks' order. One hook's failure is logged and stops no other.
+ */
+export function completeHooks(hooks: readonly GatewayHook[], record: GatewayRecord, logger: Pick<Logger, 'error'>): void {
+  const failed = (hook: GatewayHook) => (err: unknown) => logger.error(`${hook.name} failed`, { error: err });
+  for (const hook of hooks) {
+    try {
+      hook.settle?.(record);
+    } catch (err) {
+      failed(hook)(err);
     }
-  });
+  }
+  for (const hook of hooks) {
+    try {
+      const done = hook.complete?.(record);
+      if (done instanceof Promise) done.catch(failed(hook));
+    } catch (err) {
+      failed(hook)(err);
+    }
+  }
 }

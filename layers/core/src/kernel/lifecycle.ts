@@ -131,7 +131,13 @@ export interface GatewayHook {
    * far. Return a GantryError to end it (a budget reached); settlement still happens in `complete`.
    */
   progress?(record: GatewayRecord): Promise<GantryError | undefined>;
-  /** After the response has ended or was cancelled; errors are logged, never surfaced. */
+  /**
+   * The record's last writes, after the response has ended or was cancelled and before any hook's
+   * `complete`: synchronous, so every `complete` reads a settled record whatever the hooks' order
+   * (pricing sets the cost here). Errors are logged, never surfaced.
+   */
+  settle?(record: GatewayRecord): void;
+  /** After every hook settled the record; reads it (and may start work of its own). Errors are logged, never surfaced. */
   complete?(record: GatewayRecord): void | Promise<void>;
   /**
    * Resolves once the work `complete` started has finished (Lambda calls it before the invocation

@@ -155,8 +155,6 @@ export function loggingHook(deps: LoggingHookDeps): LoggingHook {
   };
 
   const build = async (record: GatewayRecord): Promise<void> => {
-    // Read the record only after every hook's synchronous `complete` ran (pricing sets the cost).
-    await null;
     const savings = isCacheHit(record.cacheStatus) ? deps.uncachedCostMicros?.(record) : undefined;
     const event = await fromRecord(record, {
       blobs: deps.blobs,

@@ -58,15 +58,12 @@ export function otelHook(deps: OtelHookDeps): GatewayHook {
   return {
     name: 'otel',
     complete(record) {
-      // Read after every hook's synchronous `complete` (pricing sets the cost first).
-      queueMicrotask(() => {
-        pending.push(...traceOf(record, deps.now()));
-        if (++requests >= maxRequests) send();
-        else if (!timer) {
-          timer = setTimeout(send, waitMs);
-          timer.unref?.();
-        }
-      });
+      pending.push(...traceOf(record, deps.now()));
+      if (++requests >= maxRequests) send();
+      else if (!timer) {
+        timer = setTimeout(send, waitMs);
+        timer.unref?.();
+      }
     },
     async flush() {
       await null;

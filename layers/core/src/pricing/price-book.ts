@@ -182,7 +182,7 @@ export function pricingHook(book: PriceBook): GatewayHook {
     async admit(record) {
       if (record.principal) await book.prefetch(record.principal.organisationId);
     },
-    complete(record) {
+    settle(record) {
       // A non-streamed answer was priced already, for its x-gw-cost header: that figure is kept.
       priceRecord(record, book);
     },

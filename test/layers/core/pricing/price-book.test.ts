@@ -111,16 +111,16 @@ describe('PriceBook', () => {
     expect(book.costMicros(record({ model: 'unknown', request: { model: 'gpt-4o-mini' } }))).toBe(Math.round(1000 * 0.15 + 100 * 0.6));
   });
 
-  it('the hook loads prices on admit and sets record.costMicros on complete', async () => {
+  it('the hook loads prices on admit and sets record.costMicros when it settles the record', async () => {
     const book = new PriceBook(repo, clock, 10_000);
     const hook = pricingHook(book);
     const r = record({ provider: 'groq', model: 'llama-3.3-70b-versatile' });
     await hook.admit?.(r);
-    await hook.complete?.(r);
+    hook.settle?.(r);
     expect(r.costMicros).toBe(Math.round(1000 * 0.59 + 100 * 0.79));
   });
 
-  it('is the first gateway hook of the service', () => {
-    expect(deps.gatewayHooks[0]?.name).toBe('pricing');
+  it('is a gateway hook of the service that settles the record (so every complete reads the cost)', () => {
+    expect(deps.gatewayHooks.find((h) => h.name === 'pricing')?.settle).toBeTypeOf('function');
   });
 });
