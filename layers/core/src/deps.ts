@@ -23,7 +23,7 @@ import { ResponseCache } from './gateway/cache/response-cache.ts';
 import { DynamoVectorIndex, type VectorIndex } from './gateway/cache/semantic.ts';
 import { PriceBook, pricingHook } from './pricing/price-book.ts';
 import { createLimits, type LimitsRuntime } from './policy/limits/runtime.ts';
-import { CustomPriceRepository } from './pricing/custom-prices.ts';
+import { CustomPriceRepository } from './store/custom-prices.ts';
 import type { Cipher } from './ports/cipher.ts';
 import { ManagedProviderCache, type ManagedProviderSource } from './gateway/managed.ts';
 import type { FetchCredentials } from './providers/transform.ts';

@@ -71,10 +71,15 @@ const TYPE_IMPORT = /\b(?:import|export)\s+type\s[^;]*?\sfrom\s+'([^']+)'|\bimpo
  * the runtime arrows are those left after Node strips the types (what a bundle follows), the rest
  * are the type arrows.
  */
+/** What a file imports once Node strips its types: what a bundle follows. */
+function runtimeImportsOf(source: string): Set<string> {
+  const [imports] = parse(stripTypeScriptTypes(source));
+  return new Set(imports.map((i) => i.n).filter((n): n is string => n !== undefined));
+}
+
 function arrowsOf(file: string): Arrow[] {
   const source = readFileSync(file, 'utf8');
-  const [imports] = parse(stripTypeScriptTypes(source));
-  const runtime = new Set(imports.map((i) => i.n).filter((n): n is string => n !== undefined));
+  const runtime = runtimeImportsOf(source);
   const types = new Set([...source.matchAll(TYPE_IMPORT)].map((m) => m[1] ?? m[2] ?? '').filter((n) => !runtime.has(n)));
   const arrow = (spec: string, typeOnly: boolean): Arrow => ({ from: file, to: path.resolve(path.dirname(file), spec), typeOnly });
   const relative = (spec: string) => spec.startsWith('./') || spec.startsWith('../');
@@ -105,6 +110,14 @@ describe('the layer rule', () => {
       return !EXCEPTIONS.some((e) => unitOf(a.to) === e.target && (!e.typeOnly || a.typeOnly));
     });
     expect(up.map(show)).toEqual([]);
+  });
+
+  it('keeps DynamoDB in store/ and ports/: nothing else sends it a command (docs/design/design.md#storage)', () => {
+    const dynamo = (spec: string) => spec === '@aws-sdk/lib-dynamodb' || spec === '@aws-sdk/client-dynamodb';
+    const users = files.filter((f) => [...runtimeImportsOf(readFileSync(f, 'utf8'))].some(dynamo)).map((f) => path.relative(CORE, f).split(path.sep).join('/'));
+    expect(users.filter((f) => !/^(store|ports)\//.test(f))).toEqual([]);
+    // The rule sees the imports it judges: the store's own.
+    expect(users).toContain('store/paginate.ts');
   });
 
   it('finds the arrows it judges (a rule that sees nothing passes for nothing)', () => {

@@ -8,128 +8,26 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from '../ports/logger.ts';
 import { AbortMultipartUploadCommand, CompleteMultipartUploadCommand, CreateMultipartUploadCommand, UploadPartCommand } from '@aws-sdk/client-s3';
-import { PutCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { S3BlobStore } from '../ports/aws/blob-s3.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import type { Clock } from '../ports/clock.ts';
 import type { Queue } from '../ports/queue.ts';
-import { Entity } from '../store/entity.ts';
-import type { TableClient } from '../store/repositories.ts';
+import { ExportStore, type ExportRecord as StoredExport, type SinkState } from '../store/log-exports.ts';
 import { parseFilters } from './filters.ts';
 import { withBodies, type LogStore } from './log-store.ts';
 import { redact } from '../security/redact.ts';
 import { BODY_COLUMNS, exportLine, type ExportColumn } from './log-views.ts';
 import type { ExportQueueMessage } from './messages.ts';
-import { prefixRange } from '../store/prefix-range.ts';
-
-export type ExportStatus = 'draft' | 'in_progress' | 'success' | 'failed' | 'stopped';
 
 /** Rows in one export at most (the reference API's `page_size` maximum). */
 export const MAX_EXPORT_ROWS = 50_000;
 
-export interface SinkState {
-  uploadId?: string;
-  etags: string[];
-}
+export type ExportRecord = StoredExport<ExportColumn>;
 
-export interface ExportRecord {
-  id: string;
-  organisation_id: string;
-  workspace_id: string;
-  /** As given (reference names); parsed again when the export starts. */
-  filters: Record<string, unknown>;
-  requested_data: ExportColumn[];
-  description: string;
-  status: ExportStatus;
-  created_at: string;
-  last_updated_at: string;
-  created_by: string | null;
-  last_updated_by: string | null;
-  /** Logs matching at the last count (rollups), and logs written by the current run. */
-  total: number;
-  exported: number;
-  parts: number;
-  /** The current run; messages of older runs are dropped. */
-  run: string | null;
-  /** The range fixed when the run started (ms), so that resumed pages read the same logs. */
-  range_from: number | null;
-  range_to: number | null;
-  cursor: string | null;
-  skipped: number;
-  sink: SinkState | null;
-  file_key: string | null;
-  error: string | null;
-  started_at: string | null;
-  finished_at: string | null;
-}
-
-export const LogExport = new Entity<ExportRecord>({
-  name: 'LogExport',
-  key: (r) => ({ pk: `ORG#${r.organisation_id}`, sk: `LOGEXPORT#${r.id}` }),
-  gsi1: (r) => ({ pk: `WS#${r.workspace_id}#LOGEXPORTS`, sk: `${r.created_at}#${r.id}` }),
-});
+/** The export records, their columns typed. */
+export class ExportRepository extends ExportStore<ExportColumn> {}
 
 export const exportFileKey = (r: Pick<ExportRecord, 'workspace_id' | 'id'>): string => `exports/${r.workspace_id}/${r.id}/logs.jsonl`;
-
-export class ExportRepository {
-  readonly #t: TableClient;
-  constructor(t: TableClient) {
-    this.#t = t;
-  }
-
-  get(orgId: string, id: string): Promise<ExportRecord | undefined> {
-    return this.#t.get(LogExport, { pk: `ORG#${orgId}`, sk: `LOGEXPORT#${id}` }, true);
-  }
-
-  async put(r: ExportRecord): Promise<void> {
-    await this.#t.doc.send(new PutCommand({ TableName: this.#t.tableName, Item: LogExport.toItem(r) }));
-  }
-
-  /** Saves a change only if the export is still in the given run and state (a cancel wins). */
-  async saveIf(r: ExportRecord, run: string | null, status: ExportStatus): Promise<boolean> {
-    const item = LogExport.toItem(r);
-    const names: Record<string, string> = { '#run': 'run', '#status': 'status' };
-    const values: Record<string, unknown> = { ':run': run, ':status': status };
-    const sets: string[] = [];
-    let i = 0;
-    for (const [k, v] of Object.entries(item)) {
-      if (k === 'pk' || k === 'sk') continue;
-      names[`#f${i}`] = k;
-      values[`:f${i}`] = v;
-      sets.push(`#f${i} = :f${i}`);
-      i++;
-    }
-    try {
-      await this.#t.doc.send(
-        new UpdateCommand({
-          TableName: this.#t.tableName,
-          Key: LogExport.key(r),
-          UpdateExpression: `SET ${sets.join(', ')}`,
-          ConditionExpression: '#run = :run AND #status = :status',
-          ExpressionAttributeNames: names,
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (err instanceof Error && err.name === 'ConditionalCheckFailedException') return false;
-      throw err;
-    }
-  }
-
-  async list(orgId: string, workspaceId?: string): Promise<ExportRecord[]> {
-    const rows = workspaceId
-      ? await this.#t.queryAll(LogExport, {
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :p',
-          ExpressionAttributeValues: { ':p': `WS#${workspaceId}#LOGEXPORTS` },
-        })
-      : await this.#t.queryAll(LogExport, {
-          ...prefixRange(`ORG#${orgId}`, 'LOGEXPORT#'),
-        });
-    return rows.sort((a, b) => b.created_at.localeCompare(a.created_at) || a.id.localeCompare(b.id));
-  }
-}
 
 /** Where an export's parts go: an S3 multipart upload, or separate blobs joined at the end. */
 export interface ExportSink {

@@ -21,10 +21,11 @@ import type { Clock } from '../ports/clock.ts';
 import type { Queue, QueueConsumer, QueueMessage } from '../ports/queue.ts';
 import { deserialize, serialize, type RollupDeltaMessage } from './aggregate.ts';
 import type { LogEvent } from './log-event.ts';
-import { LogStore, pointerKey } from './log-store.ts';
+import { LogStore } from './log-store.ts';
+import { pointerKey } from '../store/log-items.ts';
 import type { LogQueueMessage, PointersMessage } from './messages.ts';
 import { RollupStore, rollupsOf, type PendingRollup } from './rollups.ts';
-import { batchGet, batchPut, withRetry, type RetryOptions } from './retry.ts';
+import { batchGet, batchPut, withRetry, type RetryOptions } from '../store/batch-io.ts';
 
 export interface IngestDeps {
   doc: DynamoDBDocumentClient;

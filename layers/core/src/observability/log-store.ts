@@ -4,8 +4,9 @@
  * partition. A pointer item `LOGID#<id>` finds a log by id. Lists are Query operations, newest
  * first, over the days the workspace's rollups say have requests (plus the last two days), with
  * every shard of a day read in parallel and merged; the cursor is the sort key to continue below.
+ * The items themselves are read and written by store/log-items.ts.
  */
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../http/errors.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import type { Clock } from '../ports/clock.ts';
@@ -14,22 +15,12 @@ import type { LogEvent } from './log-event.ts';
 import type { RollupStore } from './rollups.ts';
 import { fnv1a } from './sketch.ts';
 import { DAY_MS, dayKey, iso } from './time.ts';
+import { LogItems, logItem, logPartition, logSort, pointerItem } from '../store/log-items.ts';
 
 export const LOG_SHARDS = 4;
-export const LOG_TYPE = 'Log';
-export const POINTER_TYPE = 'LogPointer';
 
 export const logShard = (id: string): number => fnv1a(id) % LOG_SHARDS;
-export const logPk = (ws: string, day: string, shard: number): string => `LOG#${ws}#${day}#${shard}`;
-export const logSk = (e: Pick<LogEvent, 'started_ms' | 'id'>): string => `${iso(e.started_ms)}#${e.id}`;
-export const pointerKey = (id: string) => ({ pk: `LOGID#${id}`, sk: 'LOGID' });
-
-/**
- * A log item keeps the event as JSON text in `e` (without its bodies) and the bodies in `rqb` and
- * `rsb`: three attributes instead of fifty makes writes cheaper, and lists and aggregations read
- * `e` alone. Filters run on the parsed events.
- */
-const SUMMARY_PROJECTION = { ProjectionExpression: '#sk, #e', ExpressionAttributeNames: { '#e': 'e' } };
+export const logSk = (e: Pick<LogEvent, 'started_ms' | 'id'>): string => logSort(iso(e.started_ms), e.id);
 
 const KEY_ATTRIBUTES = new Set(['pk', 'sk', '_type', 'ttl']);
 
@@ -102,15 +93,13 @@ interface ShardState {
 }
 
 export class LogStore {
-  readonly #doc: DynamoDBDocumentClient;
-  readonly #table: string;
+  readonly #items: LogItems;
   readonly #clock: Clock;
   readonly #retentionDays: number;
   readonly #rollups: RollupStore;
 
   constructor(opts: { doc: DynamoDBDocumentClient; tableName: string; clock: Clock; logRetentionDays: number; rollups: RollupStore }) {
-    this.#doc = opts.doc;
-    this.#table = opts.tableName;
+    this.#items = new LogItems(opts.doc, opts.tableName);
     this.#clock = opts.clock;
     this.#retentionDays = opts.logRetentionDays;
     this.#rollups = opts.rollups;
@@ -122,16 +111,15 @@ export class LogStore {
 
   itemOf(e: LogEvent): Record<string, unknown> {
     const { request_body: rq, response_body: rs, ...rest } = e;
-    const ws = e.workspace_id ?? '-';
-    return {
-      pk: logPk(ws, dayKey(e.started_ms), logShard(e.id)),
-      sk: logSk(e),
-      _type: LOG_TYPE,
-      ttl: this.ttlOf(e),
-      e: JSON.stringify(rest),
-      ...(rq !== undefined ? { rqb: JSON.stringify(rq) } : {}),
-      ...(rs !== undefined ? { rsb: JSON.stringify(rs) } : {}),
-    };
+    return logItem(
+      { ws: e.workspace_id ?? '-', day: dayKey(e.started_ms), shard: logShard(e.id), started: iso(e.started_ms), id: e.id },
+      {
+        ttl: this.ttlOf(e),
+        e: JSON.stringify(rest),
+        ...(rq !== undefined ? { rqb: JSON.stringify(rq) } : {}),
+        ...(rs !== undefined ? { rsb: JSON.stringify(rs) } : {}),
+      },
+    );
   }
 
   /**
@@ -140,19 +128,14 @@ export class LogStore {
    * only then does a second delivery of the event count as a duplicate.
    */
   pointerOf(e: LogEvent, pending = false): Record<string, unknown> {
-    const item = this.itemOf(e);
-    return { ...pointerKey(e.id), _type: POINTER_TYPE, ws: e.workspace_id ?? '-', org: e.organisation_id, lpk: item.pk, lsk: item.sk, ttl: item.ttl, ...(pending ? { pending: true } : {}) };
+    return pointerItem(this.itemOf(e), { id: e.id, ws: e.workspace_id ?? '-', org: e.organisation_id }, pending);
   }
 
   /** A log by id, with its workspace; undefined when unknown or past the retention. */
   async get(id: string): Promise<LogEvent | undefined> {
-    // Consistent reads: a log a list has just shown is found.
-    const pointer = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: pointerKey(id), ConsistentRead: true }));
-    const p = pointer.Item;
-    if (!p) return undefined;
-    const out = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: p.lpk, sk: p.lsk }, ConsistentRead: true }));
-    if (!out.Item) return undefined;
-    const event = eventOf(out.Item);
+    const item = await this.#items.get(id);
+    if (!item) return undefined;
+    const event = eventOf(item);
     return event.started_ms < this.#clock.now() - this.#retentionDays * DAY_MS ? undefined : event;
   }
 
@@ -244,7 +227,7 @@ export class LogStore {
    * budget is spent.
    */
   async #readDay(ws: string, day: string, need: number, r: DayRead): Promise<{ matches: { sk: string; event: LogEvent }[]; boundary?: string }> {
-    const shards: ShardState[] = Array.from({ length: LOG_SHARDS }, (_, s) => ({ pk: logPk(ws, day, s), matches: [], exhausted: false }));
+    const shards: ShardState[] = Array.from({ length: LOG_SHARDS }, (_, s) => ({ pk: logPartition(ws, day, s), matches: [], exhausted: false }));
     let read = 0;
     for (;;) {
       const open = shards.filter((s) => !s.exhausted);
@@ -268,20 +251,7 @@ export class LogStore {
     const n = Math.min(limit, r.budget.left);
     if (n <= 0) return 0;
     r.budget.left -= n;
-    const page = await this.#doc.send(
-      new QueryCommand({
-        TableName: this.#table,
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
-        ExpressionAttributeValues: { ':pk': s.pk, ':lo': r.lo, ':hi': r.hi },
-        ...(r.bodies
-          ? { ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' } }
-          : { ProjectionExpression: SUMMARY_PROJECTION.ProjectionExpression, ExpressionAttributeNames: { ...SUMMARY_PROJECTION.ExpressionAttributeNames, '#pk': 'pk', '#sk': 'sk' } }),
-        ScanIndexForward: false,
-        Limit: n,
-        ExclusiveStartKey: s.start,
-      }),
-    );
-    const items = page.Items ?? [];
+    const { items, next } = await this.#items.chunk({ pk: s.pk, lo: r.lo, hi: r.hi, limit: n, bodies: r.bodies, start: s.start });
     // Give back what was not read (a shard's last chunk).
     r.budget.left += n - items.length;
     for (const item of items) {
@@ -291,7 +261,7 @@ export class LogStore {
       const event = eventOf(item);
       if (matches(event, r.f)) s.matches.push({ sk, event });
     }
-    s.start = page.LastEvaluatedKey;
+    s.start = next;
     if (!s.start) s.exhausted = true;
     return items.length;
   }

@@ -1,13 +1,14 @@
 /**
  * Rollup items: one per workspace, granularity (minute, hour, day), time bucket and combination of
- * dimension values (model, provider, status code, API key ...). Keys: pk `RC#<ws>#<gran>`, sk
- * `<bucket>#<combination hash>` (bucket as `2026-01-01T10:05`), so a time range is one Query and
- * any dimension is grouped from the same rows. A request processed alone costs three UpdateItem
+ * dimension values (model, provider, status code, API key ...). Keys (store/rollup-items.ts): pk
+ * `RC#<ws>#<gran>`, sk `<bucket>#<combination hash>`, so a time range is one Query and any
+ * dimension is grouped from the same rows. A request processed alone costs three UpdateItem
  * calls (one per granularity) instead of one per dimension and granularity; a batch one per
  * distinct item. The ingest worker adds to them with ADD, which is atomic.
  */
 import { createHash } from 'node:crypto';
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { ROLLUP_TYPE, RollupItems, rollupPartition, rollupSort, type RollupChange, type RollupItemKey } from '../store/rollup-items.ts';
 import {
   addEvent,
   COUNTERS,
@@ -26,7 +27,6 @@ import {
 import type { LogEvent } from './log-event.ts';
 import { bucketKey, DAY_MS, floorTo, GRANULARITY_MS, MINUTE_ROLLUP_DAYS, type Granularity, type Segment } from './time.ts';
 
-export const ROLLUP_TYPE = 'Rollup';
 const GRANULARITIES: readonly Granularity[] = ['m', 'h', 'd'];
 /** Item attributes holding the dimension values (`d_model` ...): beside, never among, the figures. */
 const VALUE_PREFIX = 'd_';
@@ -35,8 +35,9 @@ const VALUE_PREFIX = 'd_';
 const combinationId = (values: Record<GroupDimension, string>): string =>
   createHash('sha256').update(JSON.stringify(GROUP_DIMENSIONS.map((d) => values[d]))).digest('base64url').slice(0, 22);
 
-export const rollupPk = (ws: string, gran: Granularity): string => `RC#${ws}#${gran}`;
-export const rollupSk = (bucket: number, values: Record<GroupDimension, string>): string => `${bucketKey(bucket)}#${combinationId(values)}`;
+export const rollupPk = (ws: string, gran: Granularity): string => rollupPartition(ws, gran);
+export const rollupSk = (bucket: number, values: Record<GroupDimension, string>): string => rollupSort(bucketKey(bucket), combinationId(values));
+const itemKey = (k: RollupKey): RollupItemKey => ({ ws: k.ws, gran: k.gran, bucket: bucketKey(k.bucket), combination: combinationId(k.values) });
 export const keyString = (k: RollupKey): string => `${rollupPk(k.ws, k.gran)}|${rollupSk(k.bucket, k.values)}`;
 
 /** Workspace of an event's rollups and logs; `-` for requests refused before the key was known. */
@@ -98,13 +99,11 @@ export interface RollupRow {
 }
 
 export class RollupStore {
-  readonly #doc: DynamoDBDocumentClient;
-  readonly #table: string;
+  readonly #table: RollupItems;
   readonly #metricsRetentionDays: number;
 
   constructor(doc: DynamoDBDocumentClient, tableName: string, metricsRetentionDays: number) {
-    this.#doc = doc;
-    this.#table = tableName;
+    this.#table = new RollupItems(doc, tableName);
     this.#metricsRetentionDays = metricsRetentionDays;
   }
 
@@ -118,7 +117,7 @@ export class RollupStore {
    * What one aggregate writes to its item: attributes set to the key's values, and amounts added to
    * what the item holds (zero amounts and empty sets (of user and trace hashes) are left out, as DynamoDB's ADD would keep nothing).
    */
-  #fields(key: RollupKey, agg: Aggregate): { set: Record<string, unknown>; add: Record<string, number | Set<number>> } {
+  #change(key: RollupKey, agg: Aggregate): RollupChange {
     const set: Record<string, unknown> = { _type: ROLLUP_TYPE, b: key.bucket, g: key.gran, ws: key.ws };
     for (const d of GROUP_DIMENSIONS) set[VALUE_PREFIX + d] = key.values[d];
     const add: Record<string, number | Set<number>> = {};
@@ -128,41 +127,17 @@ export class RollupStore {
     }
     if (agg.users.size > 0) add.u = new Set(agg.users);
     if (agg.seen.size > 0) add.t = new Set(agg.seen);
-    return { set, add };
+    return { set, add, ttl: this.ttlOf(key) };
   }
 
   /** Adds an aggregate to its item in one atomic UpdateItem (creating it on the first add). */
-  async add(key: RollupKey, agg: Aggregate): Promise<void> {
-    const { set, add } = this.#fields(key, agg);
-    const names: Record<string, string> = { '#ttl': 'ttl' };
-    const values: Record<string, unknown> = { ':ttl': this.ttlOf(key) };
-    const sets = ['#ttl = if_not_exists(#ttl, :ttl)'];
-    const adds: string[] = [];
-    Object.entries(set).forEach(([attr, value], i) => {
-      names[`#s${i}`] = attr;
-      values[`:s${i}`] = value;
-      sets.push(`#s${i} = :s${i}`);
-    });
-    Object.entries(add).forEach(([attr, value], i) => {
-      names[`#a${i}`] = attr;
-      values[`:a${i}`] = value;
-      adds.push(`#a${i} :a${i}`);
-    });
-    await this.#doc.send(
-      new UpdateCommand({
-        TableName: this.#table,
-        Key: { pk: rollupPk(key.ws, key.gran), sk: rollupSk(key.bucket, key.values) },
-        UpdateExpression: `SET ${sets.join(', ')}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
-        ExpressionAttributeNames: names,
-        ExpressionAttributeValues: values,
-      }),
-    );
+  add(key: RollupKey, agg: Aggregate): Promise<void> {
+    return this.#table.add(itemKey(key), this.#change(key, agg));
   }
 
   /** The item one `add` of `agg` creates where none was (bulk loading of whole aggregates, and its test). */
   itemOf(key: RollupKey, agg: Aggregate): Record<string, unknown> {
-    const { set, add } = this.#fields(key, agg);
-    return { pk: rollupPk(key.ws, key.gran), sk: rollupSk(key.bucket, key.values), ttl: this.ttlOf(key), ...set, ...add };
+    return this.#table.itemOf(itemKey(key), this.#change(key, agg));
   }
 
   /**
@@ -186,33 +161,18 @@ export class RollupStore {
 
   /** Every item of one workspace and segment, following pagination (within the budget, when one is given). */
   async #items(ws: string, segment: Segment, budget?: ReadBudget, projection?: readonly string[]): Promise<Record<string, unknown>[]> {
-    const unit = GRANULARITY_MS[segment.gran];
+    const range = { ws, gran: segment.gran, first: bucketKey(segment.start), last: bucketKey(segment.end - GRANULARITY_MS[segment.gran]) };
+    // One item past the budget tells that it is spent. The budget may be shared with queries in
+    // flight beside this one: each page asks what is left of it then.
+    const reach = budget ? { pageLimit: () => Math.max(1, budget.left + 1) } : {};
     const items: Record<string, unknown>[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.#doc.send(
-        new QueryCommand({
-          TableName: this.#table,
-          KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-          ExpressionAttributeValues: {
-            ':pk': rollupPk(ws, segment.gran),
-            ':lo': `${bucketKey(segment.start)}#`,
-            // `$` sorts right after `#`, so every value of the last bucket is in.
-            ':hi': `${bucketKey(segment.end - unit)}$`,
-          },
-          ExclusiveStartKey: start,
-          ...(projection ? { ProjectionExpression: projection.map((_, i) => `#p${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(projection.map((a, i) => [`#p${i}`, a])) } : {}),
-          // One item past the budget tells that it is spent.
-          ...(budget ? { Limit: Math.max(1, budget.left + 1) } : {}),
-        }),
-      );
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
+    for await (const page of this.#table.pages(range, projection, reach)) {
+      items.push(...page);
       if (budget) {
-        budget.left -= page.Items?.length ?? 0;
+        budget.left -= page.length;
         if (budget.left < 0) throw new ReadBudgetSpent();
       }
-    } while (start);
+    }
     return items;
   }
 
@@ -222,18 +182,8 @@ export class RollupStore {
    * model, key, status... each day holds (thousands, for a busy workspace).
    */
   async latestActiveDay(ws: string, first: string, last: string): Promise<string | undefined> {
-    const out = await this.#doc.send(
-      new QueryCommand({
-        TableName: this.#table,
-        KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-        // Day buckets are `YYYY-MM-DDT00:00`; `$` sorts right after `#`, so every value of `last` is in.
-        ExpressionAttributeValues: { ':pk': rollupPk(ws, 'd'), ':lo': `${first}T00:00#`, ':hi': `${last}T00:00$` },
-        ProjectionExpression: 'b',
-        ScanIndexForward: false,
-        Limit: 1,
-      }),
-    );
-    const item = out.Items?.[0];
+    // Day buckets are `YYYY-MM-DDT00:00`.
+    const item = await this.#table.newest({ ws, gran: 'd', first: `${first}T00:00`, last: `${last}T00:00` }, ['b']);
     return item ? bucketKey(Number(item.b)).slice(0, 10) : undefined;
   }
 

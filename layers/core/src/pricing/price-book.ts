@@ -12,7 +12,7 @@ import type { GatewayHook, GatewayRecord } from '../kernel/lifecycle.ts';
 import type { Clock } from '../ports/clock.ts';
 import { findModel, type CatalogModel, type TokenPrice } from './catalog.ts';
 import { costMicrosOf, formatUsd } from './cost.ts';
-import type { CustomPriceRecord, CustomPriceRepository } from './custom-prices.ts';
+import type { CustomPriceRecord, CustomPriceRepository } from '../store/custom-prices.ts';
 
 export type PriceSource = 'workspace' | 'organisation' | 'catalog';
 

@@ -1,6 +1,8 @@
 /**
  * Entities are data: a name, how a record maps to its primary key, and optionally to the generic
- * GSI. Repositories turn records into items and back through these declarations only.
+ * GSI. Repositories turn records into items and back through these declarations only. As in
+ * ElectroDB, the key is declared over the attributes it is made of (`K`, the whole record unless
+ * given), so a read by key passes those attributes and never spells the key itself.
  */
 import { TABLE } from './table.ts';
 
@@ -9,9 +11,9 @@ export interface ItemKey {
   sk: string;
 }
 
-export interface EntityDeclaration<R extends object> {
+export interface EntityDeclaration<R extends object, K extends keyof R = keyof R> {
   readonly name: string;
-  readonly key: (record: R) => ItemKey;
+  readonly key: (record: Pick<R, K>) => ItemKey;
   readonly gsi1?: (record: R) => ItemKey;
   /** Unix seconds after which DynamoDB may delete the item. */
   readonly ttl?: (record: R) => number | undefined;
@@ -27,13 +29,13 @@ const RESERVED = new Set([
   '_type',
 ]);
 
-export class Entity<R extends object> {
-  readonly decl: EntityDeclaration<R>;
-  constructor(decl: EntityDeclaration<R>) {
+export class Entity<R extends object, K extends keyof R = keyof R> {
+  readonly decl: EntityDeclaration<R, K>;
+  constructor(decl: EntityDeclaration<R, K>) {
     this.decl = decl;
   }
 
-  key(record: R): ItemKey {
+  key(record: Pick<R, K>): ItemKey {
     return this.decl.key(record);
   }
 

@@ -3,11 +3,12 @@
  * files under the workspace (WS#id, FILE#id); the bytes live in blob storage under `blobKey`.
  * Ids carry their creation time first, so a query in key order is a listing newest first.
  */
-import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
-import { Entity, type Item } from './entity.ts';
+import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 import { prefixRange } from './prefix-range.ts';
+import { queryPages } from './paginate.ts';
 
 export interface HeldFileRecord {
   id: string;
@@ -66,24 +67,21 @@ export class HeldFileRepository {
     const pk = `WS#${workspaceId}`;
     const files = prefixRange(pk, 'FILE#');
     const data: HeldFileRecord[] = [];
-    let start: Record<string, unknown> | undefined = opts.after ? { pk, sk: `FILE#${opts.after}` } : undefined;
+    const pages = queryPages(this.#t.doc, {
+      TableName: this.#t.tableName,
+      KeyConditionExpression: files.KeyConditionExpression,
+      ExpressionAttributeValues: { ...files.ExpressionAttributeValues, ...(opts.purpose ? { ':purpose': opts.purpose } : {}) },
+      ...(opts.purpose ? { FilterExpression: 'purpose = :purpose' } : {}),
+      ScanIndexForward: opts.asc === true,
+      ConsistentRead: true,
+      Limit: opts.limit + 1,
+      ...(opts.after ? { ExclusiveStartKey: { pk, sk: `FILE#${opts.after}` } } : {}),
+    });
     // A filter applies after DynamoDB's own page limit: read until one more than asked is found.
-    do {
-      const page = await this.#t.doc.send(
-        new QueryCommand({
-          TableName: this.#t.tableName,
-          KeyConditionExpression: files.KeyConditionExpression,
-          ExpressionAttributeValues: { ...files.ExpressionAttributeValues, ...(opts.purpose ? { ':purpose': opts.purpose } : {}) },
-          ...(opts.purpose ? { FilterExpression: 'purpose = :purpose' } : {}),
-          ScanIndexForward: opts.asc === true,
-          ConsistentRead: true,
-          Limit: opts.limit + 1,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) data.push(HeldFile.fromItem(item as Item));
-      start = page.LastEvaluatedKey;
-    } while (start && data.length <= opts.limit);
+    for await (const items of pages) {
+      for (const item of items) data.push(HeldFile.fromItem(item));
+      if (data.length > opts.limit) break;
+    }
     return { data: data.slice(0, opts.limit), has_more: data.length > opts.limit };
   }
 }

@@ -4,9 +4,9 @@
  * membership lives in the organisation's partition under `WSMEMBER#<ws>#<user>` with the user's
  * workspaces on gsi1; an invite's token hash (`INVITETOKEN#`) finds the invite when it is accepted.
  */
-import { QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConflictError, NotFoundError } from '../http/errors.ts';
-import { Entity, type Item, type ItemKey } from './entity.ts';
+import { Entity, type ItemKey } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 import { prefixRange } from './prefix-range.ts';
 
@@ -167,22 +167,11 @@ export class IdentityRepository {
 
   /** The memberships of a user (gsi1: eventually consistent). */
   async membershipsOf(userId: string): Promise<MemberRecord[]> {
-    const out: MemberRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.#t.doc.send(
-        new QueryCommand({
-          TableName: this.#t.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :p',
-          ExpressionAttributeValues: { ':p': `USER#${userId}#WORKSPACES` },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) out.push(Member.fromItem(item as Item));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    return this.#t.queryAll(Member, {
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      ExpressionAttributeValues: { ':p': `USER#${userId}#WORKSPACES` },
+    });
   }
 
   memberPut(m: MemberRecord): TransactItems[number] {

@@ -10,11 +10,12 @@
  * - Budget counters: one item per policy, period and group (ULC#<policy>#<period>, E#<entity>),
  *   listed as the policy's entities.
  */
-import { GetCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { NotFoundError } from '../http/errors.ts';
 import { Entity, type Item } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 import { prefixRange } from './prefix-range.ts';
+import { queryAll } from './paginate.ts';
 
 /** The units of rate limits policies (docs/design/spec.md#admin-resources). */
 export const RATE_UNITS = ['rpm', 'rph', 'rpd', 'rpw'] as const;
@@ -239,23 +240,16 @@ export class LimitsRepository {
   async #policiesIn(partition: string): Promise<{ rate: RateLimitPolicyRecord[]; usage: UsageLimitPolicyRecord[] }> {
     const rate: RateLimitPolicyRecord[] = [];
     const usage: UsageLimitPolicyRecord[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.#t.doc.send(
-        new QueryCommand({
-          TableName: this.#t.tableName,
-          IndexName: 'gsi1',
-          KeyConditionExpression: 'gsi1pk = :p',
-          ExpressionAttributeValues: { ':p': partition },
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of (page.Items ?? []) as Item[]) {
-        if (item._type === 'RateLimitPolicy') rate.push(RateLimitPolicy.fromItem(item));
-        else if (item._type === 'UsageLimitPolicy') usage.push(UsageLimitPolicy.fromItem(item));
-      }
-      start = page.LastEvaluatedKey;
-    } while (start);
+    const items = await queryAll(this.#t.doc, {
+      TableName: this.#t.tableName,
+      IndexName: 'gsi1',
+      KeyConditionExpression: 'gsi1pk = :p',
+      ExpressionAttributeValues: { ':p': partition },
+    });
+    for (const item of items) {
+      if (item._type === 'RateLimitPolicy') rate.push(RateLimitPolicy.fromItem(item));
+      else if (item._type === 'UsageLimitPolicy') usage.push(UsageLimitPolicy.fromItem(item));
+    }
     return { rate, usage };
   }
 

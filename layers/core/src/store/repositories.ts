@@ -25,6 +25,7 @@ import {
   type WorkspaceRecord,
 } from './entities.ts';
 import { prefixRange } from './prefix-range.ts';
+import { queryAll } from './paginate.ts';
 
 const isCancelled = (err: unknown): boolean =>
   err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
@@ -45,16 +46,7 @@ export class TableClient {
 
   /** Every item of a query, following pagination. */
   async queryAll<R extends object>(entity: Entity<R>, input: Omit<QueryCommandInput, 'TableName'>): Promise<R[]> {
-    const out: R[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.doc.send(
-        new QueryCommand({ ...input, TableName: this.tableName, ExclusiveStartKey: start }),
-      );
-      for (const item of page.Items ?? []) out.push(entity.fromItem(item as Item));
-      start = page.LastEvaluatedKey;
-    } while (start);
-    return out;
+    return (await queryAll(this.doc, { ...input, TableName: this.tableName })).map((item) => entity.fromItem(item));
   }
 
   putIfAbsent(item: Item) {

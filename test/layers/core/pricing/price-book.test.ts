@@ -3,7 +3,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import type { GatewayRecord } from '../../../../layers/core/src/kernel/lifecycle.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
-import { CustomPriceRepository, type CustomPriceRecord } from '../../../../layers/core/src/pricing/custom-prices.ts';
+import { CustomPriceRepository, type CustomPriceRecord } from '../../../../layers/core/src/store/custom-prices.ts';
 import { costFor, PriceBook, pricingHook } from '../../../../layers/core/src/pricing/price-book.ts';
 import type { Principal } from '../../../../layers/core/src/kernel/principal.ts';
 import { createTestDeps } from '../../../support/deps.ts';

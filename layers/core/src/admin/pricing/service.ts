@@ -7,7 +7,7 @@ import type { CoreDeps } from '../../deps.ts';
 import { ForbiddenError, NotFoundError, ValidationError } from '../../http/errors.ts';
 import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { findModel } from '../../pricing/catalog.ts';
-import { CustomPriceRepository, type CustomPriceRecord } from '../../pricing/custom-prices.ts';
+import { CustomPriceRepository, type CustomPriceRecord } from '../../store/custom-prices.ts';
 import { findProvider } from '../../providers/registry.ts';
 import type { PutPriceBody } from './schema.ts';
 

@@ -3,11 +3,10 @@
  * in blob storage. Entries past their `expires_at` are never served, even while DynamoDB has not
  * yet deleted them (its TTL deletion can lag by days).
  */
-import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { BlobStore } from '../../ports/blob.ts';
 import type { Clock } from '../../ports/clock.ts';
 import type { TableClient } from '../../store/repositories.ts';
-import { CacheEntry, type CacheEntryRecord } from './entities.ts';
+import { CacheEntryStore, type CacheEntryRecord } from '../../store/response-cache.ts';
 
 export interface CacheEntryInput {
   status: number;
@@ -35,11 +34,10 @@ export interface ResponseCacheOptions {
 
 const DEFAULT_INLINE_MAX_BYTES = 300_000;
 
-const itemKey = (key: string) => ({ pk: `CACHE#${key}`, sk: 'CACHE' });
 const blobKey = (key: string): string => `cache/${key}`;
 
 export class ResponseCache {
-  readonly #table: TableClient;
+  readonly #entries: CacheEntryStore;
   readonly #blobs: BlobStore;
   readonly #clock: Clock;
   readonly #inlineMaxBytes: number;
@@ -53,7 +51,7 @@ export class ResponseCache {
   readonly #memory = new Map<string, CachedResponse>();
 
   constructor(table: TableClient, blobs: BlobStore, clock: Clock, opts: ResponseCacheOptions = {}) {
-    this.#table = table;
+    this.#entries = new CacheEntryStore(table);
     this.#blobs = blobs;
     this.#clock = clock;
     this.#inlineMaxBytes = opts.inlineMaxBytes ?? DEFAULT_INLINE_MAX_BYTES;
@@ -86,7 +84,7 @@ export class ResponseCache {
   }
 
   async #read(key: string): Promise<CachedResponse | undefined> {
-    const entry = await this.#table.get(CacheEntry, itemKey(key));
+    const entry = await this.#entries.get(key);
     if (!entry) return undefined;
     const expiresAt = entry.expires_at * 1000;
     if (this.#clock.now() >= expiresAt) return undefined;
@@ -130,11 +128,8 @@ export class ResponseCache {
       record.blob_key = blobKey(key);
       await this.#blobs.put(record.blob_key, entry.body, entry.headers['content-type']);
     }
-    const out = await this.#table.doc.send(
-      new PutCommand({ TableName: this.#table.tableName, Item: CacheEntry.toItem(record), ReturnValues: 'ALL_OLD' }),
-    );
+    const oldBlob = await this.#entries.put(record);
     // A refresh that now fits inline leaves the earlier blob unused: remove it.
-    const oldBlob = out.Attributes?.blob_key;
-    if (inline && typeof oldBlob === 'string') await this.#blobs.delete(oldBlob);
+    if (inline && oldBlob !== undefined) await this.#blobs.delete(oldBlob);
   }
 }

@@ -3,12 +3,10 @@
  * an earlier one of the same model and parameters (same partition) lies close enough by cosine
  * similarity. The index maps a vector to a cache key; the response itself lives in ResponseCache.
  */
-import { BatchWriteCommand, PutCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { isRecord } from '../../http/json.ts';
 import type { Clock } from '../../ports/clock.ts';
-import type { Item } from '../../store/entity.ts';
 import type { TableClient } from '../../store/repositories.ts';
-import { VectorEntry, VectorMarker, type VectorEntryRecord } from './entities.ts';
+import { VectorItems, type VectorEntryRecord, type VectorMarkerRecord } from '../../store/vector-index.ts';
 import { canonicalJson, sha256Hex } from './key.ts';
 
 /** Turns text into an embedding vector (the embedding provider call). */
@@ -118,9 +116,6 @@ export interface DynamoVectorIndexOptions {
 }
 
 const DEFAULT_MAX_ENTRIES = 200;
-/** BatchWriteItem takes at most 25 requests. */
-const BATCH = 25;
-const DELETE_ATTEMPTS = 5;
 
 /** Native typed arrays are little-endian on every platform we run on (x86-64, arm64). */
 const encode = (v: Float32Array): Uint8Array => new Uint8Array(v.buffer.slice(v.byteOffset, v.byteOffset + v.byteLength));
@@ -137,48 +132,26 @@ function decode(bytes: unknown): Float32Array | undefined {
  * items, so a lookup costs a bounded read whatever the traffic; upserts trim older entries.
  */
 export class DynamoVectorIndex implements VectorIndex {
-  readonly #table: TableClient;
+  readonly #items: VectorItems;
   readonly #clock: Clock;
   readonly maxEntries: number;
 
   constructor(table: TableClient, clock: Clock, opts: DynamoVectorIndexOptions = {}) {
-    this.#table = table;
+    this.#items = new VectorItems(table, clock);
     this.#clock = clock;
     this.maxEntries = opts.maxEntries ?? DEFAULT_MAX_ENTRIES;
   }
 
-  get #doc(): DynamoDBDocumentClient {
-    return this.#table.doc;
-  }
-
   async query(partition: string, vector: Float32Array, threshold: number, nowMs: number): Promise<VectorMatch | undefined> {
     let best: VectorMatch | undefined;
-    let read = 0;
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.#doc.send(
-        new QueryCommand({
-          TableName: this.#table.tableName,
-          KeyConditionExpression: 'pk = :p',
-          ExpressionAttributeValues: { ':p': `VEC#${partition}` },
-          ExpressionAttributeNames: { '#k': 'key' },
-          ProjectionExpression: '#k, vector, expires_at_ms',
-          ScanIndexForward: false,
-          Limit: this.maxEntries - read,
-          ExclusiveStartKey: start,
-        }),
-      );
-      for (const item of page.Items ?? []) {
-        read++;
-        if (!(typeof item.expires_at_ms === 'number' && item.expires_at_ms > nowMs)) continue;
-        const stored = decode(item.vector);
-        // A vector of another length comes from another embedding model: not comparable.
-        if (!stored || stored.length !== vector.length || typeof item.key !== 'string') continue;
-        const score = cosine(vector, stored);
-        if (score >= threshold && (!best || score > best.score)) best = { key: item.key, score };
-      }
-      start = page.LastEvaluatedKey;
-    } while (start && read < this.maxEntries);
+    for (const item of await this.#items.newest(partition, this.maxEntries)) {
+      if (!(typeof item.expires_at_ms === 'number' && item.expires_at_ms > nowMs)) continue;
+      const stored = decode(item.vector);
+      // A vector of another length comes from another embedding model: not comparable.
+      if (!stored || stored.length !== vector.length || typeof item.key !== 'string') continue;
+      const score = cosine(vector, stored);
+      if (score >= threshold && (!best || score > best.score)) best = { key: item.key, score };
+    }
     return best;
   }
 
@@ -192,55 +165,19 @@ export class DynamoVectorIndex implements VectorIndex {
       created_at: new Date(now).toISOString(),
       expires_at_ms: expiresAtMs,
     };
-    const { vector: _vector, ...marker } = record;
-    await Promise.all([
-      this.#doc.send(new PutCommand({ TableName: this.#table.tableName, Item: VectorEntry.toItem(record) })),
-      this.#doc.send(new PutCommand({ TableName: this.#table.tableName, Item: VectorMarker.toItem(marker) })),
-    ]);
+    await this.#items.put(record);
     await this.#trim(partition, now);
   }
 
-  /** Keeps the newest maxEntries unexpired entries, one per cache key; deletes the rest. */
+  /** Keeps the newest maxEntries unexpired entries, one per cache key; deletes the rest (best effort). */
   async #trim(partition: string, nowMs: number): Promise<void> {
-    const markers: Item[] = [];
-    let start: Record<string, unknown> | undefined;
-    do {
-      const page = await this.#doc.send(
-        new QueryCommand({
-          TableName: this.#table.tableName,
-          KeyConditionExpression: 'pk = :p',
-          ExpressionAttributeValues: { ':p': `VECIDX#${partition}` },
-          ExpressionAttributeNames: { '#k': 'key' },
-          ProjectionExpression: 'sk, #k, expires_at_ms',
-          ScanIndexForward: false,
-          ExclusiveStartKey: start,
-        }),
-      );
-      markers.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start);
-
     const seen = new Set<unknown>();
-    const doomed: string[] = [];
-    for (const m of markers) {
+    const doomed: Pick<VectorMarkerRecord, 'created_at' | 'key'>[] = [];
+    for (const m of await this.#items.markers(partition)) {
       const live = typeof m.expires_at_ms === 'number' && m.expires_at_ms > nowMs;
       if (live && !seen.has(m.key) && seen.size < this.maxEntries) seen.add(m.key);
-      else doomed.push(String(m.sk));
+      else doomed.push(m);
     }
-    const requests = doomed.flatMap((sk) => [
-      { DeleteRequest: { Key: { pk: `VEC#${partition}`, sk } } },
-      { DeleteRequest: { Key: { pk: `VECIDX#${partition}`, sk } } },
-    ]);
-    for (let i = 0; i < requests.length; i += BATCH) await this.#batchDelete(requests.slice(i, i + BATCH));
-  }
-
-  /** Retries what DynamoDB leaves unprocessed under throttling; trimming is best effort after that. */
-  async #batchDelete(requests: Record<string, unknown>[]): Promise<void> {
-    let pending = requests;
-    for (let attempt = 0; attempt < DELETE_ATTEMPTS && pending.length > 0; attempt++) {
-      if (attempt > 0) await this.#clock.sleep(50 * 2 ** attempt);
-      const out = await this.#doc.send(new BatchWriteCommand({ RequestItems: { [this.#table.tableName]: pending } }));
-      pending = (out.UnprocessedItems?.[this.#table.tableName] ?? []) as Record<string, unknown>[];
-    }
+    await this.#items.delete(partition, doomed);
   }
 }

@@ -4,9 +4,9 @@
  * one Query, so the gateway loads them together and caches them.
  */
 import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
-import { Entity } from '../store/entity.ts';
-import type { TableClient } from '../store/repositories.ts';
-import { prefixRange } from '../store/prefix-range.ts';
+import { Entity } from './entity.ts';
+import { prefixRange } from './prefix-range.ts';
+import type { TableClient } from './repositories.ts';
 
 export interface CustomPriceRecord {
   organisation_id: string;
@@ -25,12 +25,11 @@ export interface CustomPriceRecord {
 
 export const PRICE_SK_PREFIX = 'PRICE#';
 
-const sortKey = (workspaceId: string | null, provider: string, model: string) =>
-  `${PRICE_SK_PREFIX}${workspaceId ?? '-'}#${provider}#${model}`;
+const orgPk = (orgId: string): string => `ORG#${orgId}`;
 
-export const CustomPrice = new Entity<CustomPriceRecord>({
+export const CustomPrice = new Entity<CustomPriceRecord, 'organisation_id' | 'workspace_id' | 'provider' | 'model'>({
   name: 'CustomPrice',
-  key: (r) => ({ pk: `ORG#${r.organisation_id}`, sk: sortKey(r.workspace_id, r.provider, r.model) }),
+  key: (r) => ({ pk: orgPk(r.organisation_id), sk: `${PRICE_SK_PREFIX}${r.workspace_id ?? '-'}#${r.provider}#${r.model}` }),
 });
 
 export class CustomPriceRepository {
@@ -40,7 +39,7 @@ export class CustomPriceRepository {
   }
 
   get(orgId: string, workspaceId: string | null, provider: string, model: string): Promise<CustomPriceRecord | undefined> {
-    return this.#t.get(CustomPrice, { pk: `ORG#${orgId}`, sk: sortKey(workspaceId, provider, model) }, true);
+    return this.#t.get(CustomPrice, CustomPrice.key({ organisation_id: orgId, workspace_id: workspaceId, provider, model }), true);
   }
 
   async put(record: CustomPriceRecord): Promise<void> {
@@ -52,7 +51,7 @@ export class CustomPriceRepository {
     const out = await this.#t.doc.send(
       new DeleteCommand({
         TableName: this.#t.tableName,
-        Key: { pk: `ORG#${orgId}`, sk: sortKey(workspaceId, provider, model) },
+        Key: CustomPrice.key({ organisation_id: orgId, workspace_id: workspaceId, provider, model }),
         ReturnValues: 'ALL_OLD',
       }),
     );
@@ -62,7 +61,7 @@ export class CustomPriceRepository {
   /** Every custom price of the organisation, its own and its workspaces'. */
   list(orgId: string): Promise<CustomPriceRecord[]> {
     return this.#t.queryAll(CustomPrice, {
-      ...prefixRange(`ORG#${orgId}`, PRICE_SK_PREFIX),
+      ...prefixRange(orgPk(orgId), PRICE_SK_PREFIX),
       ConsistentRead: true,
     });
   }

@@ -1,10 +1,11 @@
 /**
  * Writes that must not be lost: BatchWriteItem and BatchGetItem re-send what DynamoDB left
  * unprocessed, and single calls are retried, with exponential backoff and jitter (through the
- * clock, so tests do not wait).
+ * clock, so tests do not wait). The log-ingest worker writes and reads its items through these.
  */
 import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../ports/clock.ts';
+import type { Item, ItemKey } from './entity.ts';
 
 export interface RetryOptions {
   clock: Clock;
@@ -15,9 +16,6 @@ export interface RetryOptions {
   maxMs?: number;
   random?: () => number;
 }
-
-type Item = Record<string, unknown>;
-type Key = { pk: string; sk: string };
 
 /** Errors that fail the same way every time: retrying them only delays the answer. */
 const PERMANENT = new Set(['ValidationException', 'ConditionalCheckFailedException', 'ResourceNotFoundException', 'AccessDeniedException']);
@@ -79,17 +77,17 @@ export async function batchPut(doc: DynamoDBDocumentClient, table: string, items
 }
 
 /** Reads items by key, 100 per request, re-asking for unprocessed keys. Throws when attempts run out. */
-export async function batchGet(doc: DynamoDBDocumentClient, table: string, keys: readonly Key[], opts: RetryOptions): Promise<Map<string, Item>> {
+export async function batchGet(doc: DynamoDBDocumentClient, table: string, keys: readonly ItemKey[], opts: RetryOptions): Promise<Map<string, Item>> {
   const found = new Map<string, Item>();
   const attempts = opts.attempts ?? 8;
   for (let i = 0; i < keys.length; i += 100) {
-    let pending: Key[] = keys.slice(i, i + 100);
+    let pending: ItemKey[] = keys.slice(i, i + 100);
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt > 0) await opts.clock.sleep(delay(attempt - 1, opts));
       try {
         const out = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
         for (const item of out.Responses?.[table] ?? []) found.set(String(item.pk), item);
-        pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as Key[];
+        pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as ItemKey[];
       } catch (err) {
         if (isPermanent(err) || attempt + 1 >= attempts) throw err;
         continue;

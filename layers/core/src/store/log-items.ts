@@ -1,0 +1,100 @@
+/**
+ * Request log items (their layout and why: observability/log-store.ts). A log lives under pk
+ * `LOG#<ws>#<day>#<shard>`, sk `<started, ISO 8601>#<id>`; a pointer item `LOGID#<id>` finds it by
+ * id. The item keeps the event as JSON text in `e` (without its bodies) and the bodies in `rqb` and
+ * `rsb`: three attributes instead of fifty makes writes cheaper, and lists and aggregations read
+ * `e` alone (filters run on the parsed events).
+ */
+import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Item, ItemKey } from './entity.ts';
+
+export const LOG_TYPE = 'Log';
+export const POINTER_TYPE = 'LogPointer';
+
+export const logPartition = (ws: string, day: string, shard: number): string => `LOG#${ws}#${day}#${shard}`;
+export const logSort = (started: string, id: string): string => `${started}#${id}`;
+export const pointerKey = (id: string): ItemKey => ({ pk: `LOGID#${id}`, sk: 'LOGID' });
+
+/** What places a log: its workspace (`-` when unknown), UTC day, shard, start (ISO 8601) and id. */
+export interface LogPlace {
+  ws: string;
+  day: string;
+  shard: number;
+  started: string;
+  id: string;
+}
+
+/** A log as stored: the event and its bodies as JSON text, and its expiry (Unix seconds). */
+export interface LogContent {
+  e: string;
+  rqb?: string | undefined;
+  rsb?: string | undefined;
+  ttl: number;
+}
+
+export function logItem(place: LogPlace, content: LogContent): Item {
+  return {
+    pk: logPartition(place.ws, place.day, place.shard),
+    sk: logSort(place.started, place.id),
+    _type: LOG_TYPE,
+    ttl: content.ttl,
+    e: content.e,
+    ...(content.rqb !== undefined ? { rqb: content.rqb } : {}),
+    ...(content.rsb !== undefined ? { rsb: content.rsb } : {}),
+  };
+}
+
+/** The id pointer of a log item; `pending` until the event is fully processed. */
+export function pointerItem(log: Item, ids: { id: string; ws: string; org: unknown }, pending: boolean): Item {
+  return { ...pointerKey(ids.id), _type: POINTER_TYPE, ws: ids.ws, org: ids.org, lpk: log.pk, lsk: log.sk, ttl: log.ttl, ...(pending ? { pending: true } : {}) };
+}
+
+/** One chunk of a shard's read: the sort keys in [lo, hi], newest first, from `start` on. */
+export interface LogChunkRead {
+  pk: string;
+  lo: string;
+  hi: string;
+  limit: number;
+  /** Read the bodies too; otherwise the sort key and the event only. */
+  bodies: boolean;
+  start?: Record<string, unknown> | undefined;
+}
+
+export class LogItems {
+  readonly #doc: DynamoDBDocumentClient;
+  readonly #table: string;
+  constructor(doc: DynamoDBDocumentClient, tableName: string) {
+    this.#doc = doc;
+    this.#table = tableName;
+  }
+
+  /** A log item by id, through its pointer. Consistent reads: a log a list has just shown is found. */
+  async get(id: string): Promise<Item | undefined> {
+    const pointer = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: pointerKey(id), ConsistentRead: true }));
+    const p = pointer.Item;
+    if (!p) return undefined;
+    const out = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: { pk: p.lpk, sk: p.lsk }, ConsistentRead: true }));
+    return out.Item;
+  }
+
+  /**
+   * One Query page of a shard. A page read merges several shards chunk by chunk, each chunk sized
+   * from what the earlier ones gave, so the caller keeps where each shard stopped (`next`).
+   */
+  async chunk(r: LogChunkRead): Promise<{ items: Item[]; next?: Record<string, unknown> }> {
+    const page = await this.#doc.send(
+      new QueryCommand({
+        TableName: this.#table,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
+        ExpressionAttributeValues: { ':pk': r.pk, ':lo': r.lo, ':hi': r.hi },
+        ...(r.bodies
+          ? { ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' } }
+          : { ProjectionExpression: '#sk, #e', ExpressionAttributeNames: { '#e': 'e', '#pk': 'pk', '#sk': 'sk' } }),
+        ScanIndexForward: false,
+        Limit: r.limit,
+        ExclusiveStartKey: r.start,
+      }),
+    );
+    return { items: page.Items ?? [], ...(page.LastEvaluatedKey ? { next: page.LastEvaluatedKey } : {}) };
+  }
+}

@@ -1,0 +1,105 @@
+/**
+ * Rollup items (their meaning and arithmetic: observability/rollups.ts): pk `RC#<ws>#<gran>`, sk
+ * `<bucket>#<combination>` (bucket as `2026-01-01T10:05`, combination a fixed-length hash of the
+ * dimension values), so a time range of one workspace is one Query. Items are only ever added to,
+ * with UpdateItem's ADD, which is atomic.
+ */
+import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Item, ItemKey } from './entity.ts';
+import { queryPages, type QueryReach } from './paginate.ts';
+
+export const ROLLUP_TYPE = 'Rollup';
+
+export const rollupPartition = (ws: string, gran: string): string => `RC#${ws}#${gran}`;
+export const rollupSort = (bucket: string, combination: string): string => `${bucket}#${combination}`;
+
+export interface RollupItemKey {
+  ws: string;
+  gran: string;
+  /** The bucket's start as `2026-01-01T10:05`. */
+  bucket: string;
+  combination: string;
+}
+
+export const rollupItemKey = (k: RollupItemKey): ItemKey => ({ pk: rollupPartition(k.ws, k.gran), sk: rollupSort(k.bucket, k.combination) });
+
+/** One change to an item: attributes set, amounts (and sets of numbers) added, the TTL set once. */
+export interface RollupChange {
+  set: Record<string, unknown>;
+  add: Record<string, number | Set<number>>;
+  /** Unix seconds; kept from the item's first write. */
+  ttl: number;
+}
+
+/** The bucket range of one workspace and granularity: every combination of the buckets from `first` to `last`. */
+export interface RollupRange {
+  ws: string;
+  gran: string;
+  first: string;
+  last: string;
+}
+
+// `$` sorts right after `#`, so every combination of the last bucket is in.
+const rangeCondition = (r: RollupRange) => ({
+  KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
+  ExpressionAttributeValues: { ':pk': rollupPartition(r.ws, r.gran), ':lo': `${r.first}#`, ':hi': `${r.last}$` },
+});
+
+const projectionOf = (attributes: readonly string[]) => ({
+  ProjectionExpression: attributes.map((_, i) => `#p${i}`).join(', '),
+  ExpressionAttributeNames: Object.fromEntries(attributes.map((a, i) => [`#p${i}`, a])),
+});
+
+export class RollupItems {
+  readonly #doc: DynamoDBDocumentClient;
+  readonly #table: string;
+  constructor(doc: DynamoDBDocumentClient, tableName: string) {
+    this.#doc = doc;
+    this.#table = tableName;
+  }
+
+  /** Applies a change in one atomic UpdateItem (creating the item on its first change). */
+  async add(key: RollupItemKey, change: RollupChange): Promise<void> {
+    const names: Record<string, string> = { '#ttl': 'ttl' };
+    const values: Record<string, unknown> = { ':ttl': change.ttl };
+    const sets = ['#ttl = if_not_exists(#ttl, :ttl)'];
+    const adds: string[] = [];
+    Object.entries(change.set).forEach(([attr, value], i) => {
+      names[`#s${i}`] = attr;
+      values[`:s${i}`] = value;
+      sets.push(`#s${i} = :s${i}`);
+    });
+    Object.entries(change.add).forEach(([attr, value], i) => {
+      names[`#a${i}`] = attr;
+      values[`:a${i}`] = value;
+      adds.push(`#a${i} :a${i}`);
+    });
+    await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: rollupItemKey(key),
+        UpdateExpression: `SET ${sets.join(', ')}${adds.length ? ` ADD ${adds.join(', ')}` : ''}`,
+        ExpressionAttributeNames: names,
+        ExpressionAttributeValues: values,
+      }),
+    );
+  }
+
+  /** The item one `add` of `change` creates where none was (bulk loading, and its test). */
+  itemOf(key: RollupItemKey, change: RollupChange): Item {
+    return { ...rollupItemKey(key), ttl: change.ttl, ...change.set, ...change.add };
+  }
+
+  /** The pages of a range's items, only `attributes` of each when given. */
+  pages(range: RollupRange, attributes?: readonly string[], reach: QueryReach = {}): AsyncGenerator<Item[]> {
+    return queryPages(this.#doc, { TableName: this.#table, ...rangeCondition(range), ...(attributes ? projectionOf(attributes) : {}) }, reach);
+  }
+
+  /** The newest item of a range (the given attributes of it), if any: one item read. */
+  async newest(range: RollupRange, attributes: readonly string[]): Promise<Item | undefined> {
+    const out = await this.#doc.send(
+      new QueryCommand({ TableName: this.#table, ...rangeCondition(range), ...projectionOf(attributes), ScanIndexForward: false, Limit: 1 }),
+    );
+    return out.Items?.[0];
+  }
+}
