@@ -66,9 +66,13 @@ export const CONSOLE_SOURCE = path.join(ROOT, 'console');
 export const CONSOLE_OUT = path.join(ROOT, 'dist/console');
 const CONSOLE_STAMP = path.join(CONSOLE_OUT, '.source-hash');
 
-/** A hash of every console source file and the lockfile (Preact, Vite), so a build is skipped when nothing changed. */
+/** Core files the console bundles itself (the pricing page shows the model catalog the gateway prices with). */
+const CONSOLE_CORE_INPUTS = ['layers/core/src/pricing/catalog.ts', 'layers/core/src/pricing/catalog-data.ts'];
+
+/** A hash of every console source file, the core files it bundles and the lockfile (Preact, Vite), so a build is skipped when nothing changed. */
 export async function consoleSourceHash(): Promise<string> {
   const hash = createHash('sha256').update(await readFile(path.join(ROOT, 'package-lock.json')));
+  for (const file of CONSOLE_CORE_INPUTS) hash.update(file).update(await readFile(path.join(ROOT, file)));
   const files = (await readdir(CONSOLE_SOURCE, { recursive: true, withFileTypes: true }))
     .filter((d) => d.isFile())
     .map((d) => path.join(d.parentPath, d.name))

@@ -4,6 +4,8 @@
  * again from GET /v1/console/session.
  */
 
+import type { GetAnswers } from './api-types.ts';
+
 export interface Problem {
   path: string;
   message: string;
@@ -21,6 +23,34 @@ export class ApiError extends Error {
 
 export type Json = Record<string, unknown>;
 
+/** A path the API answers GET on, as its OpenAPI template (`/v1/prompts/{promptId}`). */
+export type GetPath = keyof GetAnswers;
+
+/** What a GET of this path template answers (generated from the OpenAPI document). */
+export type AnswerOf<P extends GetPath> = GetAnswers[P];
+
+/** The row type of a list path's `data`. */
+export type ItemOf<P extends GetPath> = GetAnswers[P] extends { data: (infer I)[] } ? I : never;
+
+/** The list paths: those whose answer has `data`. */
+export type ListPath = { [P in GetPath]: GetAnswers[P] extends { data: unknown[] } ? P : never }[GetPath];
+
+type ParamNames<P extends string> = P extends `${string}{${infer K}}${infer Rest}` ? K | ParamNames<Rest> : never;
+
+/** The values of a template's `{param}` segments. */
+export type PathParams<P extends string> = Record<ParamNames<P>, string>;
+
+/** A path template with its parameters filled in (each one URL-encoded). */
+export function fill<P extends string>(template: P, params: PathParams<P>): string {
+  const values = params as Record<string, string>;
+  return template.replace(/\{([^}]+)\}/g, (_, k: string) => encodeURIComponent(values[k] ?? ''));
+}
+
+/** A typed GET: the answer is what the OpenAPI document says this path template answers. */
+export function get<P extends GetPath>(template: P, params: PathParams<P>, q = ''): Promise<AnswerOf<P>> {
+  return api<AnswerOf<P>>('GET', fill(template, params) + q);
+}
+
 export interface ListBody<T = Json> {
   object: 'list';
   total: number | null;
@@ -31,6 +61,8 @@ export interface ListBody<T = Json> {
 
 export const SESSION_PATH = '/v1/console/session';
 export const SESSION_ENDED = 'gantry:session-ended';
+/** A change went through: names of referenced items the console remembers may be stale. */
+export const CHANGED = 'gantry:changed';
 
 let csrfToken: string | null = null;
 
@@ -76,6 +108,7 @@ export async function api<T = Json>(method: string, path: string, body?: unknown
   // A session that ended (expired, signed out elsewhere, key revoked) sends the app back to sign-in.
   if (res.status === 401 && path !== SESSION_PATH) dispatchEvent(new Event(SESSION_ENDED));
   if (!res.ok) throw new ApiError(res.status, messageOf(parsed, res.status), problemsOf(parsed));
+  if (method !== 'GET') dispatchEvent(new Event(CHANGED));
   return parsed as T;
 }
 

@@ -9,6 +9,7 @@ import { Logs } from './pages/logs.tsx';
 import { ApiKeys } from './pages/api-keys.tsx';
 import { Configs } from './pages/configs.tsx';
 import { ResourcePage } from './pages/resource.tsx';
+import { Pricing } from './pages/pricing.tsx';
 import { ErrorNote } from './ui.tsx';
 import { SESSION_ENDED } from './api.ts';
 import { BASE, Link, onRoute, routeOf, type Route } from './router.tsx';
@@ -54,6 +55,7 @@ function Page({ route, session }: { route: Route; session: Session }) {
       return <Configs session={session} slug={route.id} />;
   }
   const def = resourceById(route.page);
+  if (def?.id === 'pricing') return <Pricing def={def} session={session} />;
   return def ? <ResourcePage key={def.id} def={def} session={session} id={route.id} /> : null;
 }
 
@@ -69,19 +71,25 @@ function Shell({ session, route, onSignOut }: { session: Session; route: Route; 
   const items = navItems(session);
   const groups = [...new Set(items.map((i) => i.group))];
   const who = session.principal.name ?? session.principal.role ?? session.principal.type ?? 'signed in';
+  // On a narrow screen the navigation folds behind a Menu button (CSS shows the button there only).
+  const [menu, setMenu] = useState(false);
+  useEffect(() => setMenu(false), [route.page, route.id]);
   return (
-    <div class="shell">
+    <div class={menu ? 'shell menu-open' : 'shell'}>
       <a class="skip" href="#main">
         Skip to content
       </a>
       <header>
+        <button type="button" class="menu-button" aria-expanded={menu} aria-controls="console-nav" onClick={() => setMenu(!menu)}>
+          Menu
+        </button>
         <span class="brand">Gantry</span>
         <span class="who">{String(who)}</span>
         <button type="button" onClick={onSignOut}>
           Sign out
         </button>
       </header>
-      <nav aria-label="Console">
+      <nav id="console-nav" aria-label="Console">
         {groups.map((g) => (
           <div key={g}>
             <h2>{g}</h2>

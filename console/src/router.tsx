@@ -26,10 +26,11 @@ export function navigate(to: string): void {
 }
 
 /** An in-app link: a real href (new tabs work), navigation without a reload. */
-export function Link({ to, children, current }: { to: string; children: ComponentChildren; current?: boolean }) {
+export function Link({ to, children, current, title }: { to: string; children: ComponentChildren; current?: boolean; title?: string }) {
   return (
     <a
       href={BASE + to}
+      title={title}
       aria-current={current ? 'page' : undefined}
       onClick={(e) => {
         if (e.ctrlKey || e.metaKey || e.shiftKey || e.button !== 0) return;

@@ -73,11 +73,18 @@ export function Field(props: { label: string; name: string; error?: unknown; hin
 export interface Column<T> {
   label: string;
   render: (row: T) => ComponentChildren;
+  /** The API field the cell shows (`data-field`), so a test can compare it with the API's answer. */
+  field?: string;
 }
 
-export function Table<T>({ caption, columns, rows, rowKey }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string }) {
+/**
+ * A table in a horizontally scrolling box. While the first page loads it holds `placeholder` empty
+ * rows of the final rows' height, so the rows arriving do not push what is below (layout shift).
+ */
+export function Table<T>({ caption, columns, rows, rowKey, loading, placeholder = 5 }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; loading?: boolean; placeholder?: number }) {
+  const waiting = loading && rows.length === 0;
   return (
-    <div class="table-wrap">
+    <div class="table-wrap" tabIndex={0} role="region" aria-label={caption} aria-busy={waiting ? 'true' : undefined}>
       <table>
         <caption>{caption}</caption>
         <thead>
@@ -90,15 +97,23 @@ export function Table<T>({ caption, columns, rows, rowKey }: { caption: string; 
           </tr>
         </thead>
         <tbody>
-          {rows.length === 0 && (
+          {waiting &&
+            Array.from({ length: placeholder }, (_, i) => (
+              <tr key={`wait-${i}`} class="placeholder" aria-hidden="true">
+                <td colSpan={columns.length}>&nbsp;</td>
+              </tr>
+            ))}
+          {!waiting && rows.length === 0 && (
             <tr>
               <td colSpan={columns.length}>Nothing here yet.</td>
             </tr>
           )}
           {rows.map((r) => (
-            <tr key={rowKey(r)}>
+            <tr key={rowKey(r)} data-row={rowKey(r)}>
               {columns.map((c) => (
-                <td key={c.label}>{c.render(r)}</td>
+                <td key={c.label} data-field={c.field}>
+                  {c.render(r)}
+                </td>
               ))}
             </tr>
           ))}
@@ -189,7 +204,7 @@ export function JsonView({ value, label }: { value: unknown; label: string }) {
  * A JSON text area: a syntax error is shown at once; the server's problems (AB01, with paths
  * under `name`, or all of them for `*`, the whole body) are listed next to it by path.
  */
-export function JsonEditor(props: { label: string; name: string; value: string; onInput: (v: string) => void; error?: unknown; rows?: number }) {
+export function JsonEditor(props: { label: string; name: string; value: string; onInput: (v: string) => void; error?: unknown; rows?: number; shownElsewhere?: string[] }) {
   let syntax: string | null = null;
   try {
     JSON.parse(props.value);
@@ -197,7 +212,8 @@ export function JsonEditor(props: { label: string; name: string; value: string; 
     syntax = e instanceof Error ? e.message : 'not JSON';
   }
   const all = problemsOf(props.error);
-  const problems = props.name === '*' ? all : problemsFor(all, props.name);
+  const elsewhere = props.shownElsewhere ?? [];
+  const problems = (props.name === '*' ? all : problemsFor(all, props.name)).filter((p) => !elsewhere.some((f) => problemsFor([p], f).length));
   // Unique per editor: a page may hold two (an item's editor and a render preview).
   const id = `json-${useId()}`;
   return (
@@ -225,8 +241,6 @@ export function parseJson(text: string): Json | unknown[] | null {
     return null;
   }
 }
-
-export const cell = (v: unknown): string => (v === null || v === undefined ? '—' : typeof v === 'object' ? JSON.stringify(v) : String(v));
 
 /** A form's submit: no reload, the last error cleared, the action's error kept for the fields. */
 export function useSubmit(action: () => Promise<void>): { error: unknown; busy: boolean; submit: (e: Event) => Promise<void> } {

@@ -1,8 +1,9 @@
 /** API keys: list (cursor-paged on the server: a page reads only its keys, at a million of them), create with scopes and expiry, the show-once dialog, rotate, revoke. */
 import { useState } from 'preact/hooks';
 import { can, homeWorkspace, type Session } from '../session.ts';
-import { api, problemsFor, query, type Json, type ListBody } from '../api.ts';
-import { cell, Confirm, CreateButton, CursorPager, Dialog, ErrorNote, Field, FormActions, problemsOf, Table, useLoad, useSubmit } from '../ui.tsx';
+import { api, get, type ItemOf, problemsFor, query, type Json } from '../api.ts';
+import { Value } from '../fields.tsx';
+import { Confirm, CreateButton, CursorPager, Dialog, ErrorNote, Field, FormActions, problemsOf, Table, useLoad, useSubmit } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 
@@ -10,6 +11,14 @@ const TYPES: Record<string, string> = {
   'workspace/service': 'Workspace service key',
   'workspace/user': 'Workspace user key',
   'organisation/service': 'Organisation service key',
+};
+
+type Key = ItemOf<'/v1/api-keys'>;
+
+const KINDS: Record<Key['type'], string> = {
+  'workspace-service': 'Workspace service key',
+  'workspace-user': 'Workspace user key',
+  'organisation-service': 'Organisation service key',
 };
 
 interface Shown {
@@ -24,8 +33,8 @@ export function ApiKeys({ session }: { session: Session }) {
   const [shown, setShown] = useState<Shown | null>(null);
   const [confirm, setConfirm] = useState<{ question: string; action: () => Promise<unknown> } | null>(null);
   // `cursor=` even on the first page: without it the server counts every key for `total`.
-  const keys = useLoad(() => api<ListBody>('GET', `/v1/api-keys${query({ page_size: PAGE_SIZE })}&cursor=${encodeURIComponent(cursor)}`), [cursor, session]);
-  const rotate = (k: Json) =>
+  const keys = useLoad(() => get('/v1/api-keys', {}, `${query({ page_size: PAGE_SIZE })}&cursor=${encodeURIComponent(cursor)}`), [cursor, session]);
+  const rotate = (k: Key) =>
     setConfirm({
       question: `Rotate the key "${String(k.name)}"? The old key keeps working only for its transition period.`,
       action: async () => {
@@ -33,24 +42,26 @@ export function ApiKeys({ session }: { session: Session }) {
         setShown({ title: 'Rotated key', key: String(r.key) });
       },
     });
-  const revoke = (k: Json) =>
+  const revoke = (k: Key) =>
     setConfirm({ question: `Revoke the key "${String(k.name)}"? Requests with it will be refused at once.`, action: () => api('DELETE', `/v1/api-keys/${encodeURIComponent(String(k.id))}`) });
   return (
     <section>
       <h1>API keys</h1>
       <CreateButton shown={can(session, 'api_keys.create')} label="Create key" onClick={() => setCreating(true)} />
       <ErrorNote error={keys.error} />
-      <Table<Json>
+      <Table<Key>
         caption="API keys"
         rows={keys.data?.data ?? []}
-        rowKey={(r) => String(r.id)}
+        loading={keys.loading}
+        rowKey={(r) => r.id}
         columns={[
-          { label: 'Name', render: (r) => cell(r.name) },
-          { label: 'Type', render: (r) => cell(r.type) },
-          { label: 'Key', render: (r) => <code>{cell(r.key)}</code> },
-          { label: 'Status', render: (r) => cell(r.status) },
-          { label: 'Expires', render: (r) => cell(r.expires_at) },
-          { label: 'Scopes', render: (r) => (Array.isArray(r.scopes) ? r.scopes.length : 0) },
+          { label: 'Name', field: 'name', render: (r) => r.name },
+          { label: 'Type', field: 'type', render: (r) => KINDS[r.type] },
+          { label: 'Key', field: 'key', render: (r) => <code>{r.key}</code> },
+          { label: 'Workspace', field: 'workspace_id', render: (r) => <Value name="workspace_id" value={r.workspace_id} /> },
+          { label: 'Status', field: 'status', render: (r) => r.status },
+          { label: 'Expires', field: 'expires_at', render: (r) => <Value name="expires_at" value={r.expires_at} /> },
+          { label: 'Scopes', field: 'scopes', render: (r) => r.scopes.length },
           {
             label: 'Actions',
             render: (r) => (
@@ -70,7 +81,7 @@ export function ApiKeys({ session }: { session: Session }) {
           },
         ]}
       />
-      <CursorPager cursors={cursors} next={keys.data?.next_cursor} onChange={setCursors} />
+      <CursorPager cursors={cursors} next={keys.data && 'next_cursor' in keys.data ? keys.data.next_cursor : null} onChange={setCursors} />
       {creating && (
         <CreateKey
           session={session}

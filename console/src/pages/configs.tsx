@@ -3,11 +3,12 @@
  * server, whose problems appear beside it by path), versions, and the diff between two versions.
  */
 import { useState } from 'preact/hooks';
-import { api, query, type Json, type ListBody } from '../api.ts';
+import { api, get, type ItemOf, query, type Json } from '../api.ts';
+import { Value } from '../fields.tsx';
 import { diffLines } from '../diff.ts';
 import { Link, navigate } from '../router.tsx';
 import { can, homeWorkspace, type Session } from '../session.ts';
-import { cell, Confirm, CreateButton, Dialog, ErrorNote, Field, FormActions, JsonEditor, Pager, parseJson, pretty, Table, useLoad, useSubmit } from '../ui.tsx';
+import { Confirm, CreateButton, Dialog, ErrorNote, Field, FormActions, JsonEditor, Pager, parseJson, pretty, Table, useLoad, useSubmit } from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 const enc = encodeURIComponent;
@@ -19,22 +20,25 @@ export function Configs({ session, slug }: { session: Session; slug: string | un
 function ConfigList({ session }: { session: Session }) {
   const [page, setPage] = useState(0);
   const [creating, setCreating] = useState(false);
-  const list = useLoad(() => api<ListBody>('GET', `/v1/configs${query({ current_page: page, page_size: PAGE_SIZE })}`), [page, session]);
+  const list = useLoad(() => get('/v1/configs', {}, query({ current_page: page, page_size: PAGE_SIZE })), [page, session]);
   return (
     <section>
       <h1>Configs</h1>
       <CreateButton shown={can(session, 'configs.create')} label="Create config" onClick={() => setCreating(true)} />
       <ErrorNote error={list.error} />
-      <Table<Json>
+      <Table<ItemOf<'/v1/configs'>>
         caption="Configs"
         rows={list.data?.data ?? []}
-        rowKey={(r) => String(r.id)}
+        loading={list.loading}
+        rowKey={(r) => r.id}
         columns={[
-          { label: 'Name', render: (r) => <Link to={`configs/${enc(String(r.slug))}`}>{cell(r.name)}</Link> },
-          { label: 'Slug', render: (r) => <code>{cell(r.slug)}</code> },
-          { label: 'Status', render: (r) => cell(r.status) },
-          { label: 'Default', render: (r) => (r.is_default ? 'yes' : 'no') },
-          { label: 'Updated', render: (r) => cell(r.last_updated_at ?? r.updated_at) },
+          { label: 'Name', field: 'name', render: (r) => <Link to={`configs/${enc(r.slug)}`}>{r.name}</Link> },
+          { label: 'Slug', field: 'slug', render: (r) => <code>{r.slug}</code> },
+          { label: 'Workspace', field: 'workspace_id', render: (r) => <Value name="workspace_id" value={r.workspace_id} /> },
+          { label: 'Version', field: 'version', render: (r) => r.version },
+          { label: 'Status', field: 'status', render: (r) => r.status },
+          { label: 'Default', field: 'is_default', render: (r) => (r.is_default ? 'Yes' : 'No') },
+          { label: 'Last updated', field: 'last_updated_at', render: (r) => <Value name="last_updated_at" value={r.last_updated_at} /> },
         ]}
       />
       <Pager page={page} size={PAGE_SIZE} total={list.data?.total ?? null} count={list.data?.data.length ?? 0} onPage={setPage} />
@@ -76,8 +80,8 @@ function CreateConfig({ session, onClose }: { session: Session; onClose: () => v
 }
 
 function ConfigPage({ session, slug }: { session: Session; slug: string }) {
-  const config = useLoad(() => api<Json>('GET', `/v1/configs/${enc(slug)}`), [slug]);
-  const versions = useLoad(() => api<ListBody>('GET', `/v1/configs/${enc(slug)}/versions${query({ page_size: 100 })}`), [slug]);
+  const config = useLoad(() => get('/v1/configs/{slug}', { slug }), [slug]);
+  const versions = useLoad(() => get('/v1/configs/{slug}/versions', { slug }, query({ page_size: 100 })), [slug]);
   const [text, setText] = useState<string | null>(null);
   const [saved, setSaved] = useState(false);
   const [deleting, setDeleting] = useState(false);
@@ -120,7 +124,7 @@ function ConfigPage({ session, slug }: { session: Session; slug: string }) {
   );
 }
 
-function Versions({ versions }: { versions: Json[] }) {
+function Versions({ versions }: { versions: ItemOf<'/v1/configs/{slug}/versions'>[] }) {
   const [pick, setPick] = useState<string[]>([]);
   const byId = (id: string | undefined) => versions.find((v) => String(v.id) === id);
   const toggle = (id: string) => setPick(pick.includes(id) ? pick.filter((p) => p !== id) : [...pick.slice(-1), id]);
@@ -129,18 +133,18 @@ function Versions({ versions }: { versions: Json[] }) {
     <>
       <h2>Versions</h2>
       <p>Pick two versions to compare.</p>
-      <Table<Json>
+      <Table<ItemOf<'/v1/configs/{slug}/versions'>>
         caption="Versions"
         rows={versions}
-        rowKey={(r) => String(r.id)}
+        rowKey={(r) => r.id}
         columns={[
           {
             label: 'Compare',
             render: (r) => <input type="checkbox" aria-label={`Compare version ${String(r.version)}`} checked={pick.includes(String(r.id))} onChange={() => toggle(String(r.id))} />,
           },
-          { label: 'Version', render: (r) => cell(r.version) },
-          { label: 'Created', render: (r) => cell(r.created_at) },
-          { label: 'By', render: (r) => cell(r.created_by) },
+          { label: 'Version', field: 'version', render: (r) => r.version },
+          { label: 'Created', field: 'created_at', render: (r) => <Value name="created_at" value={r.created_at} /> },
+          { label: 'By', field: 'created_by', render: (r) => <Value name="created_by" value={r.created_by} /> },
         ]}
       />
       {a && b && (

@@ -1,9 +1,10 @@
 /** Logs: filters, cursor paging on the server, and one log's detail with bodies and hook results. */
 import { useState } from 'preact/hooks';
-import { api, query, type Json, type ListBody } from '../api.ts';
+import { type AnswerOf, get, type ItemOf, query } from '../api.ts';
 import { Link } from '../router.tsx';
 import type { Session } from '../session.ts';
-import { cell, CursorPager, ErrorNote, Field, JsonView, Table, useLoad } from '../ui.tsx';
+import { Facts, Value } from '../fields.tsx';
+import { CursorPager, ErrorNote, Field, JsonView, Table, useLoad } from '../ui.tsx';
 
 const FILTERS: { name: string; label: string; hint?: string }[] = [
   { name: 'trace_id', label: 'Trace id' },
@@ -17,6 +18,26 @@ const FILTERS: { name: string; label: string; hint?: string }[] = [
 
 const PAGE_SIZE = 25;
 
+type Row = ItemOf<'/v1/logs'>;
+
+/** The detail's facts first, in this order; the bodies and hook results have their own sections. */
+const DETAIL = [
+  ['created_at', 'Time'],
+  ['status_code', 'Status'],
+  ['provider', 'Provider'],
+  ['model', 'Model'],
+  ['endpoint', 'Endpoint'],
+  ['trace_id', 'Trace ID'],
+  ['total_tokens', 'Tokens'],
+  ['cost', 'Cost (¢)'],
+  ['total_ms', 'Latency (ms)'],
+  ['cache_status', 'Cache'],
+  ['config_id', 'Config'],
+  ['api_key_id', 'API key'],
+  ['workspace_id', 'Workspace'],
+] as const satisfies readonly (readonly [keyof AnswerOf<'/v1/logs/{logId}'>, string])[];
+const SECTIONS = new Set(['request_body', 'response_body', 'hook_results', 'feedback']);
+
 export function Logs({ session, id }: { session: Session; id: string | undefined }) {
   return id ? <LogDetail id={id} /> : <LogList session={session} />;
 }
@@ -27,7 +48,7 @@ function LogList({ session }: { session: Session }) {
   // Cursors of the pages before this one, so Previous works without the server keeping state.
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
-  const logs = useLoad(() => api<ListBody>('GET', `/v1/logs${query({ ...filters, page_size: PAGE_SIZE, cursor })}`), [filters, cursor, session]);
+  const logs = useLoad(() => get('/v1/logs', {}, query({ ...filters, page_size: PAGE_SIZE, cursor })), [filters, cursor, session]);
   const apply = (e: Event) => {
     e.preventDefault();
     setCursors([]);
@@ -46,29 +67,35 @@ function LogList({ session }: { session: Session }) {
         <button type="submit">Apply filters</button>
       </form>
       <ErrorNote error={logs.error} shown={FILTERS.map((f) => f.name)} />
-      <Table<Json>
-        caption={logs.data?.total != null ? `Logs (${logs.data.total} in range)` : 'Logs'}
-        rows={rows}
-        rowKey={(r) => String(r.id)}
-        columns={[
-          { label: 'Time', render: (r) => <Link to={`logs/${encodeURIComponent(String(r.id))}`}>{cell(r.created_at)}</Link> },
-          { label: 'Status', render: (r) => cell(r.status_code) },
-          { label: 'Provider', render: (r) => cell(r.provider) },
-          { label: 'Model', render: (r) => cell(r.model) },
-          { label: 'Tokens', render: (r) => cell(r.total_tokens) },
-          { label: 'Cost (¢)', render: (r) => cell(r.cost) },
-          { label: 'Latency (ms)', render: (r) => cell(r.total_ms) },
-          { label: 'Trace', render: (r) => <code>{cell(r.trace_id)}</code> },
-        ]}
-      />
+      {/* Paging above the table and nothing below it: rows arriving push nothing down (no layout shift). */}
       <CursorPager cursors={cursors} next={logs.data?.next_cursor} onChange={setCursors} />
+      <div class="logs">
+        <Table<Row>
+          caption={logs.data?.total != null ? `Logs (${logs.data.total} in range)` : 'Logs'}
+          rows={rows}
+          loading={logs.loading}
+          placeholder={PAGE_SIZE}
+          rowKey={(r) => r.id}
+          columns={[
+            { label: 'Time', field: 'created_at', render: (r) => <Link to={`logs/${encodeURIComponent(r.id)}`}>{<Value name="created_at" value={r.created_at} />}</Link> },
+            { label: 'Status', field: 'status_code', render: (r) => <Value name="status_code" value={r.status_code} /> },
+            { label: 'Provider', field: 'provider', render: (r) => <Value name="provider" value={r.provider} /> },
+            { label: 'Model', field: 'model', render: (r) => <Value name="model" value={r.model} /> },
+            { label: 'Tokens', field: 'total_tokens', render: (r) => <Value name="total_tokens" value={r.total_tokens} /> },
+            { label: 'Cost (¢)', field: 'cost', render: (r) => <Value name="cost" value={r.cost} /> },
+            { label: 'Latency (ms)', field: 'total_ms', render: (r) => <Value name="total_ms" value={r.total_ms} /> },
+            { label: 'Trace', field: 'trace_id', render: (r) => <code>{r.trace_id}</code> },
+          ]}
+        />
+      </div>
     </section>
   );
 }
 
 function LogDetail({ id }: { id: string }) {
-  const log = useLoad(() => api<Json>('GET', `/v1/logs/${encodeURIComponent(id)}`), [id]);
-  const l = log.data;
+  const log = useLoad(() => get('/v1/logs/{logId}', { logId: id }), [id]);
+  const l = log.data as Record<string, unknown> | undefined;
+  const facts = l && Object.fromEntries(Object.entries(l).filter(([k]) => !SECTIONS.has(k)));
   return (
     <section>
       <p>
@@ -76,16 +103,9 @@ function LogDetail({ id }: { id: string }) {
       </p>
       <h1>Log {id}</h1>
       <ErrorNote error={log.error} />
-      {l && (
+      {l && facts && (
         <>
-          <dl class="facts">
-            {['created_at', 'status_code', 'provider', 'model', 'endpoint', 'trace_id', 'total_tokens', 'cost', 'total_ms', 'cache_status', 'config_id', 'api_key_id'].map((k) => (
-              <div key={k}>
-                <dt>{k}</dt>
-                <dd>{cell(l[k])}</dd>
-              </div>
-            ))}
-          </dl>
+          <Facts item={facts} fields={DETAIL.map(([key, label]) => ({ key, label }))} />
           <h2>Request body</h2>
           <JsonView label="Request body" value={l.request_body} />
           <h2>Response body</h2>
