@@ -188,7 +188,10 @@ function applyRuntimeSettings(app: App, settings: GantrySettings): void {
     // Shown by synth and deploy: without a sender, invites and alerts cannot be mailed.
     for (const stack of app.node.children) {
       if (stack instanceof IdentityStack) {
-        Annotations.of(stack).addWarningV2('gantry:mailFrom', 'No gantry:mailFrom: invites, key notices and usage alerts cannot be e-mailed (set a verified SES sender).');
+        Annotations.of(stack).addWarningV2(
+          'gantry:mailFrom',
+          'No gantry:mailFrom: invites, key notices and usage alerts cannot be e-mailed (set a verified SES sender).',
+        );
       }
     }
   }

@@ -88,7 +88,8 @@ export async function consoleSourceHash(): Promise<string> {
  */
 export async function buildConsole(opts: { ifChanged?: boolean } = {}): Promise<string> {
   const sourceHash = await consoleSourceHash();
-  if (opts.ifChanged && (await readFile(CONSOLE_STAMP, 'utf8').catch(() => '')) === sourceHash && existsSync(path.join(CONSOLE_OUT, 'index.html'))) return CONSOLE_OUT;
+  if (opts.ifChanged && (await readFile(CONSOLE_STAMP, 'utf8').catch(() => '')) === sourceHash && existsSync(path.join(CONSOLE_OUT, 'index.html')))
+    return CONSOLE_OUT;
   const { build: viteBuild } = await import('vite');
   await viteBuild({
     configFile: false,

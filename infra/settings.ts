@@ -6,7 +6,19 @@
 import * as z from 'zod';
 
 /** Functions whose memory can be set with `gantry:memory:<name>`. */
-export const FUNCTION_NAMES = ['gateway', 'admin', 'log-ingest', 'log-export', 'limits-alerts', 'usage-reset', 'key-lifecycle', 'bootstrap', 'realtime', 'batch', 'mcp-sync'] as const;
+export const FUNCTION_NAMES = [
+  'gateway',
+  'admin',
+  'log-ingest',
+  'log-export',
+  'limits-alerts',
+  'usage-reset',
+  'key-lifecycle',
+  'bootstrap',
+  'realtime',
+  'batch',
+  'mcp-sync',
+] as const;
 export type FunctionName = (typeof FUNCTION_NAMES)[number];
 
 /** Memory (MB) each function gets unless `gantry:memory:<name>` says otherwise. */
@@ -63,13 +75,25 @@ export interface GantrySettings {
 /** Context values from the command line are strings; cdk.json may hold numbers, lists or booleans. */
 const text = z.preprocess((v) => (typeof v === 'string' && v.trim() === '' ? undefined : v), z.string().trim().optional());
 const list = z.preprocess(
-  (v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : v),
+  (v) =>
+    typeof v === 'string'
+      ? v
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : v,
   z.array(z.string()).optional(),
 );
-const int = (min: number, max: number) => z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(min).max(max).optional());
+const int = (min: number, max: number) =>
+  z.preprocess((v) => (v === undefined || v === '' ? undefined : Number(v)), z.number().int().min(min).max(max).optional());
 
 const SCHEMA = {
-  prefix: text.pipe(z.string().regex(/^[A-Za-z][A-Za-z0-9-]{0,39}$/, 'letters, digits and dashes, starting with a letter, at most 40').optional()),
+  prefix: text.pipe(
+    z
+      .string()
+      .regex(/^[A-Za-z][A-Za-z0-9-]{0,39}$/, 'letters, digits and dashes, starting with a letter, at most 40')
+      .optional(),
+  ),
   jwksUrl: text.pipe(z.url().optional()),
   jwtIssuer: text,
   jwtAudience: text,
@@ -81,8 +105,15 @@ const SCHEMA = {
   alarmEmail: text.pipe(z.email().optional()),
   logLevel: text.pipe(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).optional()),
   gatewayReservedConcurrency: int(1, 10_000),
-  secretsPrefix: text.pipe(z.string().regex(/^[A-Za-z0-9/_+=.@*-]{1,512}$/, 'must be a Secrets Manager name pattern such as gantry/* (letters, digits, / _ + = . @ - and *)').optional()),
-  assumableRoleArns: list.pipe(z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/*-]+$/, 'must be IAM role ARNs (arn:aws:iam::<account>:role/<name>)')).optional()),
+  secretsPrefix: text.pipe(
+    z
+      .string()
+      .regex(/^[A-Za-z0-9/_+=.@*-]{1,512}$/, 'must be a Secrets Manager name pattern such as gantry/* (letters, digits, / _ + = . @ - and *)')
+      .optional(),
+  ),
+  assumableRoleArns: list.pipe(
+    z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/*-]+$/, 'must be IAM role ARNs (arn:aws:iam::<account>:role/<name>)')).optional(),
+  ),
 };
 // Lambda's limits: 128 MB to 10 GB.
 const MEMORY = int(128, 10_240);

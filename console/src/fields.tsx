@@ -99,13 +99,28 @@ const LABELS: Record<string, string> = {
   user_type: 'Principal type',
 };
 
-const WORDS: Record<string, string> = { id: 'ID', ids: 'IDs', url: 'URL', api: 'API', mcp: 'MCP', ai: 'AI', ttl: 'TTL', ip: 'IP', json: 'JSON', ms: '(ms)', rpm: 'RPM' };
+const WORDS: Record<string, string> = {
+  id: 'ID',
+  ids: 'IDs',
+  url: 'URL',
+  api: 'API',
+  mcp: 'MCP',
+  ai: 'AI',
+  ttl: 'TTL',
+  ip: 'IP',
+  json: 'JSON',
+  ms: '(ms)',
+  rpm: 'RPM',
+};
 
 /** A field's label: the known one, else its key in words (`periodic_reset_days` -> "Periodic reset days"). */
 export function labelOf(key: string): string {
   const known = LABELS[key];
   if (known) return known;
-  const words = key.split(/[_\s]+/).filter(Boolean).map((w) => WORDS[w.toLowerCase()] ?? w.toLowerCase());
+  const words = key
+    .split(/[_\s]+/)
+    .filter(Boolean)
+    .map((w) => WORDS[w.toLowerCase()] ?? w.toLowerCase());
   const text = words.join(' ');
   return text.charAt(0).toUpperCase() + text.slice(1);
 }
@@ -196,7 +211,13 @@ function ListValue({ name, items, kind, depth }: { name: string; items: unknown[
   return (
     <ol class="items">
       {items.map((i, n) => (
-        <li key={n}>{i && typeof i === 'object' && depth < 3 ? <Facts item={i as Record<string, unknown>} depth={depth + 1} scope={name} /> : <Value name={name} value={i} depth={depth} />}</li>
+        <li key={n}>
+          {i && typeof i === 'object' && depth < 3 ? (
+            <Facts item={i as Record<string, unknown>} depth={depth + 1} scope={name} />
+          ) : (
+            <Value name={name} value={i} depth={depth} />
+          )}
+        </li>
       ))}
     </ol>
   );
@@ -212,7 +233,17 @@ export interface FieldSpec {
  * An item as a labelled definition list: the fields named first (in their order, with their
  * labels), then every other field the API answered, labelled from its key. `object` is left out.
  */
-export function Facts({ item, fields = [], depth = 0, scope }: { item: Record<string, unknown>; fields?: readonly FieldSpec[]; depth?: number; scope?: string }) {
+export function Facts({
+  item,
+  fields = [],
+  depth = 0,
+  scope,
+}: {
+  item: Record<string, unknown>;
+  fields?: readonly FieldSpec[];
+  depth?: number;
+  scope?: string;
+}) {
   const named = new Set(fields.map((f) => f.key));
   const rest = Object.keys(item)
     .filter((k) => k !== 'object' && !named.has(k))

@@ -42,4 +42,3 @@ export function Link({ to, children, current, title }: { to: string; children: C
     </a>
   );
 }
-

@@ -52,7 +52,13 @@ export function ErrorNote({ error, shown = [] }: { error: unknown; shown?: strin
 }
 
 /** A labelled control with the server's problems for its field right below it. */
-export function Field(props: { label: string; name: string; error?: unknown; hint?: string; children: (id: string, describedBy: string | undefined) => ComponentChildren }) {
+export function Field(props: {
+  label: string;
+  name: string;
+  error?: unknown;
+  hint?: string;
+  children: (id: string, describedBy: string | undefined) => ComponentChildren;
+}) {
   const id = `f-${props.name.replace(/[^a-zA-Z0-9_-]/g, '-')}`;
   const problems = problemsFor(problemsOf(props.error), props.name);
   const errId = problems.length ? `${id}-error` : undefined;
@@ -81,7 +87,21 @@ export interface Column<T> {
  * A table in a horizontally scrolling box. While the first page loads it holds `placeholder` empty
  * rows of the final rows' height, so the rows arriving do not push what is below (layout shift).
  */
-export function Table<T>({ caption, columns, rows, rowKey, loading, placeholder = 5 }: { caption: string; columns: Column<T>[]; rows: T[]; rowKey: (row: T) => string; loading?: boolean; placeholder?: number }) {
+export function Table<T>({
+  caption,
+  columns,
+  rows,
+  rowKey,
+  loading,
+  placeholder = 5,
+}: {
+  caption: string;
+  columns: Column<T>[];
+  rows: T[];
+  rowKey: (row: T) => string;
+  loading?: boolean;
+  placeholder?: number;
+}) {
   const waiting = loading && rows.length === 0;
   return (
     <div class="table-wrap" tabIndex={0} role="region" aria-label={caption} aria-busy={waiting ? 'true' : undefined}>
@@ -161,7 +181,17 @@ export function Dialog({ title, onClose, children }: { title: string; onClose: (
 }
 
 /** Asks before a destructive action; shows the server's error if the action fails. */
-export function Confirm({ question, action, onDone, onCancel }: { question: string; action: () => Promise<unknown>; onDone: () => void; onCancel: () => void }) {
+export function Confirm({
+  question,
+  action,
+  onDone,
+  onCancel,
+}: {
+  question: string;
+  action: () => Promise<unknown>;
+  onDone: () => void;
+  onCancel: () => void;
+}) {
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
   const go = async () => {
@@ -204,7 +234,15 @@ export function JsonView({ value, label }: { value: unknown; label: string }) {
  * A JSON text area: a syntax error is shown at once; the server's problems (AB01, with paths
  * under `name`, or all of them for `*`, the whole body) are listed next to it by path.
  */
-export function JsonEditor(props: { label: string; name: string; value: string; onInput: (v: string) => void; error?: unknown; rows?: number; shownElsewhere?: string[] }) {
+export function JsonEditor(props: {
+  label: string;
+  name: string;
+  value: string;
+  onInput: (v: string) => void;
+  error?: unknown;
+  rows?: number;
+  shownElsewhere?: string[];
+}) {
   let syntax: string | null = null;
   try {
     JSON.parse(props.value);
@@ -220,7 +258,14 @@ export function JsonEditor(props: { label: string; name: string; value: string; 
     <div class={problems.length || syntax ? 'field invalid' : 'field'}>
       <label for={id}>{props.label}</label>
       <div class="editor">
-        <textarea id={id} spellcheck={false} rows={props.rows ?? 14} value={props.value} aria-describedby={`${id}-problems`} onInput={(e) => props.onInput((e.target as HTMLTextAreaElement).value)} />
+        <textarea
+          id={id}
+          spellcheck={false}
+          rows={props.rows ?? 14}
+          value={props.value}
+          aria-describedby={`${id}-problems`}
+          onInput={(e) => props.onInput((e.target as HTMLTextAreaElement).value)}
+        />
         <div id={`${id}-problems`} class="problems" aria-live="polite">
           {syntax && <p class="field-error">Not valid JSON: {syntax}</p>}
           {problems.map((p) => (

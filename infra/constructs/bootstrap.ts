@@ -60,11 +60,18 @@ export class Bootstrap extends Construct {
 
     Validations.of(this.secret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'The value is a Gantry API key: it is rotated through the admin API (POST /v1/api-keys/{id}/rotate) and the new key put into the secret, as docs/deploy.md describes; a Secrets Manager rotation function cannot rotate it.',
+      reason:
+        'The value is a Gantry API key: it is rotated through the admin API (POST /v1/api-keys/{id}/rotate) and the new key put into the secret, as docs/deploy.md describes; a Secrets Manager rotation function cannot rotate it.',
     });
     Validations.of(this.fn).acknowledge(
-      { id: 'Serverless-LambdaDLQ', reason: 'Invoked by CloudFormation for the custom resource; every outcome, failures included, is reported to CloudFormation on the response URL.' },
-      { id: 'Serverless-LambdaAsyncFailureDestination', reason: 'Invoked by CloudFormation for the custom resource; a failure fails the deployment, which is where it must be seen.' },
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason: 'Invoked by CloudFormation for the custom resource; every outcome, failures included, is reported to CloudFormation on the response URL.',
+      },
+      {
+        id: 'Serverless-LambdaAsyncFailureDestination',
+        reason: 'Invoked by CloudFormation for the custom resource; a failure fails the deployment, which is where it must be seen.',
+      },
     );
   }
 }

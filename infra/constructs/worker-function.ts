@@ -10,7 +10,6 @@ import { lambdaCode, LAMBDA_HANDLER } from '../lambda-code.ts';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 
-
 export interface WorkerFunctionProps {
   /** The handler file, relative to the repository root (`lambdas/workers/<name>/handler.ts`). */
   readonly entry: string;

@@ -29,7 +29,6 @@ export const ADMIN_ENTRY = 'lambdas/admin/handler.ts';
 /** Stage name in the invoke URL: https://<id>.execute-api.<region>.amazonaws.com/prod/v1/... */
 export const STAGE_NAME = 'prod';
 
-
 // JSON, so Logs Insights can query it; latencies and integration errors separate API Gateway time
 // from function time.
 const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
@@ -146,7 +145,10 @@ export class ApiStack extends Stack {
       // Only the roles the deployment lists: an integration naming another role is refused by STS.
       this.gateway.addToRolePolicy(new PolicyStatement({ actions: ['sts:AssumeRole'], resources: [...props.assumableRoleArns] }));
       for (const arn of props.assumableRoleArns.filter((a) => a.includes('*'))) {
-        Validations.of(this.gateway.role!).acknowledge({ id: `AwsSolutions-IAM5[Resource::${arn}]`, reason: 'A role pattern the deployment listed in gantry:assumableRoleArns.' });
+        Validations.of(this.gateway.role!).acknowledge({
+          id: `AwsSolutions-IAM5[Resource::${arn}]`,
+          reason: 'A role pattern the deployment listed in gantry:assumableRoleArns.',
+        });
       }
     }
 
@@ -240,7 +242,10 @@ export class ApiStack extends Stack {
   private nodeFunction(id: string, spec: FunctionSpec): LambdaFunction {
     const logGroup = new LogGroup(this, `${id}Logs`, { retention: RetentionDays.ONE_MONTH });
     // An explicit role instead of AWSLambdaBasicExecutionRole: it may write to its own log group only.
-    const role = new Role(this, `${id}Role`, { assumedBy: new ServicePrincipal('lambda.amazonaws.com'), ...(spec.inlinePolicies ? { inlinePolicies: spec.inlinePolicies } : {}) });
+    const role = new Role(this, `${id}Role`, {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      ...(spec.inlinePolicies ? { inlinePolicies: spec.inlinePolicies } : {}),
+    });
     logGroup.grantWrite(role);
 
     const fn = new LambdaFunction(this, id, {

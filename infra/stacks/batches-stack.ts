@@ -22,7 +22,19 @@ import type { CfnFunction, Function as LambdaFunction } from 'aws-cdk-lib/aws-la
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 import type { ITopic } from 'aws-cdk-lib/aws-sns';
-import { Choice, Condition, DefinitionBody, Fail, JsonPath, LogLevel, Map as MapState, StateMachine, StateMachineType, Succeed, TaskInput } from 'aws-cdk-lib/aws-stepfunctions';
+import {
+  Choice,
+  Condition,
+  DefinitionBody,
+  Fail,
+  JsonPath,
+  LogLevel,
+  Map as MapState,
+  StateMachine,
+  StateMachineType,
+  Succeed,
+  TaskInput,
+} from 'aws-cdk-lib/aws-stepfunctions';
 import { LambdaInvoke } from 'aws-cdk-lib/aws-stepfunctions-tasks';
 import type { Construct } from 'constructs';
 import { BATCH_THROTTLED } from '../../layers/core/src/batches/steps.ts';
@@ -102,9 +114,19 @@ export class BatchesStack extends Stack {
 
   private definition() {
     const batchId = JsonPath.stringAt('$.batchId');
-    const start = this.step('Start', { action: 'start', batchId }, { status: JsonPath.stringAt('$.Payload.status'), chunks: JsonPath.objectAt('$.Payload.chunks') });
+    const start = this.step(
+      'Start',
+      { action: 'start', batchId },
+      { status: JsonPath.stringAt('$.Payload.status'), chunks: JsonPath.objectAt('$.Payload.chunks') },
+    );
     const chunk = this.step('RunChunk', { action: 'chunk', batchId, chunk: JsonPath.objectAt('$.chunk'), maxConcurrency: BATCH_LINE_CONCURRENCY });
-    chunk.addRetry({ errors: [BATCH_THROTTLED], interval: Duration.seconds(5), backoffRate: 2, maxAttempts: BATCH_THROTTLE_RETRIES, maxDelay: Duration.minutes(5) });
+    chunk.addRetry({
+      errors: [BATCH_THROTTLED],
+      interval: Duration.seconds(5),
+      backoffRate: 2,
+      maxAttempts: BATCH_THROTTLE_RETRIES,
+      maxDelay: Duration.minutes(5),
+    });
     // A chunk whose function died (a timeout, out of memory) runs again: the engine runs the lines
     // it left in flight once more and the rest not at all (docs/batches.md#exactly-once).
     chunk.addRetry({ errors: [...CHUNK_DIED], interval: Duration.seconds(5), maxAttempts: BATCH_CHUNK_RERUNS });
@@ -133,27 +155,38 @@ export class BatchesStack extends Stack {
 
   private alarms(topic: ITopic): void {
     const period = ALARM_PERIOD;
-    alarmOnAny(this, 'BatchExecutionsFailed', this.stateMachine.metricFailed({ period, statistic: 'Sum' }), 'A batch execution failed (its batch was marked failed)', topic);
+    alarmOnAny(
+      this,
+      'BatchExecutionsFailed',
+      this.stateMachine.metricFailed({ period, statistic: 'Sum' }),
+      'A batch execution failed (its batch was marked failed)',
+      topic,
+    );
     alarmOnAny(this, 'BatchExecutionsTimedOut', this.stateMachine.metricTimedOut({ period, statistic: 'Sum' }), 'A batch execution timed out', topic);
     alarmOnAny(this, 'ErrorsBatch', this.fn.metricErrors({ period, statistic: 'Sum' }), 'The batch function failed (errors reported by Lambda)', topic);
   }
 
-
   private acknowledgeFindings(blobs: IBucket): void {
     const fnId = this.getLogicalId(this.fn.node.defaultChild as CfnFunction);
-    Validations.of(this.stateMachine.role).acknowledge({
-      id: 'AwsSolutions-IAM5[Resource::*]',
-      reason: 'X-Ray tracing and CloudWatch Logs log delivery (logs:CreateLogDelivery ...) do not support resource-level permissions.',
-    }, {
-      id: `AwsSolutions-IAM5[Resource::<${fnId}.Arn>:*]`,
-      reason: 'lambda:InvokeFunction on the batch function and its versions (the wildcard is the version qualifier); nothing else.',
-    });
+    Validations.of(this.stateMachine.role).acknowledge(
+      {
+        id: 'AwsSolutions-IAM5[Resource::*]',
+        reason: 'X-Ray tracing and CloudWatch Logs log delivery (logs:CreateLogDelivery ...) do not support resource-level permissions.',
+      },
+      {
+        id: `AwsSolutions-IAM5[Resource::<${fnId}.Arn>:*]`,
+        reason: 'lambda:InvokeFunction on the batch function and its versions (the wildcard is the version qualifier); nothing else.',
+      },
+    );
     Validations.of(this.fn.role!).acknowledge({
       id: `AwsSolutions-IAM5[Resource::${Stack.of(blobs).stackName}:ExportsOutputFnGetAttBlobsF0F01DC6Arn220BCD82/*]`,
       reason: 'Batch input, output and error files have keys generated at run time (files/<workspace>/<id>); access is limited to objects in the one bucket.',
     });
     Validations.of(this.fn).acknowledge(
-      { id: 'Serverless-LambdaDLQ', reason: 'Invoked synchronously by Step Functions only: a failure goes to the state machine’s catch path, which marks the batch failed.' },
+      {
+        id: 'Serverless-LambdaDLQ',
+        reason: 'Invoked synchronously by Step Functions only: a failure goes to the state machine’s catch path, which marks the batch failed.',
+      },
       { id: 'Serverless-LambdaAsyncFailureDestination', reason: 'Invoked synchronously by Step Functions, never asynchronously.' },
     );
   }

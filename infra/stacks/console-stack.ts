@@ -114,20 +114,42 @@ export class ConsoleStack extends Stack {
   }
 
   #acknowledge(): void {
-    Validations.of(this.bucket).acknowledge({ id: 'AwsSolutions-S1', reason: 'The bucket holds only the built console, read through CloudFront (whose standard logs can be turned on); server access logs would repeat them.' });
+    Validations.of(this.bucket).acknowledge({
+      id: 'AwsSolutions-S1',
+      reason: 'The bucket holds only the built console, read through CloudFront (whose standard logs can be turned on); server access logs would repeat them.',
+    });
     Validations.of(this.distribution).acknowledge(
       { id: 'AwsSolutions-CFR1', reason: 'An admin console and API for any region the operator serves; geo restriction is the operator’s choice.' },
       { id: 'AwsSolutions-CFR2', reason: 'The API authenticates every call and rate-limits at API Gateway; a WAF web ACL can be attached by the operator.' },
       { id: 'AwsSolutions-CFR3', reason: 'API Gateway logs every API call; access logs of static files are left to the operator.' },
-      { id: 'AwsSolutions-CFR4', reason: 'The default CloudFront certificate allows TLSv1 by design; a custom domain and certificate with minimumProtocolVersion TLS_V1_2_2021 enforces TLS 1.2 (without a certificate CloudFront ignores the setting).' },
+      {
+        id: 'AwsSolutions-CFR4',
+        reason:
+          'The default CloudFront certificate allows TLSv1 by design; a custom domain and certificate with minimumProtocolVersion TLS_V1_2_2021 enforces TLS 1.2 (without a certificate CloudFront ignores the setting).',
+      },
     );
     // The deployment's singleton function is CDK's own custom resource, run only during deploys.
     const copier = this.node.children.find((c) => c.node.id.startsWith('Custom::CDKBucketDeployment'));
     if (copier) {
-      const wildcards = ['Action::s3:GetObject*', 'Action::s3:GetBucket*', 'Action::s3:List*', 'Action::s3:DeleteObject*', 'Action::s3:Abort*', 'Resource::*', `Resource::<${this.getLogicalId(this.bucket.node.defaultChild as CfnElement)}.Arn>/*`, 'Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*'];
+      const wildcards = [
+        'Action::s3:GetObject*',
+        'Action::s3:GetBucket*',
+        'Action::s3:List*',
+        'Action::s3:DeleteObject*',
+        'Action::s3:Abort*',
+        'Resource::*',
+        `Resource::<${this.getLogicalId(this.bucket.node.defaultChild as CfnElement)}.Arn>/*`,
+        'Resource::arn:<AWS::Partition>:s3:::cdk-hnb659fds-assets-<AWS::AccountId>-<AWS::Region>/*',
+      ];
       Validations.of(copier).acknowledge(
-        { id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]', reason: 'CDK’s BucketDeployment custom resource uses the AWS basic execution managed policy.' },
-        ...wildcards.map((w) => ({ id: `AwsSolutions-IAM5[${w}]`, reason: 'CDK’s BucketDeployment custom resource copies the build from the CDK asset bucket into this bucket (object wildcards).' })),
+        {
+          id: 'AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/AWSLambdaBasicExecutionRole]',
+          reason: 'CDK’s BucketDeployment custom resource uses the AWS basic execution managed policy.',
+        },
+        ...wildcards.map((w) => ({
+          id: `AwsSolutions-IAM5[${w}]`,
+          reason: 'CDK’s BucketDeployment custom resource copies the build from the CDK asset bucket into this bucket (object wildcards).',
+        })),
       );
     }
     Validations.of(this).acknowledge(

@@ -113,7 +113,19 @@ export class McpStack extends Stack {
       'Messages of the mcp-sync queue failed every delivery and wait in its dead-letter queue',
       topic,
     );
-    alarmOnAny(this, 'ErrorsMcpSync', this.syncWorker.metricErrors({ period, statistic: 'Sum' }), 'The mcp-sync function failed (errors reported by Lambda)', topic);
-    alarmOnAny(this, 'ThrottlesMcpSync', this.syncWorker.metricThrottles({ period, statistic: 'Sum' }), 'The mcp-sync function was throttled (concurrency limit reached)', topic);
+    alarmOnAny(
+      this,
+      'ErrorsMcpSync',
+      this.syncWorker.metricErrors({ period, statistic: 'Sum' }),
+      'The mcp-sync function failed (errors reported by Lambda)',
+      topic,
+    );
+    alarmOnAny(
+      this,
+      'ThrottlesMcpSync',
+      this.syncWorker.metricThrottles({ period, statistic: 'Sum' }),
+      'The mcp-sync function was throttled (concurrency limit reached)',
+      topic,
+    );
   }
 }

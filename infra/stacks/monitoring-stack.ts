@@ -105,7 +105,11 @@ export class MonitoringStack extends Stack {
     this.topic = new Topic(this, 'Alarms', { displayName: 'Gantry alarms', masterKey: key, enforceSSL: true });
     if (props.alarmEmail) {
       // Notifications SNS could not deliver are kept, not dropped.
-      const undelivered = new Queue(this, 'UndeliveredAlarms', { encryption: QueueEncryption.SQS_MANAGED, enforceSSL: true, retentionPeriod: Duration.days(14) });
+      const undelivered = new Queue(this, 'UndeliveredAlarms', {
+        encryption: QueueEncryption.SQS_MANAGED,
+        enforceSSL: true,
+        retentionPeriod: Duration.days(14),
+      });
       Validations.of(undelivered).acknowledge(
         { id: 'AwsSolutions-SQS3', reason: 'This is the dead-letter queue of the alarm e-mail subscription.' },
         { id: 'Serverless-SQSRedrivePolicy', reason: 'This is a dead-letter queue itself.' },
@@ -115,7 +119,14 @@ export class MonitoringStack extends Stack {
     const action = new SnsAction(this.topic);
 
     const gw = (name: string, statistic: string, dims: Record<string, string> = {}, label?: string) =>
-      new Metric({ namespace: METRICS_NAMESPACE, metricName: name, dimensionsMap: { service: GATEWAY_SERVICE, ...dims }, statistic, period: FIVE_MINUTES, ...(label ? { label } : {}) });
+      new Metric({
+        namespace: METRICS_NAMESPACE,
+        metricName: name,
+        dimensionsMap: { service: GATEWAY_SERVICE, ...dims },
+        statistic,
+        period: FIVE_MINUTES,
+        ...(label ? { label } : {}),
+      });
     const requests = gw(METRIC.requests, 'Sum');
     const fivexx = gw(METRIC.requests, 'Sum', { statusClass: '5xx' });
     const errorRate = new MathExpression({
@@ -138,7 +149,15 @@ export class MonitoringStack extends Stack {
       ...(props.queues ?? []),
     ];
 
-    const alarm = (id: string, metric: IMetric, threshold: number, description: string, evaluationPeriods = 1, datapointsToAlarm = evaluationPeriods, when: Partial<AlarmWhen> = {}) => {
+    const alarm = (
+      id: string,
+      metric: IMetric,
+      threshold: number,
+      description: string,
+      evaluationPeriods = 1,
+      datapointsToAlarm = evaluationPeriods,
+      when: Partial<AlarmWhen> = {},
+    ) => {
       const a = new Alarm(this, id, {
         alarmDescription: description,
         metric,
@@ -176,7 +195,12 @@ export class MonitoringStack extends Stack {
     alarm('TableThrottles', tableThrottles, 0, 'DynamoDB throttled reads or writes of the Gantry table');
     // Errors of every function, each on its own so the alarm names the function.
     for (const f of functions) {
-      alarm(`Errors${pascal(f.name)}`, f.fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }), 0, `The ${f.name} function failed (errors reported by Lambda)`);
+      alarm(
+        `Errors${pascal(f.name)}`,
+        f.fn.metricErrors({ period: FIVE_MINUTES, statistic: 'Sum' }),
+        0,
+        `The ${f.name} function failed (errors reported by Lambda)`,
+      );
     }
     alarm(
       'ApiServerErrors',
@@ -219,18 +243,25 @@ export class MonitoringStack extends Stack {
     this.dashboard = new Dashboard(this, 'Dashboard', { dashboardName: props.dashboardName ?? 'Gantry', defaultInterval: Duration.hours(3) });
     const graph = (title: string, left: IMetric[], right: IMetric[] = [], width = 8) => new GraphWidget({ title, left, right, width, height: 6 });
     const byClass = (name: string, statistic: string) => ['2xx', '4xx', '5xx'].map((c) => gw(name, statistic, { statusClass: c }, c));
-    const perFunction = (title: string, metric: (f: IFunction) => IMetric) => graph(title, functions.map((f) => metric(f.fn)));
+    const perFunction = (title: string, metric: (f: IFunction) => IMetric) =>
+      graph(
+        title,
+        functions.map((f) => metric(f.fn)),
+      );
     const api = props.api.api;
     const sources = queues.flatMap((q) => (q.queue ? [{ name: q.name, queue: q.queue }] : []));
 
-    this.dashboard.addWidgets(new TextWidget({ markdown: '# Gantry gateway\nEMF metrics of the gateway function (namespace `Gantry`).', width: 24, height: 1 }));
+    this.dashboard.addWidgets(
+      new TextWidget({ markdown: '# Gantry gateway\nEMF metrics of the gateway function (namespace `Gantry`).', width: 24, height: 1 }),
+    );
     this.dashboard.addWidgets(
       graph('Requests by status class', byClass(METRIC.requests, 'Sum')),
       graph('5xx rate (%)', [errorRate]),
-      graph('Latency and time to first token (ms)', [gw(METRIC.latency, 'p50', {}, 'latency p50'), gw(METRIC.latency, 'p99', {}, 'latency p99')], [
-        gw(METRIC.timeToFirstToken, 'p50', {}, 'TTFT p50'),
-        gw(METRIC.timeToFirstToken, 'p99', {}, 'TTFT p99'),
-      ]),
+      graph(
+        'Latency and time to first token (ms)',
+        [gw(METRIC.latency, 'p50', {}, 'latency p50'), gw(METRIC.latency, 'p99', {}, 'latency p99')],
+        [gw(METRIC.timeToFirstToken, 'p50', {}, 'TTFT p50'), gw(METRIC.timeToFirstToken, 'p99', {}, 'TTFT p99')],
+      ),
     );
     this.dashboard.addWidgets(
       graph('Tokens', [gw(METRIC.inputTokens, 'Sum', {}, 'input'), gw(METRIC.outputTokens, 'Sum', {}, 'output')], [gw(METRIC.totalTokens, 'Sum', {}, 'total')]),
@@ -246,10 +277,17 @@ export class MonitoringStack extends Stack {
     this.dashboard.addWidgets(
       perFunction('Lambda duration p99 (ms)', (fn) => fn.metricDuration({ period: FIVE_MINUTES, statistic: 'p99' })),
       perFunction('Lambda concurrent executions', (fn) => fn.metric('ConcurrentExecutions', { period: FIVE_MINUTES, statistic: 'Maximum' })),
-      graph('API Gateway requests and errors', [api.metricCount({ period: FIVE_MINUTES })], [api.metricClientError({ period: FIVE_MINUTES }), api.metricServerError({ period: FIVE_MINUTES })]),
+      graph(
+        'API Gateway requests and errors',
+        [api.metricCount({ period: FIVE_MINUTES })],
+        [api.metricClientError({ period: FIVE_MINUTES }), api.metricServerError({ period: FIVE_MINUTES })],
+      ),
     );
     this.dashboard.addWidgets(
-      graph('API Gateway latency p99 (ms)', [api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }), api.metricIntegrationLatency({ period: FIVE_MINUTES, statistic: 'p99' })]),
+      graph('API Gateway latency p99 (ms)', [
+        api.metricLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
+        api.metricIntegrationLatency({ period: FIVE_MINUTES, statistic: 'p99' }),
+      ]),
       graph('DynamoDB capacity consumed', [
         props.table.metricConsumedReadCapacityUnits({ period: FIVE_MINUTES }),
         props.table.metricConsumedWriteCapacityUnits({ period: FIVE_MINUTES }),
@@ -257,9 +295,18 @@ export class MonitoringStack extends Stack {
       graph('DynamoDB throttle events', [tableThrottles]),
     );
     this.dashboard.addWidgets(
-      graph('SQS messages waiting', sources.map((q) => q.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: q.name }))),
-      graph('SQS age of oldest message (s)', sources.map((q) => q.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), label: q.name }))),
-      graph('Dead-letter queues', queues.map((q) => q.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: q.name }))),
+      graph(
+        'SQS messages waiting',
+        sources.map((q) => q.queue.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: q.name })),
+      ),
+      graph(
+        'SQS age of oldest message (s)',
+        sources.map((q) => q.queue.metricApproximateAgeOfOldestMessage({ period: Duration.minutes(1), label: q.name })),
+      ),
+      graph(
+        'Dead-letter queues',
+        queues.map((q) => q.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(1), label: q.name })),
+      ),
     );
     this.dashboard.addWidgets(new AlarmStatusWidget({ title: 'Alarms', alarms: this.alarms, width: 24, height: 4 }));
   }

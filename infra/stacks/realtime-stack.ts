@@ -100,7 +100,13 @@ export class RealtimeStack extends Stack {
   private alarms(topic: ITopic): void {
     const period = ALARM_PERIOD;
     alarmOnAny(this, 'ErrorsRealtime', this.fn.metricErrors({ period, statistic: 'Sum' }), 'The realtime function failed (errors reported by Lambda)', topic);
-    alarmOnAny(this, 'ThrottlesRealtime', this.fn.metricThrottles({ period, statistic: 'Sum' }), 'The realtime function was throttled (concurrency limit reached)', topic);
+    alarmOnAny(
+      this,
+      'ThrottlesRealtime',
+      this.fn.metricThrottles({ period, statistic: 'Sum' }),
+      'The realtime function was throttled (concurrency limit reached)',
+      topic,
+    );
   }
 
   private acknowledgeFindings(): void {
@@ -112,12 +118,16 @@ export class RealtimeStack extends Stack {
     for (const route of this.api.node.findAll().filter((c) => c.node.id.endsWith('-Route'))) {
       Validations.of(route).acknowledge({
         id: 'AwsSolutions-APIG4',
-        reason: 'The realtime function authenticates $connect itself with the gateway key or JWT (header or subprotocol), exactly as the local upgrade; API Gateway authorizers cannot read those keys.',
+        reason:
+          'The realtime function authenticates $connect itself with the gateway key or JWT (header or subprotocol), exactly as the local upgrade; API Gateway authorizers cannot read those keys.',
       });
     }
     Validations.of(this.fn).acknowledge(
       { id: 'Serverless-LambdaDLQ', reason: 'Synchronous API Gateway WebSocket invocations only; errors are returned to API Gateway.' },
-      { id: 'Serverless-LambdaAsyncFailureDestination', reason: 'Synchronous API Gateway WebSocket invocations only; there is no asynchronous failure to route.' },
+      {
+        id: 'Serverless-LambdaAsyncFailureDestination',
+        reason: 'Synchronous API Gateway WebSocket invocations only; there is no asynchronous failure to route.',
+      },
     );
   }
 }

@@ -11,14 +11,16 @@ import { invocationLogging } from '../shared/observability.ts';
 
 export function createAdminHandler(getDeps: () => Promise<CoreDeps>, logger: Logger = lambdaLogger) {
   let app: ReturnType<typeof createApp> | undefined;
-  return middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
-    // Every log line of the invocation carries its trace id.
-    .use(invocationLogging(logger))
-    .handler(async (event) => {
-      const deps = await getDeps();
-      app ??= createApp(deps, [adminModule]);
-      return responseToResult(await app.fetch(eventToRequest(event)));
-    });
+  return (
+    middy<APIGatewayProxyEvent, APIGatewayProxyResult>()
+      // Every log line of the invocation carries its trace id.
+      .use(invocationLogging(logger))
+      .handler(async (event) => {
+        const deps = await getDeps();
+        app ??= createApp(deps, [adminModule]);
+        return responseToResult(await app.fetch(eventToRequest(event)));
+      })
+  );
 }
 
 export const handler = createAdminHandler(depsFromEnv);

@@ -16,28 +16,30 @@ import { flushHooks, invocationLogging } from '../shared/observability.ts';
 export function createGatewayHandler(getDeps: () => Promise<CoreDeps>, logger: Logger = lambdaLogger) {
   let app: ReturnType<typeof createApp> | undefined;
   let deps: CoreDeps | undefined;
-  return middy<APIGatewayProxyEvent>({
-    executionMode: executionModeStreamifyResponse,
-    // Runs once the response has been streamed: the hooks' work must finish before Lambda freezes.
-    requestEnd: async () => {
-      if (deps) await flushHooks(deps);
-    },
-  })
-    // One trace id (set on the event when absent) for the pipeline and every log line of this invocation.
-    .use(invocationLogging(logger))
-    .handler(async (event) => {
-    deps ??= await getDeps();
-    app ??= createApp(deps, [gatewayModule, mcpModule]);
-    const res = await app.fetch(eventToRequest(event));
-    const { headers, cookies } = splitHeaders(res);
-    // A provider's answer (audio and file bytes too) is piped from its Node stream; everything else
-    // is text or a web stream. Middy takes strings and streams only, and pipes a stream through
-    // stream.pipeline (an AbortController and a DOMException per answer): bytes whole in memory (a
-    // priced answer) go as a string when they are valid UTF-8, and are written at once.
-    const fast = fastBodyOf(res);
-    const body = fast instanceof Uint8Array ? (utf8OrUndefined(fast) ?? Readable.from([fast])) : (fast ?? res.body ?? '');
-    return { statusCode: res.status, headers, cookies, body };
-  });
+  return (
+    middy<APIGatewayProxyEvent>({
+      executionMode: executionModeStreamifyResponse,
+      // Runs once the response has been streamed: the hooks' work must finish before Lambda freezes.
+      requestEnd: async () => {
+        if (deps) await flushHooks(deps);
+      },
+    })
+      // One trace id (set on the event when absent) for the pipeline and every log line of this invocation.
+      .use(invocationLogging(logger))
+      .handler(async (event) => {
+        deps ??= await getDeps();
+        app ??= createApp(deps, [gatewayModule, mcpModule]);
+        const res = await app.fetch(eventToRequest(event));
+        const { headers, cookies } = splitHeaders(res);
+        // A provider's answer (audio and file bytes too) is piped from its Node stream; everything else
+        // is text or a web stream. Middy takes strings and streams only, and pipes a stream through
+        // stream.pipeline (an AbortController and a DOMException per answer): bytes whole in memory (a
+        // priced answer) go as a string when they are valid UTF-8, and are written at once.
+        const fast = fastBodyOf(res);
+        const body = fast instanceof Uint8Array ? (utf8OrUndefined(fast) ?? Readable.from([fast])) : (fast ?? res.body ?? '');
+        return { statusCode: res.status, headers, cookies, body };
+      })
+  );
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });

@@ -70,8 +70,7 @@ export const awslambda: AwsLambdaGlobal = {
   },
 };
 
-export const isStreamingHandler = (fn: unknown): boolean =>
-  typeof fn === 'function' && (fn as unknown as Record<symbol, unknown>)[STREAMING] === 'response';
+export const isStreamingHandler = (fn: unknown): boolean => typeof fn === 'function' && (fn as unknown as Record<symbol, unknown>)[STREAMING] === 'response';
 
 /**
  * Installs the globals (idempotent); must run before a streaming handler module is imported.

@@ -66,7 +66,12 @@ export async function serveConsole(root: string, req: IncomingMessage, res: Serv
   if (req.method !== 'GET' && req.method !== 'HEAD') return send(res, 405, { allow: 'GET, HEAD', 'content-type': 'text/plain' }, 'Method not allowed\n');
   const index = path.join(root, 'index.html');
   if (!(await isFile(index))) {
-    return send(res, 404, { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' }, `The console is not built (no ${index}): run \`node infra/local-build.ts console\` or \`npm start\`.\n`);
+    return send(
+      res,
+      404,
+      { 'content-type': 'text/plain; charset=utf-8', 'cache-control': 'no-store' },
+      `The console is not built (no ${index}): run \`node infra/local-build.ts console\` or \`npm start\`.\n`,
+    );
   }
   let file = fileOf(root, url.pathname);
   if (!file || !(await isFile(file))) {
@@ -80,5 +85,7 @@ export async function serveConsole(root: string, req: IncomingMessage, res: Serv
   };
   if (req.method === 'HEAD') return send(res, 200, headers);
   res.writeHead(200, { ...CONSOLE_SECURITY_HEADERS, ...headers });
-  createReadStream(file).on('error', () => res.destroy()).pipe(res);
+  createReadStream(file)
+    .on('error', () => res.destroy())
+    .pipe(res);
 }

@@ -216,7 +216,19 @@ export async function startDynamoDBLocal(opts: StartOptions): Promise<DynamoDBLo
   const lockFile = onDisk ? await acquireLock(dataDir) : undefined;
   const storage = onDisk ? ['-dbPath', dataDir] : ['-inMemory'];
   const classPath = ['DynamoDBLocal.jar', path.join('DynamoDBLocal_lib', '*')].join(path.delimiter);
-  const java = ['java', `-Xmx${opts.heapMb ?? 512}m`, `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`, '-cp', classPath, launcherFile(), '-port', String(port), '-sharedDb', '-disableTelemetry', ...storage];
+  const java = [
+    'java',
+    `-Xmx${opts.heapMb ?? 512}m`,
+    `-Djava.library.path=${path.join(dir, 'DynamoDBLocal_lib')}`,
+    '-cp',
+    classPath,
+    launcherFile(),
+    '-port',
+    String(port),
+    '-sharedDb',
+    '-disableTelemetry',
+    ...storage,
+  ];
   const child = spawn(process.execPath, ['-e', WATCHDOG, ...java], {
     cwd: dir,
     stdio: ['ignore', 'pipe', 'pipe', 'ipc'],

@@ -55,14 +55,18 @@ const METHODS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS', 'POST', 
 /** Answers 405 to a method no route takes (a Request cannot even be built for TRACE); true when it did. */
 export function refusedMethod(req: IncomingMessage, res: ServerResponse): boolean {
   if (METHODS.has(req.method ?? '')) return false;
-  const body = JSON.stringify({ error: { message: `The method ${req.method} is not allowed`, type: 'invalid_request_error', param: null, code: 'method_not_allowed' } });
+  const body = JSON.stringify({
+    error: { message: `The method ${req.method} is not allowed`, type: 'invalid_request_error', param: null, code: 'method_not_allowed' },
+  });
   res.writeHead(405, { 'content-type': 'application/json', allow: [...METHODS].join(', ') });
   res.end(body);
   return true;
 }
 
 function refuseTooLarge(req: IncomingMessage, res: ServerResponse): void {
-  const body = JSON.stringify({ error: { message: `The request body is larger than ${MAX_BODY_BYTES >> 20} MiB`, type: 'invalid_request_error', param: null, code: 'request_too_large' } });
+  const body = JSON.stringify({
+    error: { message: `The request body is larger than ${MAX_BODY_BYTES >> 20} MiB`, type: 'invalid_request_error', param: null, code: 'request_too_large' },
+  });
   closeAfterEarlyAnswer(req, res);
   res.writeHead(413, { 'content-type': 'application/json', connection: 'close' });
   res.end(body);

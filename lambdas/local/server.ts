@@ -187,10 +187,7 @@ type BufferedHandler = (event: APIGatewayProxyEvent, context: Context) => Promis
 
 async function lambdaListener(deps: CoreDeps) {
   installAwsLambdaGlobals();
-  const [{ createGatewayHandler }, { createAdminHandler }] = await Promise.all([
-    import('../gateway/handler.ts'),
-    import('../admin/handler.ts'),
-  ]);
+  const [{ createGatewayHandler }, { createAdminHandler }] = await Promise.all([import('../gateway/handler.ts'), import('../admin/handler.ts')]);
   const getDeps = () => Promise.resolve(deps);
   const gateway = createGatewayHandler(getDeps) as unknown as StreamingHandler<APIGatewayProxyEvent, Context>;
   const admin = createAdminHandler(getDeps) as unknown as BufferedHandler;
@@ -221,12 +218,7 @@ async function invokeBuffered(handler: BufferedHandler, event: APIGatewayProxyEv
   res.end(result.isBase64Encoded ? Buffer.from(result.body, 'base64') : result.body);
 }
 
-async function invokeStreaming(
-  handler: StreamingHandler<APIGatewayProxyEvent, Context>,
-  event: APIGatewayProxyEvent,
-  context: Context,
-  res: ServerResponse,
-) {
+async function invokeStreaming(handler: StreamingHandler<APIGatewayProxyEvent, Context>, event: APIGatewayProxyEvent, context: Context, res: ServerResponse) {
   const decoder = new PreludeDecoder(
     (p) => {
       const headers: Record<string, string | string[]> = { ...p.headers };

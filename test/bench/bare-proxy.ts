@@ -16,13 +16,10 @@ const upstream = new URL(upstreamUrl);
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256, maxFreeSockets: 256 });
 
 const server = http.createServer((req, res) => {
-  const out = http.request(
-    { host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent },
-    (up) => {
-      res.writeHead(up.statusCode ?? 502, up.headers);
-      up.pipe(res);
-    },
-  );
+  const out = http.request({ host: upstream.hostname, port: upstream.port, path: req.url, method: req.method, headers: req.headers, agent }, (up) => {
+    res.writeHead(up.statusCode ?? 502, up.headers);
+    up.pipe(res);
+  });
   out.on('error', () => {
     if (!res.headersSent) res.writeHead(502, { 'content-type': 'application/json' });
     res.end('{"error":{"message":"upstream failed"}}');

@@ -45,27 +45,48 @@ try {
   const boot = await ensureBootstrap(deps);
   const server = await startLocalServer({ deps, mode: 'direct' });
   const admin = { 'x-gw-api-key': boot.createdAdminKey ?? '', 'content-type': 'application/json' };
-  const keyRes = await fetch(`${server.url}/v1/api-keys/workspace/service`, { method: 'POST', headers: admin, body: JSON.stringify({ name: 'bench', workspace_id: 'default', scopes: ['completions.write'] }) });
+  const keyRes = await fetch(`${server.url}/v1/api-keys/workspace/service`, {
+    method: 'POST',
+    headers: admin,
+    body: JSON.stringify({ name: 'bench', workspace_id: 'default', scopes: ['completions.write'] }),
+  });
   const key = ((await keyRes.json()) as { key: string }).key;
 
   const ids = Array.from({ length: LINES }, (_, i) => `line-${i}`);
-  const jsonl = ids.map((id) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: id }] } })).join('\n');
+  const jsonl = ids
+    .map((id) =>
+      JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: id }] } }),
+    )
+    .join('\n');
   const form = new FormData();
   form.append('file', new Blob([jsonl]), 'bench.jsonl');
   form.append('purpose', 'batch');
   const file = (await (await fetch(`${server.url}/v1/files`, { method: 'POST', headers: { 'x-gw-api-key': key }, body: form })).json()) as { id: string };
 
-  const headers = { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' };
+  const headers = {
+    'x-gw-api-key': key,
+    'x-gw-provider': 'openai',
+    'x-gw-custom-host': `${mock.url}/v1`,
+    authorization: 'Bearer sk-x',
+    'content-type': 'application/json',
+  };
   const started = performance.now();
   const cpuBefore = process.cpuUsage();
   const created = (await (
-    await fetch(`${server.url}/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }) })
+    await fetch(`${server.url}/v1/batches`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }),
+    })
   ).json()) as { id: string };
   log(`batch ${created.id}: ${LINES} lines, mock answers after ${DELAY_MS} ms`);
   await (deps.batchRunner as LocalBatchDriver).idle();
   const wallMs = performance.now() - started;
   const cpu = process.cpuUsage(cpuBefore);
-  const batch = (await (await fetch(`${server.url}/v1/batches/${created.id}`, { headers })).json()) as Record<string, unknown> & { output_file_id: string | null; error_file_id: string | null };
+  const batch = (await (await fetch(`${server.url}/v1/batches/${created.id}`, { headers })).json()) as Record<string, unknown> & {
+    output_file_id: string | null;
+    error_file_id: string | null;
+  };
 
   const seen = new Map<string, number>();
   for (const fileId of [batch.output_file_id, batch.error_file_id]) {

@@ -61,13 +61,7 @@ export async function endBench(outcome: { result: unknown } | { error: unknown }
 }
 
 /** Starts one of the bench's own TypeScript servers and waits for its `ready` message. */
-export async function startNodeChild(
-  name: string,
-  script: string,
-  env: Record<string, string>,
-  timeoutMs: number,
-  nodeArgs: readonly string[] = [],
-) {
+export async function startNodeChild(name: string, script: string, env: Record<string, string>, timeoutMs: number, nodeArgs: readonly string[] = []) {
   const proc = spawn(process.execPath, [...nodeArgs, path.resolve(here, script)], {
     env: { ...process.env, ...env },
     stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
@@ -90,7 +84,11 @@ export async function startNodeChild(
 }
 
 /** Sends a bench child a question over IPC and waits for its answer of the same type. */
-export function ask<T extends ChildMessage['type']>(child: Child, question: { type: T } & Record<string, unknown>, timeoutMs = 5_000): Promise<Extract<ChildMessage, { type: T }>> {
+export function ask<T extends ChildMessage['type']>(
+  child: Child,
+  question: { type: T } & Record<string, unknown>,
+  timeoutMs = 5_000,
+): Promise<Extract<ChildMessage, { type: T }>> {
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${child.name} did not answer ${question.type}`)), timeoutMs);
     const onMessage = (m: unknown) => {

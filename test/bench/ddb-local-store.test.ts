@@ -23,7 +23,21 @@ import { BulkTable, SHARED_DB_FILE, normaliseNumber, numberSize, rowOf, type Ind
 const TABLE = 'gantry';
 
 function sampleItems(): Record<string, unknown>[] {
-  const { record } = newKeyRecord({ organisation_id: 'org_1', workspace_id: 'ws_1', user_id: null, type: 'workspace-service', name: 'seeded', description: null, scopes: ['completions.write'], expires_at: null, owner: false, created_by: null }, Date.UTC(2026, 0, 1));
+  const { record } = newKeyRecord(
+    {
+      organisation_id: 'org_1',
+      workspace_id: 'ws_1',
+      user_id: null,
+      type: 'workspace-service',
+      name: 'seeded',
+      description: null,
+      scopes: ['completions.write'],
+      expires_at: null,
+      owner: false,
+      created_by: null,
+    },
+    Date.UTC(2026, 0, 1),
+  );
   // Only the item builders are used: no request is sent.
   const doc = DynamoDBDocumentClient.from(new DynamoDBClient({ region: 'local' }));
   const store = new LogStore({ doc, tableName: TABLE, clock: systemClock, logRetentionDays: 30, rollups: new RollupStore(doc, TABLE, 365) });
@@ -85,7 +99,9 @@ describe('bulk loading into DynamoDB Local', () => {
   it('normalises and sizes numbers as DynamoDB Local does', () => {
     expect(['5.00', '1e3', '0.000100', '-0.50', '007', '0.0'].map(normaliseNumber)).toEqual(['5', '1000', '0.0001', '-0.5', '7', '0']);
     // Sizes read off DynamoDB Local for these numbers.
-    expect(['0', '5', '10', '123', '1234', '-3', '1.5', '0.001', '0.000123', '3.14159', '1795569352301', '100000000'].map(numberSize)).toEqual([1, 2, 2, 3, 3, 3, 3, 2, 3, 5, 8, 2]);
+    expect(['0', '5', '10', '123', '1234', '-3', '1.5', '0.001', '0.000123', '3.14159', '1795569352301', '100000000'].map(numberSize)).toEqual([
+      1, 2, 2, 3, 3, 3, 3, 2, 3, 5, 8, 2,
+    ]);
   });
 
   it('writes the row DynamoDB Local writes for the same item, column by column', () => {
@@ -109,7 +125,16 @@ describe('bulk loading into DynamoDB Local', () => {
 
   it('DynamoDB Local reads loaded items through GetItem, Query and the index', async () => {
     const bulk = new BulkTable(dir, TABLE);
-    bulk.write(Array.from({ length: 500 }, (_, i) => ({ pk: 'BULK', sk: `item#${String(i).padStart(4, '0')}`, gsi1pk: `G#${i % 5}`, gsi1sk: `s#${i}`, n: i, name: `é ${i}` })));
+    bulk.write(
+      Array.from({ length: 500 }, (_, i) => ({
+        pk: 'BULK',
+        sk: `item#${String(i).padStart(4, '0')}`,
+        gsi1pk: `G#${i % 5}`,
+        gsi1sk: `s#${i}`,
+        n: i,
+        name: `é ${i}`,
+      })),
+    );
     bulk.close();
     const ddb = await startDynamoDBLocal({ dataDir: dir });
     const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
@@ -117,9 +142,19 @@ describe('bulk loading into DynamoDB Local', () => {
     try {
       const got = await doc.send(new GetCommand({ TableName: TABLE, Key: { pk: 'BULK', sk: 'item#0042' } }));
       expect(got.Item).toEqual({ pk: 'BULK', sk: 'item#0042', gsi1pk: 'G#2', gsi1sk: 's#42', n: 42, name: 'é 42' });
-      const range = await doc.send(new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b', ExpressionAttributeValues: { ':p': 'BULK', ':a': 'item#0100', ':b': 'item#0199' }, ScanIndexForward: false, Limit: 3 }));
+      const range = await doc.send(
+        new QueryCommand({
+          TableName: TABLE,
+          KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b',
+          ExpressionAttributeValues: { ':p': 'BULK', ':a': 'item#0100', ':b': 'item#0199' },
+          ScanIndexForward: false,
+          Limit: 3,
+        }),
+      );
       expect(range.Items?.map((i) => i.sk)).toEqual(['item#0199', 'item#0198', 'item#0197']);
-      const index = await doc.send(new QueryCommand({ TableName: TABLE, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': 'G#3' } }));
+      const index = await doc.send(
+        new QueryCommand({ TableName: TABLE, IndexName: 'gsi1', KeyConditionExpression: 'gsi1pk = :p', ExpressionAttributeValues: { ':p': 'G#3' } }),
+      );
       expect(index.Count).toBe(100);
       const original = await doc.send(new GetCommand({ TableName: TABLE, Key: { pk: items[0]?.pk, sk: items[0]?.sk } }));
       expect(original.Item?.name).toBe('seeded');

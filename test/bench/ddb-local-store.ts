@@ -185,17 +185,27 @@ export class BulkTable {
     this.#db = new DatabaseSync(path.join(dataDir, SHARED_DB_FILE));
     const meta = this.#db.prepare('SELECT TableInfo FROM dm WHERE TableName = ?').get(table) as { TableInfo: Uint8Array } | undefined;
     if (!meta) throw new Error(`table ${table} is not in ${dataDir}: create it through DynamoDB Local first`);
-    const info = JSON.parse(Buffer.from(meta.TableInfo).toString('utf8')) as { SQLiteIndex: Record<string, { DynamoDBAttribute: { AttributeName: string; AttributeType: string }; SQLiteColumnName: string }[]> };
+    const info = JSON.parse(Buffer.from(meta.TableInfo).toString('utf8')) as {
+      SQLiteIndex: Record<string, { DynamoDBAttribute: { AttributeName: string; AttributeType: string }; SQLiteColumnName: string }[]>;
+    };
     this.#columns = Object.fromEntries(
-      Object.entries(info.SQLiteIndex).map(([name, keys]) => [name, keys.map((k) => ({ attribute: k.DynamoDBAttribute.AttributeName, type: k.DynamoDBAttribute.AttributeType, column: k.SQLiteColumnName }))]),
+      Object.entries(info.SQLiteIndex).map(([name, keys]) => [
+        name,
+        keys.map((k) => ({ attribute: k.DynamoDBAttribute.AttributeName, type: k.DynamoDBAttribute.AttributeType, column: k.SQLiteColumnName })),
+      ]),
     );
-    const indexColumns = Object.entries(this.#columns).filter(([n]) => n !== '').flatMap(([, ks]) => ks.map((k) => k.column));
+    const indexColumns = Object.entries(this.#columns)
+      .filter(([n]) => n !== '')
+      .flatMap(([, ks]) => ks.map((k) => k.column));
     this.#order = ['hashKey', 'rangeKey', 'hashValue', 'rangeValue', 'itemSize', 'ObjectJSON', 'hashRangeValue', ...indexColumns];
     const quoted = `"${table.replaceAll('"', '""')}"`;
     this.#insert = this.#db.prepare(`INSERT OR REPLACE INTO ${quoted} (${this.#order.join(', ')}) VALUES (${this.#order.map(() => '?').join(', ')})`);
     // Loading only: the file is rewritten from scratch if the process dies, so durability is not needed here.
     this.#db.exec('PRAGMA synchronous = OFF; PRAGMA journal_mode = MEMORY; PRAGMA cache_size = -1000000;');
-    const indexes = this.#db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(table) as { name: string; sql: string }[];
+    const indexes = this.#db.prepare("SELECT name, sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(table) as {
+      name: string;
+      sql: string;
+    }[];
     this.#indexSql = indexes.map((i) => i.sql);
     for (const i of indexes) this.#db.exec(`DROP INDEX "${i.name.replaceAll('"', '""')}"`);
   }

@@ -131,13 +131,43 @@ async function registerMcpServer(deps: CoreDeps, org: string, workspaceId: strin
   const at = new Date().toISOString();
   const audit = { created_at: at, last_updated_at: at, created_by: null, last_updated_by: null };
   await repo.createIntegration({
-    id: 'bench-int', organisation_id: org, workspace_id: null, slug: 'bench-int', name: 'bench', description: null, url, auth_type: 'none', transport: 'http',
-    configurations: {}, masked_configurations: {}, secret: null, global_workspace_access: true, workspace_ids: [], new_capabilities_enabled: true, status: 'active', ...audit,
+    id: 'bench-int',
+    organisation_id: org,
+    workspace_id: null,
+    slug: 'bench-int',
+    name: 'bench',
+    description: null,
+    url,
+    auth_type: 'none',
+    transport: 'http',
+    configurations: {},
+    masked_configurations: {},
+    secret: null,
+    global_workspace_access: true,
+    workspace_ids: [],
+    new_capabilities_enabled: true,
+    status: 'active',
+    ...audit,
   });
-  await repo.putCapabilities(org, 'bench-int', ['echo', 'add'].map((name) => ({ type: 'tool' as const, name, enabled: true, created_at: at, last_updated_at: at })), at);
+  await repo.putCapabilities(
+    org,
+    'bench-int',
+    ['echo', 'add'].map((name) => ({ type: 'tool' as const, name, enabled: true, created_at: at, last_updated_at: at })),
+    at,
+  );
   await repo.createServer({
-    id: 'bench-srv', organisation_id: org, workspace_id: workspaceId, slug: 'bench-mcp', name: 'bench', description: null, mcp_integration_id: 'bench-int',
-    capability_overrides: {}, default_user_access: 'allow', user_access: {}, status: 'active', ...audit,
+    id: 'bench-srv',
+    organisation_id: org,
+    workspace_id: workspaceId,
+    slug: 'bench-mcp',
+    name: 'bench',
+    description: null,
+    mcp_integration_id: 'bench-int',
+    capability_overrides: {},
+    default_user_access: 'allow',
+    user_access: {},
+    status: 'active',
+    ...audit,
   });
   return 'bench-mcp';
 }
@@ -145,7 +175,11 @@ async function registerMcpServer(deps: CoreDeps, org: string, workspaceId: strin
 /** Another workspace key and one rate limits policy that matches it (and never refuses); `mode` names its mode. */
 async function limitedKey(url: string, adminKey: string, mode: Record<string, unknown> = {}): Promise<string> {
   const post = async (path: string, payload: unknown) => {
-    const r = await fetch(`${url}${path}`, { method: 'POST', headers: { 'x-gw-api-key': adminKey, 'content-type': 'application/json' }, body: JSON.stringify(payload) });
+    const r = await fetch(`${url}${path}`, {
+      method: 'POST',
+      headers: { 'x-gw-api-key': adminKey, 'content-type': 'application/json' },
+      body: JSON.stringify(payload),
+    });
     const json = (await r.json()) as Record<string, unknown>;
     if (r.status !== 200) throw new Error(`${path}: ${r.status} ${JSON.stringify(json)}`);
     return json;
@@ -172,5 +206,12 @@ async function drainLogs(deps: CoreDeps, stats: () => { logsWritten: number; bus
   const logs = (deps.queues as LocalQueueFactory).get(LOGS_QUEUE);
   const drained = await Promise.race([logs.drain().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 60_000).unref())]);
   const after = stats();
-  return { type: 'ingest', written: after.logsWritten - before, ms: Math.round(performance.now() - started), total: after.logsWritten, busyMs: Math.round(after.busyMs), drained };
+  return {
+    type: 'ingest',
+    written: after.logsWritten - before,
+    ms: Math.round(performance.now() - started),
+    total: after.logsWritten,
+    busyMs: Math.round(after.busyMs),
+    drained,
+  };
 }

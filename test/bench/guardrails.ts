@@ -16,7 +16,11 @@ const CHUNKS = 60;
 const GAP_MS = 2;
 const STREAM_BODY = Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }], stream: true }));
 const LOCAL_CHECKS = [
-  { 'default.contains': { operator: 'none', words: ['glpat-', 'BEGIN PRIVATE KEY'] }, 'default.regexMatch': { rule: '\\b\\d{3}-\\d{2}-\\d{4}\\b', not: true }, deny: true },
+  {
+    'default.contains': { operator: 'none', words: ['glpat-', 'BEGIN PRIVATE KEY'] },
+    'default.regexMatch': { rule: '\\b\\d{3}-\\d{2}-\\d{4}\\b', not: true },
+    deny: true,
+  },
 ];
 
 interface StreamMock {
@@ -38,7 +42,16 @@ async function startStreamMock(): Promise<StreamMock> {
     req.on('end', () => {
       if (!body.includes('"stream":true')) {
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ id: 'chatcmpl-bench', object: 'chat.completion', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: 'Hello' }, finish_reason: 'stop' }], usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 } }));
+        res.end(
+          JSON.stringify({
+            id: 'chatcmpl-bench',
+            object: 'chat.completion',
+            created: 1,
+            model: 'gpt-4o-mini',
+            choices: [{ index: 0, message: { role: 'assistant', content: 'Hello' }, finish_reason: 'stop' }],
+            usage: { prompt_tokens: 1, completion_tokens: 1, total_tokens: 2 },
+          }),
+        );
         return;
       }
       res.writeHead(200, { 'content-type': 'text/event-stream' });
@@ -66,17 +79,29 @@ function streamOnce(agent: http.Agent, t: Target, mock: StreamMock): Promise<{ s
     const start = process.hrtime.bigint();
     const received: bigint[] = [];
     let pending = '';
-    const req = http.request({ host: t.url.hostname, port: t.url.port, path: t.url.pathname, method: 'POST', agent, headers: { ...t.headers, 'content-length': String(STREAM_BODY.length) } }, (res) => {
-      if (res.statusCode !== 200) return reject(new Error(`${t.name} answered ${res.statusCode}`));
-      res.on('data', (c: Buffer) => {
-        const now = process.hrtime.bigint();
-        pending += c.toString('utf8');
-        const events = pending.split('\n\n');
-        pending = events.pop() ?? '';
-        for (const e of events) if (e.includes(`"content":"${CHUNK}"`)) received.push(now);
-      });
-      res.on('end', () => (received.length === CHUNKS ? resolve({ start, received }) : reject(new Error(`${t.name}: ${received.length} of ${CHUNKS} chunks`))));
-    });
+    const req = http.request(
+      {
+        host: t.url.hostname,
+        port: t.url.port,
+        path: t.url.pathname,
+        method: 'POST',
+        agent,
+        headers: { ...t.headers, 'content-length': String(STREAM_BODY.length) },
+      },
+      (res) => {
+        if (res.statusCode !== 200) return reject(new Error(`${t.name} answered ${res.statusCode}`));
+        res.on('data', (c: Buffer) => {
+          const now = process.hrtime.bigint();
+          pending += c.toString('utf8');
+          const events = pending.split('\n\n');
+          pending = events.pop() ?? '';
+          for (const e of events) if (e.includes(`"content":"${CHUNK}"`)) received.push(now);
+        });
+        res.on('end', () =>
+          received.length === CHUNKS ? resolve({ start, received }) : reject(new Error(`${t.name}: ${received.length} of ${CHUNKS} chunks`)),
+        );
+      },
+    );
     req.on('error', reject);
     req.end(STREAM_BODY);
     void mock;
@@ -162,7 +187,12 @@ if (import.meta.url === `file://${process.argv[1]}`) {
   try {
     const file = await buildBundle(LOCAL_BUNDLES.bench!);
     const gantry = await startNodeChild('gantry', file, { LOG_LEVEL: 'INFO' }, 90_000);
-    const figures = await benchGuardrails(gantry.ready.url, gantry.ready.apiKey ?? '', Number(process.env.BENCH_REQUESTS ?? 2000), Number(process.env.BENCH_STREAM_REQUESTS ?? 100));
+    const figures = await benchGuardrails(
+      gantry.ready.url,
+      gantry.ready.apiKey ?? '',
+      Number(process.env.BENCH_REQUESTS ?? 2000),
+      Number(process.env.BENCH_STREAM_REQUESTS ?? 100),
+    );
     process.stdout.write(`${JSON.stringify(figures, null, 2)}\n`);
   } finally {
     await stopAll();

@@ -70,7 +70,7 @@ export async function benchLambda(child: Child, n: number): Promise<LambdaCost> 
       'The real gateway Lambda handler in a process of its own (API Gateway REST events in, response stream out) against the mock, ' +
       'a workspace key, request logs on and one exact rate limits policy; cpu_ms_per_request = process.cpuUsage() over the warm ' +
       'invocations / n (this machine, x86, shared cores: Graviton differs). Write units estimated from item sizes (1 KB each); the ' +
-      'log writes are the log-ingest function\'s (SQS and its invocations not priced). Duration is billed on wall time, which also ' +
+      "log writes are the log-ingest function's (SQS and its invocations not priced). Duration is billed on wall time, which also " +
       'holds the wait for the model: priced apart per 100 ms.',
   };
 }

@@ -70,17 +70,26 @@ try {
   installAwsLambdaGlobals();
   const { createGatewayHandler } = await import('../../lambdas/gateway/handler.ts');
   const handler = createGatewayHandler(() => Promise.resolve(deps)) as unknown as StreamingHandler<APIGatewayProxyEvent, Context>;
-  const headers = { authorization: 'Bearer sk-x', 'content-type': 'application/json', 'x-gw-api-key': made.key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mockUrl}/v1` };
+  const headers = {
+    authorization: 'Bearer sk-x',
+    'content-type': 'application/json',
+    'x-gw-api-key': made.key,
+    'x-gw-provider': 'openai',
+    'x-gw-custom-host': `${mockUrl}/v1`,
+  };
   const body = CHAT_BODY.toString('utf8');
   const invoke = () => invokeOnce(handler, requestEvent('POST', CHAT_PATH, headers, body));
 
   process.on('message', (m: unknown) => {
     if (typeof m !== 'object' || m === null || !('type' in m) || m.type !== 'lambda') return;
     const n = 'requests' in m && typeof m.requests === 'number' ? m.requests : 500;
-    void measure(invoke, n, queued, () => ingestConsumer(deps)).then((reply) => process.send?.(reply), (err: unknown) => {
-      console.error(err);
-      void stop(1);
-    });
+    void measure(invoke, n, queued, () => ingestConsumer(deps)).then(
+      (reply) => process.send?.(reply),
+      (err: unknown) => {
+        console.error(err);
+        void stop(1);
+      },
+    );
   });
   const ready: ReadyMessage = { type: 'ready', url: '' };
   process.send?.(ready);
@@ -89,7 +98,12 @@ try {
   await stop(1);
 }
 
-async function measure(invoke: () => Promise<number>, n: number, queued: QueueMessage<LogQueueMessage>[], ingest: () => (b: readonly QueueMessage<LogQueueMessage>[]) => Promise<string[]>): Promise<LambdaMessage> {
+async function measure(
+  invoke: () => Promise<number>,
+  n: number,
+  queued: QueueMessage<LogQueueMessage>[],
+  ingest: () => (b: readonly QueueMessage<LogQueueMessage>[]) => Promise<string[]>,
+): Promise<LambdaMessage> {
   // Warm: the first invocation loads the key, the policies and the HTTP connection.
   for (let k = 0; k < Math.min(100, n); k++) await invoke();
   const statuses = new Set<number>();
@@ -164,14 +178,20 @@ function countWrites(doc: import('@aws-sdk/lib-dynamodb').DynamoDBDocumentClient
   doc.middlewareStack.add(
     (next, context) => async (args) => {
       if (!writes.counting) return next(args);
-      const input = args.input as { Item?: unknown; Key?: unknown; RequestItems?: Record<string, { PutRequest?: { Item: unknown }; DeleteRequest?: unknown }[]>; TransactItems?: unknown[] };
+      const input = args.input as {
+        Item?: unknown;
+        Key?: unknown;
+        RequestItems?: Record<string, { PutRequest?: { Item: unknown }; DeleteRequest?: unknown }[]>;
+        TransactItems?: unknown[];
+      };
       const op = context.commandName ?? '';
       if (op === 'BatchWriteItemCommand') {
-        for (const list of Object.values(input.RequestItems ?? {})) for (const r of list) (writes.requests++, (writes.units += unitsOf(r.PutRequest?.Item)));
+        for (const list of Object.values(input.RequestItems ?? {})) for (const r of list) writes.requests++, (writes.units += unitsOf(r.PutRequest?.Item));
       } else if (op === 'TransactWriteItemsCommand') {
-        for (const t of input.TransactItems ?? []) (writes.requests++, (writes.units += 2 * unitsOf(t)));
-      } else if (op === 'PutItemCommand' || op === 'PutCommand') (writes.requests++, (writes.units += unitsOf(input.Item)));
-      else if (op === 'UpdateItemCommand' || op === 'UpdateCommand' || op === 'DeleteItemCommand' || op === 'DeleteCommand') (writes.requests++, (writes.units += 1));
+        for (const t of input.TransactItems ?? []) writes.requests++, (writes.units += 2 * unitsOf(t));
+      } else if (op === 'PutItemCommand' || op === 'PutCommand') writes.requests++, (writes.units += unitsOf(input.Item));
+      else if (op === 'UpdateItemCommand' || op === 'UpdateCommand' || op === 'DeleteItemCommand' || op === 'DeleteCommand')
+        writes.requests++, (writes.units += 1);
       return next(args);
     },
     { step: 'initialize', name: 'benchWriteCounter' },

@@ -26,9 +26,7 @@ export interface ThroughputResult {
 const REQUEST_TIMEOUT_MS = 10_000;
 
 export const CHAT_BODY = Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }] }));
-export const STREAM_BODY = Buffer.from(
-  JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }], stream: true }),
-);
+export const STREAM_BODY = Buffer.from(JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Say hello' }], stream: true }));
 
 export const newAgent = (connections: number): http.Agent =>
   new http.Agent({ keepAlive: true, maxSockets: connections, maxFreeSockets: connections, keepAliveMsecs: 1_000 });

@@ -26,7 +26,13 @@ interface Session {
 
 async function post(s: Session, body: unknown): Promise<{ status: number; sessionId: string | undefined; text: string }> {
   const payload = JSON.stringify(body);
-  const headers = { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(payload)), accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...s.headers };
+  const headers = {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(payload)),
+    accept: 'application/json, text/event-stream',
+    'mcp-protocol-version': '2025-11-25',
+    ...s.headers,
+  };
   return new Promise((resolve, reject) => {
     const req = http.request(s.url, { method: 'POST', agent, headers }, (res) => {
       let text = '';
@@ -45,7 +51,12 @@ async function post(s: Session, body: unknown): Promise<{ status: number; sessio
 /** `initialize` and `notifications/initialized`: a session ready for calls. */
 async function open(url: string, headers: Record<string, string>): Promise<Session> {
   const s = { url, headers };
-  const init = await post(s, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } } });
+  const init = await post(s, {
+    jsonrpc: '2.0',
+    id: 0,
+    method: 'initialize',
+    params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'bench', version: '1' } },
+  });
   if (init.status !== 200 || !init.sessionId) throw new Error(`initialize: ${init.status} ${init.text}`);
   const session = { url, headers: { ...headers, 'mcp-session-id': init.sessionId } };
   await post(session, { jsonrpc: '2.0', method: 'notifications/initialized' });

@@ -13,9 +13,19 @@ const TEMPLATE = JSON.stringify([
 ]);
 
 const VERSION: PromptVersion = {
-  promptId: 'bench', slug: 'bench', versionId: 'bench-v1', version: 1, template: TEMPLATE,
-  parameters: { temperature: 0.2, max_tokens: 256 }, model: 'gpt-4o-mini', provider: null,
-  functions: null, tools: null, toolChoice: null, isRawTemplate: false, lenient: false,
+  promptId: 'bench',
+  slug: 'bench',
+  versionId: 'bench-v1',
+  version: 1,
+  template: TEMPLATE,
+  parameters: { temperature: 0.2, max_tokens: 256 },
+  model: 'gpt-4o-mini',
+  provider: null,
+  functions: null,
+  tools: null,
+  toolChoice: null,
+  isRawTemplate: false,
+  lenient: false,
 };
 const TONE: PartialVersion = { partialId: 'tone', slug: 'tone', versionId: 'tone-v1', version: 1, content: 'Answer in a {{tone}} tone.' };
 

@@ -124,5 +124,10 @@ function privateMemory(): { privateMb?: number } {
 }
 
 export function isChildMessage(m: unknown): m is ChildMessage {
-  return typeof m === 'object' && m !== null && 'type' in m && (m.type === 'ready' || m.type === 'rss' || m.type === 'limits' || m.type === 'ingest' || m.type === 'dynamodb' || m.type === 'lambda');
+  return (
+    typeof m === 'object' &&
+    m !== null &&
+    'type' in m &&
+    (m.type === 'ready' || m.type === 'rss' || m.type === 'limits' || m.type === 'ingest' || m.type === 'dynamodb' || m.type === 'lambda')
+  );
 }

@@ -43,7 +43,6 @@ async function roundTrips(ws: WebSocket, n: number): Promise<number[]> {
   return times;
 }
 
-
 try {
   const [mock, gantry] = await Promise.all([
     startNodeChild('realtime-mock', 'realtime-mock.ts', {}, 15_000),

@@ -200,13 +200,16 @@ async function main(): Promise<void> {
   } satisfies Record<string, Target>;
   await probe(routing.gantry_cache_hit, false);
   log(`routing, 1 connection each, interleaved: fallback (first target down) and cache hits`);
-  const routingLatency = keep('routingLatency', await interleaved(
-    [targets.mock_direct, targets.gantry, routing.gantry_fallback, routing.gantry_cache_hit],
-    CHAT_BODY,
-    Math.min(500, settings.warmup_requests),
-    settings.requests,
-    (x) => x.totalNs,
-  ));
+  const routingLatency = keep(
+    'routingLatency',
+    await interleaved(
+      [targets.mock_direct, targets.gantry, routing.gantry_fallback, routing.gantry_cache_hit],
+      CHAT_BODY,
+      Math.min(500, settings.warmup_requests),
+      settings.requests,
+      (x) => x.totalNs,
+    ),
+  );
   log('routing engine in process (no network)');
   const engine = await benchEngine();
   log('prompt render in process (warm)');
@@ -221,12 +224,19 @@ async function main(): Promise<void> {
   await probe(rateLimited, false);
   const approximateKey = gantry.ready.approximateApiKey;
   if (!approximateKey) throw new Error('gantry did not report a key of an approximate-mode policy');
-  const approximate: Target = { name: 'gantry_rate_limited_approximate', url: targets.gantry.url, headers: { ...targets.gantry.headers, 'x-gw-api-key': approximateKey } };
+  const approximate: Target = {
+    name: 'gantry_rate_limited_approximate',
+    url: targets.gantry.url,
+    headers: { ...targets.gantry.headers, 'x-gw-api-key': approximateKey },
+  };
   await probe(approximate, false);
   const limitsWarmup = Math.min(500, settings.warmup_requests);
   log(`rate limits policy, 1 connection each, interleaved: ${limitsWarmup} warm-up + ${settings.requests} requests per target`);
   const countsBefore = await askLimits(gantry.child);
-  const limitsLatency = keep('limitsLatency', await interleaved([targets.mock_direct, targets.gantry, rateLimited], CHAT_BODY, limitsWarmup, settings.requests, (x) => x.totalNs));
+  const limitsLatency = keep(
+    'limitsLatency',
+    await interleaved([targets.mock_direct, targets.gantry, rateLimited], CHAT_BODY, limitsWarmup, settings.requests, (x) => x.totalNs),
+  );
   const countsAfter = await askLimits(gantry.child);
 
   const counterCalls = (countsAfter.reserves - countsBefore.reserves + countsAfter.adjusts - countsBefore.adjusts) / (limitsWarmup + settings.requests);
@@ -293,9 +303,15 @@ async function main(): Promise<void> {
   await askIngest(gantry.child, 'discard');
   const logsWarmup = Math.min(500, settings.warmup_requests);
   log(`request logs on and off, 1 connection each, interleaved: ${logsWarmup} warm-up + ${settings.requests} requests per target`);
-  const loggingLatency = keep('loggingLatency', await interleaved([targets.mock_direct, targets.gantry, noLogs], CHAT_BODY, logsWarmup, settings.requests, (x) => x.totalNs));
+  const loggingLatency = keep(
+    'loggingLatency',
+    await interleaved([targets.mock_direct, targets.gantry, noLogs], CHAT_BODY, logsWarmup, settings.requests, (x) => x.totalNs),
+  );
   log(`request logs on and off, ${settings.connections} connections (${settings.seconds} s each)`);
-  const logsOnThroughput = keep('logsOnThroughput', await closedLoop(targets.gantry, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds));
+  const logsOnThroughput = keep(
+    'logsOnThroughput',
+    await closedLoop(targets.gantry, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds),
+  );
   const noLogsThroughput = keep('noLogsThroughput', await closedLoop(noLogs, CHAT_BODY, settings.connections, settings.seconds, settings.warmup_seconds));
 
   log(`gateway Lambda handler in a process of its own: ${settings.lambda_requests} warm invocations`);
@@ -419,7 +435,9 @@ async function main(): Promise<void> {
       portkey: firstChunk.portkey,
       added_p50_ms: {
         bare_proxy: round((firstChunk.bare_proxy?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN)),
-        gantry: firstChunkAdded, portkey: round((firstChunk.portkey?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN)) },
+        gantry: firstChunkAdded,
+        portkey: round((firstChunk.portkey?.p50 ?? NaN) - (firstChunk.mock_direct?.p50 ?? NaN)),
+      },
     },
     guardrails,
     prompts,
@@ -462,8 +480,14 @@ async function main(): Promise<void> {
       gateway_cold_import_ms: budget(gatewayBundle.cold_import_ms.median, BUDGETS.gateway_cold_import_ms),
       lambda_cpu_ms_per_request: budget(lambda.handler.cpu_ms_per_request, BUDGETS.lambda_cpu_ms_per_request),
       // Measured with auth, logging and one rate-limit policy on.
-      added_mean_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).mean, BUDGETS.added_mean_ms),
-      added_p99_ms_with_rate_limit_policy: budget(diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).p99, BUDGETS.added_p99_ms),
+      added_mean_ms_with_rate_limit_policy: budget(
+        diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).mean,
+        BUDGETS.added_mean_ms,
+      ),
+      added_p99_ms_with_rate_limit_policy: budget(
+        diff(limitsLatency.gantry_rate_limited as Stats, limitsLatency.mock_direct as Stats).p99,
+        BUDGETS.added_p99_ms,
+      ),
     },
     gateway_bundle: {
       ...gatewayBundle,

@@ -80,7 +80,18 @@ function keyItems(orgId: string, wsId: string) {
   return (from: number, to: number) => {
     const out: Record<string, unknown>[] = [];
     for (let i = from; i < to; i++) {
-      const fields = { organisation_id: orgId, workspace_id: wsId, user_id: null, type: 'workspace-service' as const, name: `seeded key ${i}`, description: null, scopes: ['completions.write'], expires_at: null, owner: false, created_by: null };
+      const fields = {
+        organisation_id: orgId,
+        workspace_id: wsId,
+        user_id: null,
+        type: 'workspace-service' as const,
+        name: `seeded key ${i}`,
+        description: null,
+        scopes: ['completions.write'],
+        expires_at: null,
+        owner: false,
+        created_by: null,
+      };
       const { record } = i === 0 ? newKeyRecord(fields, base, SEEDED_KEY) : newKeyRecord(fields, base + i * 1000);
       out.push(ApiKey.toItem(record), ApiKeyByHash.toItem(record));
     }
@@ -157,7 +168,9 @@ async function time(url: string, path: string): Promise<{ p50_ms: number; p95_ms
 /** The lists the console's pages load (`console/src/pages/*`, `console/src/resources.ts`). */
 async function listPaths(url: string, wsId: string): Promise<Record<string, string>> {
   const first = (await (await fetch(`${url}/v1/logs?page_size=50`, { headers: { 'x-gw-api-key': ADMIN_KEY } })).json()) as { next_cursor?: string | null };
-  const keys = (await (await fetch(`${url}/v1/api-keys?page_size=50&cursor=`, { headers: { 'x-gw-api-key': ADMIN_KEY } })).json()) as { next_cursor?: string | null };
+  const keys = (await (await fetch(`${url}/v1/api-keys?page_size=50&cursor=`, { headers: { 'x-gw-api-key': ADMIN_KEY } })).json()) as {
+    next_cursor?: string | null;
+  };
   const day = new Date(Date.now() - 86_400_000).toISOString();
   const lists: Record<string, string> = {
     'api-keys (console page)': '/v1/api-keys?page_size=20&cursor=',
@@ -177,14 +190,38 @@ async function listPaths(url: string, wsId: string): Promise<Record<string, stri
     'workspace members': `/v1/admin/workspaces/${wsId}/users?page_size=50`,
   };
   // The console's generic resource pages (20 a page there; 50 here).
-  for (const path of ['/v1/configs', '/v1/prompts', '/v1/prompts/partials', '/v1/collections', '/v1/labels', '/v1/guardrails', '/v1/integrations', '/v1/providers', '/v1/virtual-keys', '/v1/secret-references', '/v1/mcp-integrations', '/v1/mcp-servers', '/v1/model-configs/pricing', '/v1/policies/rate-limits', '/v1/policies/usage-limits', '/v1/logs/exports']) {
+  for (const path of [
+    '/v1/configs',
+    '/v1/prompts',
+    '/v1/prompts/partials',
+    '/v1/collections',
+    '/v1/labels',
+    '/v1/guardrails',
+    '/v1/integrations',
+    '/v1/providers',
+    '/v1/virtual-keys',
+    '/v1/secret-references',
+    '/v1/mcp-integrations',
+    '/v1/mcp-servers',
+    '/v1/model-configs/pricing',
+    '/v1/policies/rate-limits',
+    '/v1/policies/usage-limits',
+    '/v1/logs/exports',
+  ]) {
     lists[path.slice(4)] = `${path}?page_size=50`;
   }
   return lists;
 }
 
 const gantryConfig = (endpoint: string): AppConfig =>
-  loadConfig({ TABLE_NAME: 'gantry', DYNAMODB_ENDPOINT: endpoint, AWS_REGION: 'local', LOG_LEVEL: 'ERROR', GW_KEY_LIFECYCLE_INTERVAL_SECONDS: '0', GW_DYNAMODB_REQUEST_TIMEOUT_MS: '120000' });
+  loadConfig({
+    TABLE_NAME: 'gantry',
+    DYNAMODB_ENDPOINT: endpoint,
+    AWS_REGION: 'local',
+    LOG_LEVEL: 'ERROR',
+    GW_KEY_LIFECYCLE_INTERVAL_SECONDS: '0',
+    GW_DYNAMODB_REQUEST_TIMEOUT_MS: '120000',
+  });
 
 /** Creates the table and the organisation through DynamoDB Local, then writes the keys and logs straight into its store. */
 async function seed(dataDir: string, heapMb: number): Promise<{ organisationId: string; workspaceId: string; seconds: Record<string, number> }> {
@@ -250,9 +287,13 @@ async function main(): Promise<void> {
       deps.upstream.close();
       await ddb.stop();
     }
-    const over = Object.entries(lists).filter(([, r]) => (r as { p95_ms: number }).p95_ms > LIST_BUDGET_P95_MS).map(([n]) => n);
+    const over = Object.entries(lists)
+      .filter(([, r]) => (r as { p95_ms: number }).p95_ms > LIST_BUDGET_P95_MS)
+      .map(([n]) => n);
     const seeded = { api_keys: KEYS, request_logs: LOGS, write_seconds: seconds };
-    console.log(JSON.stringify({ seeded, data_dir: args['data-dir'] ?? null, samples: SAMPLES, budget_p95_ms: LIST_BUDGET_P95_MS, over_budget: over, lists }, null, 2));
+    console.log(
+      JSON.stringify({ seeded, data_dir: args['data-dir'] ?? null, samples: SAMPLES, budget_p95_ms: LIST_BUDGET_P95_MS, over_budget: over, lists }, null, 2),
+    );
   } finally {
     if (!args['data-dir']) rmSync(dataDir, { recursive: true, force: true });
   }

@@ -33,7 +33,7 @@ describe('the illustrative examples work as the page says', () => {
   const record = {} as GatewayRecord;
   const target = (provider: string): TargetAdmission => ({ targetPath: 'config', provider, model: 'gpt-4o-mini' });
 
-  it("auditHook refuses only the target it forbids, so a fallback goes on", async () => {
+  it('auditHook refuses only the target it forbids, so a fallback goes on', async () => {
     const refusal = await auditHook.admitTarget?.(record, target('forbidden'));
     expect(refusal).toBeInstanceOf(ForbiddenError);
     expect(refusal).toMatchObject({ status: 403, code: 'AB03' });

@@ -20,7 +20,12 @@ function tableAfter(heading: string): string[][] {
     .split('\n')
     .filter((l) => l.startsWith('|') && !/^\|[-\s|]+\|$/.test(l))
     .slice(1)
-    .map((l) => l.slice(1, -1).split('|').map((c) => c.trim()));
+    .map((l) =>
+      l
+        .slice(1, -1)
+        .split('|')
+        .map((c) => c.trim()),
+    );
 }
 
 /** `BUDGETS` of the bench (it runs on import, so it is read as text): name to limit. */
@@ -41,7 +46,9 @@ describe('docs/design/design.md', () => {
 
   it('names every module that declares table entities in its storage table, and no other', () => {
     const walk = (dir: string): string[] =>
-      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : []));
+      readdirSync(path.join(ROOT, dir), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? walk(`${dir}/${e.name}`) : e.name.endsWith('.ts') ? [`${dir}/${e.name}`] : [],
+      );
     const core = 'layers/core/src';
     const declaring = walk(core)
       .filter((f) => /new Entity<|extends Entity<|versionedEntities</.test(read(f)) && !f.endsWith('/store/entity.ts'))

@@ -18,7 +18,19 @@ const EXAMPLES = [...PAGE.matchAll(/<!-- example: (POST|PUT) (\S+) -->\s*```json
 }));
 
 /** Fields that read back exactly as they were sent. */
-const ECHOED = ['conditions', 'group_by', 'type', 'unit', 'value', 'credit_limit', 'alert_threshold', 'periodic_reset', 'periodic_reset_days', 'alert_emails', 'name'];
+const ECHOED = [
+  'conditions',
+  'group_by',
+  'type',
+  'unit',
+  'value',
+  'credit_limit',
+  'alert_threshold',
+  'periodic_reset',
+  'periodic_reset_days',
+  'alert_emails',
+  'name',
+];
 
 describe('the policy examples of docs/limits.md', () => {
   let gw: TestGantry;
@@ -28,7 +40,9 @@ describe('the policy examples of docs/limits.md', () => {
   afterAll(() => gw.close());
 
   it('has examples of both kinds, and of a change', () => {
-    expect(EXAMPLES.filter((e) => e.method === 'POST').map((e) => e.path)).toEqual(expect.arrayContaining(['/v1/policies/rate-limits', '/v1/policies/usage-limits']));
+    expect(EXAMPLES.filter((e) => e.method === 'POST').map((e) => e.path)).toEqual(
+      expect.arrayContaining(['/v1/policies/rate-limits', '/v1/policies/usage-limits']),
+    );
     expect(EXAMPLES.some((e) => e.method === 'PUT')).toBe(true);
   });
 

@@ -178,7 +178,9 @@ describe.each(['direct', 'lambda'] as const)('admin API keys (%s mode)', (mode) 
     it('400 AB01 for a user key whose user is not a user of the workspace', async () => {
       const outsider = await addUser(gw.deps, gw.boot.organisationId, { workspaces: [{ id: secondWorkspaceId, role: 'member' }] });
       for (const userId of [outsider.id, 'user-42']) {
-        const reply = await admin('POST', '/v1/api-keys/workspace/user', { body: { name: 'k', scopes: ['completions.write'], workspace_id: 'default', user_id: userId } });
+        const reply = await admin('POST', '/v1/api-keys/workspace/user', {
+          body: { name: 'k', scopes: ['completions.write'], workspace_id: 'default', user_id: userId },
+        });
         expect(expectInvalid(reply, 'user_id').message).toContain('not a user of the workspace');
       }
     });
@@ -347,7 +349,11 @@ describe.each(['direct', 'lambda'] as const)('admin API keys (%s mode)', (mode) 
         ['DELETE', '/v1/api-keys/x'],
         ['POST', '/v1/api-keys/organisation/service'],
       ] as const) {
-        const err = expectAdminError(await admin(method, path, { key: 'gw_not-a-real-key-000000000000', ...(method === 'POST' ? { body: {} } : {}) }), 401, 'AB05');
+        const err = expectAdminError(
+          await admin(method, path, { key: 'gw_not-a-real-key-000000000000', ...(method === 'POST' ? { body: {} } : {}) }),
+          401,
+          'AB05',
+        );
         expect(err.message).toBe('Invalid API key');
       }
     });
@@ -398,7 +404,10 @@ describe.each(['direct', 'lambda'] as const)('admin API keys (%s mode)', (mode) 
       const orgAdmin = await createKey('organisation/service', { scopes: ['api_keys.create', 'api_keys.list'] });
       const reply = await admin('POST', '/v1/api-keys/organisation/service', { key: orgAdmin.key, body: { name: 'x', scopes: ['workspaces.create'] } });
       expect(expectAdminError(reply, 403, 'AB03').message).toContain('workspaces.create');
-      const ok = await admin('POST', '/v1/api-keys/workspace/service', { key: orgAdmin.key, body: { name: 'x', scopes: ['api_keys.list'], workspace_id: 'second' } });
+      const ok = await admin('POST', '/v1/api-keys/workspace/service', {
+        key: orgAdmin.key,
+        body: { name: 'x', scopes: ['api_keys.list'], workspace_id: 'second' },
+      });
       expect(ok.status).toBe(200);
       rawKeys.push((ok.body as { key: string }).key);
     });

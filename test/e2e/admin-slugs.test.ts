@@ -101,7 +101,12 @@ describe.each(['direct', 'lambda'] as const)('admin slugs and unknown fields (%s
     });
     expect(r.status).toBe(400);
     expect(r.json).toMatchObject({ errorCode: 'AB01', message: 'unknown field expire_at; did you mean expires_at?', errors: [{ path: '' }] });
-    const limit = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'typo', workspace_id: 'default', scopes: ['completions.write'], rate_limit: [] });
+    const limit = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+      name: 'typo',
+      workspace_id: 'default',
+      scopes: ['completions.write'],
+      rate_limit: [],
+    });
     expect(limit.json.message).toBe('unknown field rate_limit; did you mean rate_limits?');
     expect((await gw.admin('GET', '/v1/api-keys?workspace_id=default')).json.total).toBe(before);
   });

@@ -42,7 +42,11 @@ describe.each(['direct', 'lambda'] as const)('audit logs (%s mode)', (mode) => {
   const start = new Date(Date.now() - 60_000).toISOString();
 
   const send = async (method: string, path: string, body?: unknown, headers: Record<string, string> = { 'x-gw-api-key': ADMIN_KEY }) => {
-    const res = await fetch(gw.url + path, { method, headers: { 'content-type': 'application/json', ...headers }, ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }) });
+    const res = await fetch(gw.url + path, {
+      method,
+      headers: { 'content-type': 'application/json', ...headers },
+      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
+    });
     return { status: res.status, json: (await res.json()) as Json, requestId: res.headers.get('x-gw-request-id') ?? '' };
   };
   const entries = async (query: string): Promise<{ total: number; data: Entry[] }> => {
@@ -117,7 +121,11 @@ describe.each(['direct', 'lambda'] as const)('audit logs (%s mode)', (mode) => {
     const member = await send('POST', '/v1/api-keys/workspace/service', { name: 'm', workspace_id: 'default', scopes: ['configs.list'] });
     const denied = await send('POST', '/v1/configs', { name: 'c', config: {} }, { 'x-gw-api-key': member.json.key as string });
     expect(denied.status).toBe(403);
-    expect((await entries(`request_id=${denied.requestId}`)).data[0]).toMatchObject({ response_status_code: 403, api_key_id: member.json.id, workspace_id: gw.boot.workspaceId });
+    expect((await entries(`request_id=${denied.requestId}`)).data[0]).toMatchObject({
+      response_status_code: 403,
+      api_key_id: member.json.id,
+      workspace_id: gw.boot.workspaceId,
+    });
   });
 
   it('masks secrets in request bodies: provider keys, gateway keys, tokens, passwords', async () => {
@@ -145,9 +153,19 @@ describe.each(['direct', 'lambda'] as const)('audit logs (%s mode)', (mode) => {
     expect(JSON.stringify(acceptEntry)).not.toContain(invite);
     expect((acceptEntry as unknown as Json).query_params).toBe('{"token":"****"}');
 
-    const secrets = { token: 'tok-plain-1', client_secret: 'cs-plain-2', access_token: 'at-plain-3', secret: 'se-plain-4', note: `sk-ant-api03-${'x'.repeat(24)}` };
+    const secrets = {
+      token: 'tok-plain-1',
+      client_secret: 'cs-plain-2',
+      access_token: 'at-plain-3',
+      secret: 'se-plain-4',
+      note: `sk-ant-api03-${'x'.repeat(24)}`,
+    };
     // Refused or not, the attempt is audited with its body.
-    const policy = await send('POST', '/v1/policies/rate-limits', { conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'api_key' }], ...secrets });
+    const policy = await send('POST', '/v1/policies/rate-limits', {
+      conditions: [{ key: 'workspace_id', value: 'default' }],
+      group_by: [{ key: 'api_key' }],
+      ...secrets,
+    });
     const body = String((await entries(`request_id=${policy.requestId}`)).data[0]?.request_body);
     for (const v of Object.values(secrets)) expect(body).not.toContain(v);
     expect(body).toContain('"conditions":[{"key":"workspace_id","value":"default"}]');
@@ -158,7 +176,13 @@ describe.each(['direct', 'lambda'] as const)('audit logs (%s mode)', (mode) => {
     const token = await jwks.sign({ sub: 'auditor', email: 'auditor@example.com', role: 'admin', scope: SCOPES.join(' ') });
     const reply = await send('POST', '/v1/workspaces', { name: 'By a person' }, { authorization: `Bearer ${token}` });
     expect(reply.status).toBe(200);
-    expect((await entries(`request_id=${reply.requestId}`)).data[0]).toMatchObject({ user_type: 'user', user_id: 'auditor', api_key_id: null, email: 'auditor@example.com', role: 'admin' });
+    expect((await entries(`request_id=${reply.requestId}`)).data[0]).toMatchObject({
+      user_type: 'user',
+      user_id: 'auditor',
+      api_key_id: null,
+      email: 'auditor@example.com',
+      role: 'admin',
+    });
   });
 
   it('filters by method, uri, user, key, workspace, status, resource type and action; pages', async () => {
@@ -180,7 +204,8 @@ describe.each(['direct', 'lambda'] as const)('audit logs (%s mode)', (mode) => {
     await check('resource_type=workspaces&action=update', (e) => e.resource_type === 'workspaces' && e.action === 'update');
     await check(`workspace_id=${gw.boot.workspaceId}`, (e) => e.workspace_id === gw.boot.workspaceId || e.workspace_id === 'default');
     expect((await entries(`request_id=${rename.requestId}`)).data.map((e) => e.resource_id)).toEqual([gw.boot.workspaceId]);
-    const first = (await send('GET', `/v1/audit-logs?start_time=${start}&end_time=${new Date(Date.now() + 60_000).toISOString()}&page_size=2&current_page=1`)).json;
+    const first = (await send('GET', `/v1/audit-logs?start_time=${start}&end_time=${new Date(Date.now() + 60_000).toISOString()}&page_size=2&current_page=1`))
+      .json;
     expect(first).toMatchObject({ object: 'list', total: all.total });
     expect((first.data as Entry[]).map((e) => e.id)).toEqual(all.data.slice(2, 4).map((e) => e.id));
   });
@@ -197,7 +222,10 @@ describe.each(['direct', 'lambda'] as const)('audit logs (%s mode)', (mode) => {
     const bad = async (query: string, paths: string[]) => {
       const reply = await send('GET', `/v1/audit-logs?${query}`);
       expect(reply.status, query).toBe(400);
-      expect((reply.json.errors as { path: string }[]).map((e) => e.path), query).toEqual(paths);
+      expect(
+        (reply.json.errors as { path: string }[]).map((e) => e.path),
+        query,
+      ).toEqual(paths);
     };
     await bad('start_time=2026-01-02T00:00:00Z&end_time=2026-01-01T00:00:00Z', ['end_time']);
     await bad('start_time=2024-01-01T00:00:00Z&end_time=2026-01-01T00:00:00Z', ['end_time']);
@@ -207,7 +235,9 @@ describe.each(['direct', 'lambda'] as const)('audit logs (%s mode)', (mode) => {
 
   it('only owners and admins read the audit log', async () => {
     const manager = await send('POST', '/v1/api-keys/workspace/service', { name: 'm', workspace_id: 'default', scopes: ['completions.write'] });
-    const reply = await send('GET', `/v1/audit-logs?start_time=${start}&end_time=${new Date().toISOString()}`, undefined, { 'x-gw-api-key': manager.json.key as string });
+    const reply = await send('GET', `/v1/audit-logs?start_time=${start}&end_time=${new Date().toISOString()}`, undefined, {
+      'x-gw-api-key': manager.json.key as string,
+    });
     expect([reply.status, reply.json.errorCode]).toEqual([403, 'AB03']);
   });
 });

@@ -54,7 +54,9 @@ function expectedAllowed(role: Role, route: AdminRoute): boolean {
 
 /** The route's path with every parameter filled in (ids that do not exist). */
 function concrete(route: AdminRoute): string {
-  return route.path.replace(/:([A-Za-z]+)(\{[^}]*\})?/g, (_m, name: string) => (name === 'workspaceId' ? 'no-such-workspace' : `no-such-${name.toLowerCase()}`));
+  return route.path.replace(/:([A-Za-z]+)(\{[^}]*\})?/g, (_m, name: string) =>
+    name === 'workspaceId' ? 'no-such-workspace' : `no-such-${name.toLowerCase()}`,
+  );
 }
 
 async function call(url: string, route: AdminRoute, credential: Credential): Promise<{ status: number; body: { errorCode?: string; message?: string } }> {
@@ -100,7 +102,13 @@ async function setUp(mode: 'direct' | 'lambda') {
   const key = (value: string): Credential => ({ header: 'x-gw-api-key', value });
   const bearer = (value: string): Credential => ({ header: 'authorization', value });
   const jwt = (role: Role) =>
-    jwks.sign({ sub: `jwt-${role}`, email: `${role}@example.com`, role, scope: SCOPES.join(' '), ...(role === 'manager' || role === 'member' ? { workspace_id: 'default' } : {}) });
+    jwks.sign({
+      sub: `jwt-${role}`,
+      email: `${role}@example.com`,
+      role,
+      scope: SCOPES.join(' '),
+      ...(role === 'manager' || role === 'member' ? { workspace_id: 'default' } : {}),
+    });
   const callers: Caller[] = [
     { name: 'owner key', role: 'owner', credential: key(ADMIN_KEY) },
     { name: 'organisation admin key', role: 'admin', credential: key(await store('organisation-service', SCOPES)) },
@@ -119,7 +127,14 @@ async function setUp(mode: 'direct' | 'lambda') {
     const orgOnly = ORGANISATION_ONLY_SCOPES.has(scope);
     const type: ApiKeyType = orgOnly ? 'organisation-service' : 'workspace-service';
     let made = lacking.get(scope);
-    if (!made) lacking.set(scope, (made = store(type, (orgOnly ? SCOPES : WORKSPACE_SCOPES).filter((s) => s !== scope)).then(key)));
+    if (!made)
+      lacking.set(
+        scope,
+        (made = store(
+          type,
+          (orgOnly ? SCOPES : WORKSPACE_SCOPES).filter((s) => s !== scope),
+        ).then(key)),
+      );
     return made;
   };
   return { gw, jwks, callers, withoutScope };
@@ -159,45 +174,66 @@ describe('authorization matrix (direct mode, every route)', () => {
     expect(env.callers.map((c) => c.role).sort()).toEqual(['admin', 'admin', 'manager', 'manager', 'manager', 'member', 'member', 'owner', 'owner']);
   });
 
-  it('every role and key type gets exactly what the contract allows, on every route', async () => {
-    const outcomes: Outcome[] = [];
-    const byRoute = async (route: AdminRoute): Promise<Outcome[]> => {
-      const label = `${route.method} ${route.path}`;
-      const results = await Promise.all(
-        env.callers.map(async (c) => {
-          const reply = await call(env.gw.url, route, c.credential);
-          return {
+  it(
+    'every role and key type gets exactly what the contract allows, on every route',
+    async () => {
+      const outcomes: Outcome[] = [];
+      const byRoute = async (route: AdminRoute): Promise<Outcome[]> => {
+        const label = `${route.method} ${route.path}`;
+        const results = await Promise.all(
+          env.callers.map(async (c) => {
+            const reply = await call(env.gw.url, route, c.credential);
+            return {
+              route: label,
+              caller: c.name,
+              expected: expectedAllowed(c.role, route) ? 'allow' : 'deny',
+              status: reply.status,
+              errorCode: reply.body.errorCode,
+              message: reply.body.message,
+            } satisfies Outcome;
+          }),
+        );
+        const missing = await call(env.gw.url, route, await env.withoutScope(route.scope));
+        expect(missing.body.message, label).toContain(route.scope);
+        return [
+          ...results,
+          {
             route: label,
-            caller: c.name,
-            expected: expectedAllowed(c.role, route) ? 'allow' : 'deny',
-            status: reply.status,
-            errorCode: reply.body.errorCode,
-            message: reply.body.message,
-          } satisfies Outcome;
-        }),
-      );
-      const missing = await call(env.gw.url, route, await env.withoutScope(route.scope));
-      expect(missing.body.message, label).toContain(route.scope);
-      return [...results, { route: label, caller: `key without ${route.scope}`, expected: 'deny', status: missing.status, errorCode: missing.body.errorCode, message: missing.body.message }];
-    };
-    // A few routes at a time: fast, without flooding DynamoDB Local.
-    for (let i = 0; i < ADMIN_ROUTES.length; i += 4) {
-      for (const o of await Promise.all(ADMIN_ROUTES.slice(i, i + 4).map(byRoute))) outcomes.push(...o);
-    }
-    const wrong = outcomes.filter((o) => !judge(o));
-    expect(wrong, JSON.stringify(wrong, null, 2)).toEqual([]);
-    // The matrix really exercised both sides.
-    expect(outcomes.filter((o) => o.expected === 'deny').length).toBeGreaterThan(ADMIN_ROUTES.length);
-    expect(outcomes.filter((o) => o.expected === 'allow').length).toBeGreaterThan(ADMIN_ROUTES.length * 3);
-  }, MATRIX_TIMEOUT_MS);
+            caller: `key without ${route.scope}`,
+            expected: 'deny',
+            status: missing.status,
+            errorCode: missing.body.errorCode,
+            message: missing.body.message,
+          },
+        ];
+      };
+      // A few routes at a time: fast, without flooding DynamoDB Local.
+      for (let i = 0; i < ADMIN_ROUTES.length; i += 4) {
+        for (const o of await Promise.all(ADMIN_ROUTES.slice(i, i + 4).map(byRoute))) outcomes.push(...o);
+      }
+      const wrong = outcomes.filter((o) => !judge(o));
+      expect(wrong, JSON.stringify(wrong, null, 2)).toEqual([]);
+      // The matrix really exercised both sides.
+      expect(outcomes.filter((o) => o.expected === 'deny').length).toBeGreaterThan(ADMIN_ROUTES.length);
+      expect(outcomes.filter((o) => o.expected === 'allow').length).toBeGreaterThan(ADMIN_ROUTES.length * 3);
+    },
+    MATRIX_TIMEOUT_MS,
+  );
 
-  it('no credentials: 401 AB05 on every route', async () => {
-    for (const route of ADMIN_ROUTES) {
-      const res = await fetch(env.gw.url + concrete(route), { method: route.method, ...(route.method === 'GET' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } }) });
-      const body = (await res.json()) as { errorCode: string };
-      expect([res.status, body.errorCode], `${route.method} ${route.path}`).toEqual([401, 'AB05']);
-    }
-  }, ROUTES_TIMEOUT_MS);
+  it(
+    'no credentials: 401 AB05 on every route',
+    async () => {
+      for (const route of ADMIN_ROUTES) {
+        const res = await fetch(env.gw.url + concrete(route), {
+          method: route.method,
+          ...(route.method === 'GET' ? {} : { body: '{}', headers: { 'content-type': 'application/json' } }),
+        });
+        const body = (await res.json()) as { errorCode: string };
+        expect([res.status, body.errorCode], `${route.method} ${route.path}`).toEqual([401, 'AB05']);
+      }
+    },
+    ROUTES_TIMEOUT_MS,
+  );
 
   it('the only admin route without an API key or JWT is the invite acceptance', () => {
     expect(PUBLIC_ADMIN_ROUTES.map((r) => `${r.method} ${r.path}`)).toEqual(['POST /v1/admin/users/invites/accept']);
@@ -215,29 +251,33 @@ describe('authorization matrix (lambda mode, one route per resource)', () => {
     await env?.jwks.close();
   });
 
-  it('the Lambda handlers enforce the same matrix', async () => {
-    const seen = new Set<string>();
-    const sample = ADMIN_ROUTES.filter((r) => {
-      const k = `${r.scope.slice(0, r.scope.lastIndexOf('.'))}:${r.method === 'GET' ? 'read' : 'write'}`;
-      if (seen.has(k)) return false;
-      seen.add(k);
-      return true;
-    });
-    const wrong: Outcome[] = [];
-    for (const route of sample) {
-      for (const c of env.callers) {
-        const reply = await call(env.gw.url, route, c.credential);
-        const o: Outcome = {
-          route: `${route.method} ${route.path}`,
-          caller: c.name,
-          expected: expectedAllowed(c.role, route) ? 'allow' : 'deny',
-          status: reply.status,
-          errorCode: reply.body.errorCode,
-          message: reply.body.message,
-        };
-        if (!judge(o)) wrong.push(o);
+  it(
+    'the Lambda handlers enforce the same matrix',
+    async () => {
+      const seen = new Set<string>();
+      const sample = ADMIN_ROUTES.filter((r) => {
+        const k = `${r.scope.slice(0, r.scope.lastIndexOf('.'))}:${r.method === 'GET' ? 'read' : 'write'}`;
+        if (seen.has(k)) return false;
+        seen.add(k);
+        return true;
+      });
+      const wrong: Outcome[] = [];
+      for (const route of sample) {
+        for (const c of env.callers) {
+          const reply = await call(env.gw.url, route, c.credential);
+          const o: Outcome = {
+            route: `${route.method} ${route.path}`,
+            caller: c.name,
+            expected: expectedAllowed(c.role, route) ? 'allow' : 'deny',
+            status: reply.status,
+            errorCode: reply.body.errorCode,
+            message: reply.body.message,
+          };
+          if (!judge(o)) wrong.push(o);
+        }
       }
-    }
-    expect(wrong, JSON.stringify(wrong, null, 2)).toEqual([]);
-  }, MATRIX_TIMEOUT_MS);
+      expect(wrong, JSON.stringify(wrong, null, 2)).toEqual([]);
+    },
+    MATRIX_TIMEOUT_MS,
+  );
 });

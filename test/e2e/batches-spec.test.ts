@@ -24,7 +24,12 @@ const CHAT = '/v1/chat/completions';
 const chatLine = (custom_id: string, body: Json = {}) =>
   JSON.stringify({ custom_id, method: 'POST', url: CHAT, body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: custom_id }], ...body } });
 const ids = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => `${prefix}${i}`);
-const parse = (text: string): Json[] => text.trimEnd().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json);
+const parse = (text: string): Json[] =>
+  text
+    .trimEnd()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Json);
 
 /** A Gantry with a mock provider, and the calls a batch test makes on it. */
 function harness(gw: () => TestGantry, mock: () => MockBatchProvider, key: () => string) {
@@ -62,7 +67,11 @@ describe.each(['direct', 'lambda'] as const)("Gantry's own answers against OpenA
   let mock: MockBatchProvider;
   let key: string;
   const clock = new ManualClock(START);
-  const h = harness(() => gw, () => mock, () => key);
+  const h = harness(
+    () => gw,
+    () => mock,
+    () => key,
+  );
 
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry(mode, {}, { clock }), startMockBatchProvider()]);
@@ -107,7 +116,8 @@ describe.each(['direct', 'lambda'] as const)("Gantry's own answers against OpenA
       output_tokens_details: { reasoning_tokens: 2 * USAGE.completion_tokens_details.reasoning_tokens },
       total_tokens: 2 * USAGE.total_tokens,
     });
-    for (const id of [done.output_file_id, done.error_file_id]) expect(conforms('OpenAIFile', await h.call('GET', `/v1/files/${String(id)}`)).purpose).toBe('batch_output');
+    for (const id of [done.output_file_id, done.error_file_id])
+      expect(conforms('OpenAIFile', await h.call('GET', `/v1/files/${String(id)}`)).purpose).toBe('batch_output');
 
     const bad = conforms('OpenAIFile', await h.upload([chatLine('x'), '{not json'].join('\n')));
     const failing = conforms('Batch', await h.createBatch(String(bad.id)));
@@ -147,7 +157,11 @@ describe('batch input judged when a batch is created on it, as OpenAI does', () 
   let gw: TestGantry;
   let mock: MockBatchProvider;
   let key: string;
-  const h = harness(() => gw, () => mock, () => key);
+  const h = harness(
+    () => gw,
+    () => mock,
+    () => key,
+  );
 
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry('direct', {}, { clock: new ManualClock(START) }), startMockBatchProvider()]);
@@ -172,7 +186,12 @@ describe('batch input judged when a batch is created on it, as OpenAI does', () 
     ];
     const file = await h.upload(lines.join('\n') + '\n');
     expect(file.status).toBe(200);
-    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: key, maxRetries: 0, defaultHeaders: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-provider' } });
+    const client = new OpenAI({
+      baseURL: `${gw.url}/v1`,
+      apiKey: key,
+      maxRetries: 0,
+      defaultHeaders: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-provider' },
+    });
     const created = await client.batches.create({ input_file_id: String(file.json.id), endpoint: CHAT, completion_window: 'immediate' as '24h' });
     expect(created.status).toBe('validating');
     await h.driver().idle();
@@ -188,7 +207,12 @@ describe('batch input judged when a batch is created on it, as OpenAI does', () 
       { code: 'invalid_request', message: "The line's body must be a JSON object.", param: 'body', line: 8 },
       { code: 'invalid_request', message: expect.stringContaining('temperature'), param: 'body.temperature', line: 9 },
     ];
-    expect(b).toMatchObject({ status: 'failed', output_file_id: null, request_counts: { total: 9, completed: 0, failed: 9 }, errors: { object: 'list', data: problems } });
+    expect(b).toMatchObject({
+      status: 'failed',
+      output_file_id: null,
+      request_counts: { total: 9, completed: 0, failed: 9 },
+      errors: { object: 'list', data: problems },
+    });
     expect(b.in_progress_at).toBeNull();
 
     // Files held by Gantry: asked without naming a provider.
@@ -199,7 +223,12 @@ describe('batch input judged when a batch is created on it, as OpenAI does', () 
     const byLine = new Map(problems.map((p) => [p.line, p]));
     const customIds = ['a', null, 'b', 'a', 'c', null, 'd', 'e', 'f'];
     expect(parse(await (await files.content(errorFile.id)).text())).toEqual(
-      customIds.map((custom_id, i) => ({ id: expect.stringMatching(/^batch_req_[0-9a-f]{24}$/), custom_id, response: null, error: byLine.get(i + 1) ?? notRun(i + 1) })),
+      customIds.map((custom_id, i) => ({
+        id: expect.stringMatching(/^batch_req_[0-9a-f]{24}$/),
+        custom_id,
+        response: null,
+        error: byLine.get(i + 1) ?? notRun(i + 1),
+      })),
     );
     expect(mock.calls.size).toBe(0);
   });
@@ -216,7 +245,12 @@ describe('batch input judged when a batch is created on it, as OpenAI does', () 
     const created = await h.createBatch(String(file.json.id));
     await h.driver().idle();
     const b = (await h.call('GET', `/v1/batches/${String(created.json.id)}`)).json;
-    expect(b).toMatchObject({ status: 'failed', error_file_id: null, request_counts: { total: 0, completed: 0, failed: 0 }, errors: { data: [{ code: 'empty_file', param: 'input_file_id', line: null }] } });
+    expect(b).toMatchObject({
+      status: 'failed',
+      error_file_id: null,
+      request_counts: { total: 0, completed: 0, failed: 0 },
+      errors: { data: [{ code: 'empty_file', param: 'input_file_id', line: null }] },
+    });
   });
 });
 
@@ -236,10 +270,18 @@ describe('a Gantry stopped mid-batch and another started on the same table', () 
   it('runs the lines that were in flight once more and finishes the batch: one result a line', async () => {
     const gw1 = first as TestGantry;
     const key = await gw1.workspaceKey();
-    const h1 = harness(() => gw1, () => mock, () => key);
+    const h1 = harness(
+      () => gw1,
+      () => mock,
+      () => key,
+    );
     let release!: () => void;
     mock.gate = new Promise<void>((r) => (release = r));
-    const file = await h1.upload(ids(24, 'r').map((id) => chatLine(id)).join('\n'));
+    const file = await h1.upload(
+      ids(24, 'r')
+        .map((id) => chatLine(id))
+        .join('\n'),
+    );
     const created = (await h1.createBatch(String(file.json.id))).json;
     await mock.held(4);
     // The process dies: nothing in flight is recorded, nothing more starts.
@@ -250,9 +292,17 @@ describe('a Gantry stopped mid-batch and another started on the same table', () 
     mock.gate = undefined;
 
     // `npm start` again, on the same table, data directory and key file: it resumes unfinished batches.
-    const gw2 = await startGantry('direct', { TABLE_NAME: gw1.deps.config.tableName, GW_BLOB_DIR: gw1.deps.config.blobDir as string }, { clock, cipher: gw1.deps.cipher });
+    const gw2 = await startGantry(
+      'direct',
+      { TABLE_NAME: gw1.deps.config.tableName, GW_BLOB_DIR: gw1.deps.config.blobDir as string },
+      { clock, cipher: gw1.deps.cipher },
+    );
     second = gw2;
-    const h2 = harness(() => gw2, () => mock, () => key);
+    const h2 = harness(
+      () => gw2,
+      () => mock,
+      () => key,
+    );
     expect(await h2.driver().resume()).toEqual([created.id]);
     await h2.driver().idle();
 

@@ -53,10 +53,16 @@ describe('batches run by the gateway', () => {
     expect(res.status).toBe(200);
     return (await res.json()) as BatchObject;
   };
-  const get = async (id: string): Promise<BatchObject> => (await fetch(`${gw.url}/v1/batches/${id}`, { headers: { 'x-gw-api-key': key } })).json() as Promise<BatchObject>;
+  const get = async (id: string): Promise<BatchObject> =>
+    (await fetch(`${gw.url}/v1/batches/${id}`, { headers: { 'x-gw-api-key': key } })).json() as Promise<BatchObject>;
   const content = async (fileId: string | null | undefined): Promise<string> =>
     (await fetch(`${gw.url}/v1/files/${String(fileId)}/content`, { headers: { 'x-gw-api-key': key } })).text();
-  const parse = (text: string): Json[] => text.trimEnd().split('\n').filter(Boolean).map((l) => JSON.parse(l) as Json);
+  const parse = (text: string): Json[] =>
+    text
+      .trimEnd()
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Json);
   const customIds = (text: string) => parse(text).map((l) => l.custom_id);
 
   beforeAll(async () => {
@@ -82,7 +88,14 @@ describe('batches run by the gateway', () => {
       completion_window: 'immediate' as '24h',
       metadata: { job: 'nightly' },
     });
-    expect(created).toMatchObject({ object: 'batch', status: 'validating', input_file_id: fileId, completion_window: 'immediate', created_at: Math.floor(START / 1000), metadata: { job: 'nightly' } });
+    expect(created).toMatchObject({
+      object: 'batch',
+      status: 'validating',
+      input_file_id: fileId,
+      completion_window: 'immediate',
+      created_at: Math.floor(START / 1000),
+      metadata: { job: 'nightly' },
+    });
     expect(created.id).toMatch(/^batch_[a-z0-9]+$/);
     await driver().idle();
 
@@ -91,14 +104,25 @@ describe('batches run by the gateway', () => {
     for (const at of ['in_progress_at', 'finalizing_at', 'completed_at'] as const) expect(done[at]).toBe(Math.floor(START / 1000));
     expect(done.expires_at).toBe(Math.floor(START / 1000) + 24 * 3600);
     expect(done.failed_at ?? null).toBeNull();
-    expect([...mock.calls.entries()].sort()).toEqual([['a', 1], ['b', 1], ['c', 1]]);
+    expect([...mock.calls.entries()].sort()).toEqual([
+      ['a', 1],
+      ['b', 1],
+      ['c', 1],
+    ]);
 
     const output = await content(done.output_file_id);
     const outLines = parse(output);
     const expected = outLines
       .map((l, i) => {
         const cid = ['a', 'b'][i] as string;
-        const body = { id: `chatcmpl-${cid}`, object: 'chat.completion', created: 1_750_000_000, model: 'gpt-4o-mini', choices: [{ index: 0, message: { role: 'assistant', content: `echo ${cid}` }, logprobs: null, finish_reason: 'stop' }], usage: USAGE };
+        const body = {
+          id: `chatcmpl-${cid}`,
+          object: 'chat.completion',
+          created: 1_750_000_000,
+          model: 'gpt-4o-mini',
+          choices: [{ index: 0, message: { role: 'assistant', content: `echo ${cid}` }, logprobs: null, finish_reason: 'stop' }],
+          usage: USAGE,
+        };
         const response = (l.response as Json).request_id as string;
         return `{"id":${JSON.stringify(l.id)},"custom_id":"${cid}","response":{"status_code":200,"request_id":${JSON.stringify(response)},"body":${JSON.stringify(body)}},"error":null}\n`;
       })
@@ -136,12 +160,21 @@ describe('batches run by the gateway', () => {
     });
 
     // Without a provider named, the list is of the batches the gateway holds.
-    const list = (await (await fetch(`${gw.url}/v1/batches?limit=1`, { headers: { 'x-gw-api-key': key } })).json()) as { data: BatchObject[]; has_more: boolean };
+    const list = (await (await fetch(`${gw.url}/v1/batches?limit=1`, { headers: { 'x-gw-api-key': key } })).json()) as {
+      data: BatchObject[];
+      has_more: boolean;
+    };
     expect(list.data.map((b) => b.id)).toEqual([created.id]);
   });
 
   it('fails a batch with every bad line in errors.data (1-based) and in an error file, and runs none of them', async () => {
-    const fileId = await upload([chatLine('ok'), chatLine('e', {}, '/v1/embeddings'), chatLine('t', { temperature: 5 }), chatLine('s', { stream: true }), chatLine('ok2')]);
+    const fileId = await upload([
+      chatLine('ok'),
+      chatLine('e', {}, '/v1/embeddings'),
+      chatLine('t', { temperature: 5 }),
+      chatLine('s', { stream: true }),
+      chatLine('ok2'),
+    ]);
     const created = await createOk(fileId);
     await driver().idle();
     const b = await get(created.id);
@@ -158,7 +191,12 @@ describe('batches run by the gateway', () => {
     expect(b).toMatchObject({ output_file_id: null, error_file_id: expect.stringMatching(/^file-/), request_counts: { total: 5, completed: 0, failed: 5 } });
     const notRun = (line: number) => ({ code: 'batch_failed', message: expect.stringContaining('failed validation'), param: null, line });
     expect(parse(await content(b.error_file_id))).toEqual(
-      [notRun(1), ...problems, notRun(5)].map((error, i) => ({ id: expect.stringMatching(/^batch_req_/), custom_id: ['ok', 'e', 't', 's', 'ok2'][i], response: null, error })),
+      [notRun(1), ...problems, notRun(5)].map((error, i) => ({
+        id: expect.stringMatching(/^batch_req_/),
+        custom_id: ['ok', 'e', 't', 's', 'ok2'][i],
+        response: null,
+        error,
+      })),
     );
     expect(mock.calls.size).toBe(0);
   });
@@ -211,12 +249,22 @@ describe('batches run by the gateway', () => {
     release();
     await driver().idle();
     const b = await get(created.id);
-    expect(b).toMatchObject({ status: 'cancelled', cancelling_at: Math.floor(START / 1000), cancelled_at: Math.floor(START / 1000) + 1, request_counts: { total: 30, completed: 4, failed: 26 } });
+    expect(b).toMatchObject({
+      status: 'cancelled',
+      cancelling_at: Math.floor(START / 1000),
+      cancelled_at: Math.floor(START / 1000) + 1,
+      request_counts: { total: 30, completed: 4, failed: 26 },
+    });
     expect([...mock.calls.values()].reduce((a, n) => a + n, 0)).toBe(4);
     expect(customIds(await content(b.output_file_id))).toEqual(ids(4));
     const errors = parse(await content(b.error_file_id));
     expect(errors.map((l) => l.custom_id)).toEqual(ids(30).slice(4));
-    expect(errors[0]).toEqual({ id: expect.stringMatching(/^batch_req_/), custom_id: 'l4', response: null, error: { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' } });
+    expect(errors[0]).toEqual({
+      id: expect.stringMatching(/^batch_req_/),
+      custom_id: 'l4',
+      response: null,
+      error: { code: 'batch_cancelled', message: 'This request was not executed because the batch was cancelled.' },
+    });
     const again = await fetch(`${gw.url}/v1/batches/${created.id}/cancel`, { method: 'POST', headers: { 'x-gw-api-key': key } });
     expect(again.status).toBe(200);
   });
@@ -230,7 +278,11 @@ describe('batches run by the gateway', () => {
     release();
     await driver().idle();
     const b = await get(created.id);
-    expect(b).toMatchObject({ status: 'expired', expired_at: Math.floor(START / 1000) + 24 * 3600 + 1, request_counts: { total: 10, completed: 4, failed: 6 } });
+    expect(b).toMatchObject({
+      status: 'expired',
+      expired_at: Math.floor(START / 1000) + 24 * 3600 + 1,
+      request_counts: { total: 10, completed: 4, failed: 6 },
+    });
     const errors = parse(await content(b.error_file_id));
     expect(errors.map((l) => l.custom_id)).toEqual(ids(10).slice(4));
     expect(errors[0]!.error).toEqual({ code: 'batch_expired', message: 'This request could not be executed before the completion window expired.' });
@@ -294,7 +346,7 @@ describe('batches run by the gateway', () => {
     expect([...mock.calls.values()].every((n) => n === 1)).toBe(true);
   });
 
-  it('keeps the caller\'s keys out of the table: the captured headers are encrypted', async () => {
+  it("keeps the caller's keys out of the table: the captured headers are encrypted", async () => {
     const created = await createOk(await upload([chatLine('secret-check')]));
     await driver().idle();
     const items = JSON.stringify(await scanTable(gw.deps.repos.table));
@@ -324,7 +376,12 @@ describe('batches run by the gateway', () => {
     expect(refused.map((l) => (l.response as Json).status_code)).toEqual([429, 429]);
     expect([...mock.calls.values()].reduce((a, n) => a + n, 0)).toBe(2);
 
-    const config = { provider: 'openai', api_key: 'sk-x', custom_host: `${mock.url}/v1`, input_guardrails: [{ 'default.contains': { operator: 'none', words: ['forbidden'] }, deny: true }] };
+    const config = {
+      provider: 'openai',
+      api_key: 'sk-x',
+      custom_host: `${mock.url}/v1`,
+      input_guardrails: [{ 'default.contains': { operator: 'none', words: ['forbidden'] }, deny: true }],
+    };
     const guarded = await createOk(await upload([chatLine('fine'), chatLine('forbidden')]), { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) });
     await driver().idle();
     const g = await get(guarded.id);
@@ -350,11 +407,29 @@ describe('429 back-off', () => {
   it('halves its window on 429s, waits, and still answers every line exactly once', async () => {
     const key = await gw.workspaceKey();
     const form = new FormData();
-    form.append('file', new Blob([ids(40).map((id) => chatLine(id)).join('\n')]), 'in.jsonl');
+    form.append(
+      'file',
+      new Blob([
+        ids(40)
+          .map((id) => chatLine(id))
+          .join('\n'),
+      ]),
+      'in.jsonl',
+    );
     form.append('purpose', 'batch');
     const file = (await (await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { 'x-gw-api-key': key }, body: form })).json()) as { id: string };
-    const headers = { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' };
-    const res = await fetch(`${gw.url}/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }) });
+    const headers = {
+      'x-gw-api-key': key,
+      'x-gw-provider': 'openai',
+      'x-gw-custom-host': `${mock.url}/v1`,
+      authorization: 'Bearer sk-x',
+      'content-type': 'application/json',
+    };
+    const res = await fetch(`${gw.url}/v1/batches`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }),
+    });
     const created = (await res.json()) as BatchObject;
     await (gw.deps.batchRunner as LocalBatchDriver).idle();
     const b = (await (await fetch(`${gw.url}/v1/batches/${created.id}`, { headers: { 'x-gw-api-key': key } })).json()) as BatchObject;
@@ -384,12 +459,25 @@ describe("a provider's own batches (completion_window 24h with a provider named)
   it('passes create through to the provider and maps its statuses onto the batch states of the contract on retrieve', async () => {
     const provider = await startMockServer((req) => {
       const id = req.path.split('/')[3] ?? '';
-      if (req.method === 'POST' && req.path === '/v1/batches') return { json: { id: 'batch_run', object: 'batch', status: 'VALIDATING', input_file_id: 'file-p', endpoint: '/v1/chat/completions', completion_window: '24h' } };
+      if (req.method === 'POST' && req.path === '/v1/batches')
+        return {
+          json: { id: 'batch_run', object: 'batch', status: 'VALIDATING', input_file_id: 'file-p', endpoint: '/v1/chat/completions', completion_window: '24h' },
+        };
       return { json: { id, object: 'batch', status: statuses[id], endpoint: '/v1/chat/completions' } };
     });
     try {
-      const headers = { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${provider.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' };
-      const created = await fetch(`${gw.url}/v1/batches`, { method: 'POST', headers, body: JSON.stringify({ input_file_id: 'file-p', endpoint: '/v1/chat/completions', completion_window: '24h' }) });
+      const headers = {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${provider.url}/v1`,
+        authorization: 'Bearer sk-x',
+        'content-type': 'application/json',
+      };
+      const created = await fetch(`${gw.url}/v1/batches`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ input_file_id: 'file-p', endpoint: '/v1/chat/completions', completion_window: '24h' }),
+      });
       expect(await created.json()).toMatchObject({ id: 'batch_run', status: 'validating', provider_status: 'VALIDATING' });
       expect(provider.received[0]).toMatchObject({ method: 'POST', path: '/v1/batches' });
       const got = async (id: string) => (await fetch(`${gw.url}/v1/batches/${id}`, { headers })).json() as Promise<Json>;

@@ -39,7 +39,9 @@ describe.each(['direct', 'lambda'] as const)('request body limits (%s mode)', (m
     expect(sent.status).toBe(413);
     expect(sent.written).toBeLessThan(40 * MiB);
     if (mode === 'direct') {
-      expect(JSON.parse(sent.body)).toMatchObject({ error: { code: 'request_too_large', type: 'invalid_request_error', message: expect.stringContaining('32 MiB') } });
+      expect(JSON.parse(sent.body)).toMatchObject({
+        error: { code: 'request_too_large', type: 'invalid_request_error', message: expect.stringContaining('32 MiB') },
+      });
     }
   });
 
@@ -50,7 +52,7 @@ describe.each(['direct', 'lambda'] as const)('request body limits (%s mode)', (m
     expect(sent.written).toBeLessThan(48 * MiB);
   });
 
-  it('applies an endpoint\'s own limit (audio: 25 MiB)', async () => {
+  it("applies an endpoint's own limit (audio: 25 MiB)", async () => {
     const headers = { 'content-type': 'multipart/form-data; boundary=x', 'x-gw-provider': 'openai', 'x-gw-api-key': key };
     const sent = await send(`${gw.url}/v1/audio/transcriptions`, headers, 26 * MiB);
     expect(sent.status).toBe(413);

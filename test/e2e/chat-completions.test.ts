@@ -35,9 +35,7 @@ describe.each(['direct', 'lambda'] as const)('chat completions (%s mode)', (mode
   });
 
   it('returns the provider completion and sends it only what it needs', async () => {
-    const res = await client.chat.completions
-      .create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.2 })
-      .withResponse();
+    const res = await client.chat.completions.create({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }], temperature: 0.2 }).withResponse();
     expect(res.data.choices[0]?.message.content).toBe('Hello from the mock');
     expect(res.data.usage?.total_tokens).toBe(12);
     expect(res.response.headers.get('x-gw-provider')).toBe('openai');
@@ -132,7 +130,9 @@ describe.each(['direct', 'lambda'] as const)('chat completions (%s mode)', (mode
     });
 
     it('401 with a wrong key', async () => {
-      await expect(clientWith({ 'x-gw-api-key': 'gw_wrong' }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] })).rejects.toMatchObject({ status: 401 });
+      await expect(
+        clientWith({ 'x-gw-api-key': 'gw_wrong' }).chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }),
+      ).rejects.toMatchObject({ status: 401 });
     });
 
     it('403 for a workspace key without completions.write, and for an organisation key', async () => {
@@ -198,7 +198,9 @@ describe.each(['direct', 'lambda'] as const)('chat completions (%s mode)', (mode
     it('passes a provider error through with its status and body', async () => {
       const body = { error: { message: 'Rate limit reached', type: 'requests', param: null, code: 'rate_limit_exceeded' } };
       mock.queue.push({ kind: 'error', status: 429, body: JSON.stringify(body), headers: { 'retry-after': '7' } });
-      const err = (await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+      const err = (await client.chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'x' }] }).catch((e: unknown) => e)) as InstanceType<
+        typeof OpenAI.APIError
+      >;
       expect(err.status).toBe(429);
       expect(err.message).toContain('Rate limit reached');
       expect(err.headers?.get('retry-after')).toBe('7');

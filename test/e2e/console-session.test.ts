@@ -35,7 +35,11 @@ describe.each(['direct', 'lambda'] as const)('console sessions (%s mode)', (mode
   const clock = new ManualClock(Date.UTC(2026, 5, 1, 9));
   let gw: TestGantry;
 
-  const send = async (method: string, path: string, opts: { body?: unknown; cookie?: string; csrf?: string; key?: string; type?: string } = {}): Promise<Reply> => {
+  const send = async (
+    method: string,
+    path: string,
+    opts: { body?: unknown; cookie?: string; csrf?: string; key?: string; type?: string } = {},
+  ): Promise<Reply> => {
     const headers: Record<string, string> = { 'content-type': opts.type ?? 'application/json' };
     if (opts.cookie) headers.cookie = `gw_console=${opts.cookie}`;
     if (opts.csrf) headers['x-gw-csrf'] = opts.csrf;
@@ -69,7 +73,13 @@ describe.each(['direct', 'lambda'] as const)('console sessions (%s mode)', (mode
     expect(parsed.attrs).toMatchObject({ httponly: true, secure: true, samesite: 'Strict', path: '/', 'max-age': '28800' });
     expect(cookie).toMatch(/^[A-Za-z0-9_-]{40,}$/);
     const principal = reply.json.principal as Json;
-    expect(principal).toMatchObject({ kind: 'api_key', type: 'organisation-service', role: 'owner', workspace_id: null, organisation_id: gw.boot.organisationId });
+    expect(principal).toMatchObject({
+      kind: 'api_key',
+      type: 'organisation-service',
+      role: 'owner',
+      workspace_id: null,
+      organisation_id: gw.boot.organisationId,
+    });
     expect(typeof principal.id).toBe('string');
     expect(reply.json.scopes).toEqual(expect.arrayContaining(['api_keys.create', 'api_keys.list', 'workspaces.list']));
     expect(reply.json.expires_at).toBe(new Date(clock.now() + 28_800_000).toISOString());

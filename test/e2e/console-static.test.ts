@@ -12,7 +12,8 @@ import { startLocalServer, type LocalServer } from '../../lambdas/local/server.t
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { createTestDeps } from '../support/deps.ts';
 
-const INDEX = '<!doctype html><html lang="en"><head><title>Gantry</title><script type="module" src="/console/assets/index-Bx7kQ2mZ.js"></script></head><body><div id="app"></div></body></html>';
+const INDEX =
+  '<!doctype html><html lang="en"><head><title>Gantry</title><script type="module" src="/console/assets/index-Bx7kQ2mZ.js"></script></head><body><div id="app"></div></body></html>';
 const SCRIPT = 'document.getElementById("app").textContent = "hello";';
 
 function builtConsole(): string {

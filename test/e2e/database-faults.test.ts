@@ -18,7 +18,13 @@ describe.each(['direct', 'lambda'] as const)('database faults (%s mode)', (mode)
   const chat = (apiKey: string) =>
     fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': apiKey, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+      headers: {
+        'x-gw-api-key': apiKey,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: 'Bearer sk-x',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }),
     });
 
@@ -26,7 +32,12 @@ describe.each(['direct', 'lambda'] as const)('database faults (%s mode)', (mode)
   beforeAll(async () => {
     proxy = await startFaultProxy(inject('dynamodbEndpoint'));
     [gw, mock] = await Promise.all([
-      startGantry(mode, { DYNAMODB_ENDPOINT: proxy.url, GW_DYNAMODB_CONNECT_TIMEOUT_MS: '200', GW_DYNAMODB_REQUEST_TIMEOUT_MS: '1500', GW_REQUEST_LOGS: 'OFF' }),
+      startGantry(mode, {
+        DYNAMODB_ENDPOINT: proxy.url,
+        GW_DYNAMODB_CONNECT_TIMEOUT_MS: '200',
+        GW_DYNAMODB_REQUEST_TIMEOUT_MS: '1500',
+        GW_REQUEST_LOGS: 'OFF',
+      }),
       startMockOpenAI(),
     ]);
     warmKey = await gw.workspaceKey();
@@ -38,34 +49,38 @@ describe.each(['direct', 'lambda'] as const)('database faults (%s mode)', (mode)
     await proxy?.close();
   });
 
-  it.each(['hang', 'down'] satisfies FaultMode[])('while the database is %s', async (fault) => {
-    await proxy.set(fault);
-    try {
-      const health = await fetch(`${gw.url}/v1/health`);
-      // Health's own deadline (900 ms) answered, not the table's request timeout (1.5 s): said by the
-      // reason, which a busy machine cannot change, rather than by a stopwatch, which it can.
-      const reason = fault === 'hang' ? 'not writable (no answer within 900 ms)' : expect.stringMatching(/^not writable \(/);
-      expect(await health.json()).toMatchObject({ status: 'degraded', checks: { database: reason } });
-      expect(health.status).toBe(503);
+  it.each(['hang', 'down'] satisfies FaultMode[])(
+    'while the database is %s',
+    async (fault) => {
+      await proxy.set(fault);
+      try {
+        const health = await fetch(`${gw.url}/v1/health`);
+        // Health's own deadline (900 ms) answered, not the table's request timeout (1.5 s): said by the
+        // reason, which a busy machine cannot change, rather than by a stopwatch, which it can.
+        const reason = fault === 'hang' ? 'not writable (no answer within 900 ms)' : expect.stringMatching(/^not writable \(/);
+        expect(await health.json()).toMatchObject({ status: 'degraded', checks: { database: reason } });
+        expect(health.status).toBe(503);
 
-      const cold = await chat(`gw_cold-key-${fault}-000000000000000000000000`);
-      expect(cold.status).toBe(503);
-      expect(cold.headers.get('retry-after')).toBe('5');
-      expect(((await cold.json()) as { error: { message: string } }).error.message).toContain('storage is unavailable');
+        const cold = await chat(`gw_cold-key-${fault}-000000000000000000000000`);
+        expect(cold.status).toBe(503);
+        expect(cold.headers.get('retry-after')).toBe('5');
+        expect(((await cold.json()) as { error: { message: string } }).error.message).toContain('storage is unavailable');
 
-      // The owner key is warm (it created the workspace key); listing configs needs the table.
-      const admin = await fetch(`${gw.url}/v1/configs`, { headers: { 'x-gw-api-key': ADMIN_KEY } });
-      expect(admin.status).toBe(503);
-      expect(admin.headers.get('retry-after')).toBe('5');
-      expect(await admin.json()).toMatchObject({ object: 'error', errorCode: 'AB04' });
+        // The owner key is warm (it created the workspace key); listing configs needs the table.
+        const admin = await fetch(`${gw.url}/v1/configs`, { headers: { 'x-gw-api-key': ADMIN_KEY } });
+        expect(admin.status).toBe(503);
+        expect(admin.headers.get('retry-after')).toBe('5');
+        expect(await admin.json()).toMatchObject({ object: 'error', errorCode: 'AB04' });
 
-      const warm = await chat(warmKey);
-      expect(warm.status).toBe(200);
-      await warm.text();
-    } finally {
-      await proxy.set('pass');
-    }
-    expect((await fetch(`${gw.url}/v1/configs`, { headers: { 'x-gw-api-key': ADMIN_KEY } })).status).toBe(200);
-    // About 7 s of the table's own timeouts on an idle machine (each call waits for them in turn).
-  }, 60_000);
+        const warm = await chat(warmKey);
+        expect(warm.status).toBe(200);
+        await warm.text();
+      } finally {
+        await proxy.set('pass');
+      }
+      expect((await fetch(`${gw.url}/v1/configs`, { headers: { 'x-gw-api-key': ADMIN_KEY } })).status).toBe(200);
+      // About 7 s of the table's own timeouts on an idle machine (each call waits for them in turn).
+    },
+    60_000,
+  );
 });

@@ -210,7 +210,13 @@ describe.each(['direct', 'lambda'] as const)('endpoint validation (%s mode)', (m
     for (const [path, body] of ok) {
       const res = await fetch(`${gw.url}/v1${path}`, {
         method: 'POST',
-        headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+        headers: {
+          'x-gw-api-key': key,
+          'x-gw-provider': 'openai',
+          'x-gw-custom-host': `${mock.url}/v1`,
+          authorization: 'Bearer sk-x',
+          'content-type': 'application/json',
+        },
         body: JSON.stringify(body),
       });
       const text = await res.text();

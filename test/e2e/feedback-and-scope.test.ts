@@ -35,9 +35,16 @@ describe.each(['direct', 'lambda'] as const)('feedback and default scopes (%s mo
     [gw, mock] = await Promise.all([startGantry(mode), startMockOpenAI()]);
     mainKey = await gw.workspaceKey(['completions.write', 'feedback.create', 'feedback.list']);
     expect((await gw.admin('POST', '/v1/workspaces', { name: 'Other', slug: 'other' })).status).toBe(200);
-    const other = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'o', workspace_id: 'other', scopes: ['completions.write', 'feedback.create'] });
+    const other = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+      name: 'o',
+      workspace_id: 'other',
+      scopes: ['completions.write', 'feedback.create'],
+    });
     otherKey = other.json.key as string;
-    for (const [key, t] of [[mainKey, traces.main], [otherKey, traces.other]] as const) {
+    for (const [key, t] of [
+      [mainKey, traces.main],
+      [otherKey, traces.other],
+    ] as const) {
       const res = await chat(key, t);
       expect(res.status).toBe(200);
       await res.text();
@@ -65,7 +72,11 @@ describe.each(['direct', 'lambda'] as const)('feedback and default scopes (%s mo
   });
 
   it('lists feedback with filters and pages, shows it on its log and in analytics', async () => {
-    for (const [key, trace_id, value] of [[mainKey, traces.main, 7], [mainKey, traces.main, -2], [otherKey, traces.other, 9]] as const) {
+    for (const [key, trace_id, value] of [
+      [mainKey, traces.main, 7],
+      [mainKey, traces.main, -2],
+      [otherKey, traces.other, 9],
+    ] as const) {
       const r = await gw.admin('POST', '/v1/feedback', { trace_id, value, weight: 0.5 }, key);
       expect(r.status, JSON.stringify(r.json)).toBe(200);
     }
@@ -100,7 +111,7 @@ describe.each(['direct', 'lambda'] as const)('feedback and default scopes (%s mo
     const hourAgo = new Date(Date.now() - 3_600_000).toISOString();
     const fromStart = await gw.admin('GET', `/v1/audit-logs?start_time=${hourAgo}`);
     expect(fromStart.status, JSON.stringify(fromStart.json)).toBe(200);
-    expect((fromStart.json.total as number)).toBeGreaterThan(0);
+    expect(fromStart.json.total as number).toBeGreaterThan(0);
     const toEnd = await gw.admin('GET', `/v1/audit-logs?end_time=${new Date(Date.now() + 60_000).toISOString()}`);
     expect(toEnd.status).toBe(200);
     expect(toEnd.json.total).toBe(fromStart.json.total);

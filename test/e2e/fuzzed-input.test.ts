@@ -127,7 +127,9 @@ describe('fuzzed requests over every route (direct mode)', () => {
       const example = dialect ? ANTHROPIC_EXAMPLE : spec.validate && GATEWAY_BODIES.get(spec.validate)?.example;
       requests.push(...sample(gatewayRequests(ctx, spec.method, path, example), i, PER_GATEWAY_ROUTE));
     });
-    GATEWAY_EXTRA_ROUTES.forEach(({ method, path }, i) => requests.push(...sample(gatewayRequests(ctx, method, path.replace(/^\/v1/, ''), undefined), 1_000 + i, PER_GATEWAY_ROUTE)));
+    GATEWAY_EXTRA_ROUTES.forEach(({ method, path }, i) =>
+      requests.push(...sample(gatewayRequests(ctx, method, path.replace(/^\/v1/, ''), undefined), 1_000 + i, PER_GATEWAY_ROUTE)),
+    );
     // The passthrough: any other /v1 path, with any method.
     const chat = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] };
     requests.push(...sample(gatewayRequests(ctx, 'POST', '/{a}/{b}', chat), 2_000, PASSTHROUGH_REQUESTS / 2));

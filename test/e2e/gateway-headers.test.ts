@@ -33,7 +33,14 @@ describe.each(['direct', 'lambda'] as const)('provider headers (%s mode)', (mode
   const chat = (headers: Record<string, string>) =>
     fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json', ...headers },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: 'Bearer sk-x',
+        'content-type': 'application/json',
+        ...headers,
+      },
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] }),
     });
 
@@ -51,7 +58,12 @@ describe.each(['direct', 'lambda'] as const)('provider headers (%s mode)', (mode
   });
 
   it('forwards the headers x-gw-forward-headers names (JSON array), untouched', async () => {
-    const res = await chat({ 'x-gw-forward-headers': '["X-Team", "x-trace-context", "x-gw-api-key"]', 'x-team': 'Search', 'x-trace-context': 'a=1;b=2', 'x-other': 'no' });
+    const res = await chat({
+      'x-gw-forward-headers': '["X-Team", "x-trace-context", "x-gw-api-key"]',
+      'x-team': 'Search',
+      'x-trace-context': 'a=1;b=2',
+      'x-other': 'no',
+    });
     expect(res.status).toBe(200);
     const got = mock.received[0]!.headers;
     expect(got['x-team']).toBe('Search');
@@ -60,7 +72,7 @@ describe.each(['direct', 'lambda'] as const)('provider headers (%s mode)', (mode
     expect(Object.keys(got).filter((h) => h.startsWith('x-gw-'))).toEqual([]);
   });
 
-  it('takes a comma-separated list too, merged with the config\'s forward_headers', async () => {
+  it("takes a comma-separated list too, merged with the config's forward_headers", async () => {
     const config = { provider: 'openai', custom_host: `${mock.url}/v1`, forward_headers: ['x-from-config'] };
     const res = await chat({ 'x-gw-config': JSON.stringify(config), 'x-gw-forward-headers': 'x-a, x-b', 'x-a': '1', 'x-b': '2', 'x-from-config': '3' });
     expect(res.status).toBe(200);
@@ -87,10 +99,11 @@ describe.each(['direct', 'lambda'] as const)('provider headers (%s mode)', (mode
     for (const value of Object.values(CLOUD)) expect(sent).not.toContain(value);
     await until(() => records[0], 'the request record');
     const record = JSON.stringify({ ...records[0], principal: undefined });
-    for (const secret of [CLOUD['x-gw-aws-secret-access-key'], CLOUD['x-gw-aws-session-token'], CLOUD['x-gw-aws-access-key-id']]) expect(record).not.toContain(secret);
+    for (const secret of [CLOUD['x-gw-aws-secret-access-key'], CLOUD['x-gw-aws-session-token'], CLOUD['x-gw-aws-access-key-id']])
+      expect(record).not.toContain(secret);
   });
 
-  it('lets a config target\'s own option win over the header', async () => {
+  it("lets a config target's own option win over the header", async () => {
     const config = { provider: 'openai', custom_host: `${mock.url}/v1`, openai_organization: 'org-config' };
     await chat({ 'x-gw-config': JSON.stringify(config), 'x-gw-openai-organization': 'org-header', 'x-gw-openai-project': 'proj-header' });
     expect(mock.received[0]!.headers).toMatchObject({ 'openai-organization': 'org-config', 'openai-project': 'proj-header' });

@@ -26,7 +26,12 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
 
   const target = (extra: Json = {}) => ({ provider: 'openai', api_key: 'sk-x', custom_host: `${mock.url}/v1`, ...extra });
   const client = (config: Json, headers: Record<string, string> = {}) =>
-    new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'sk-x', maxRetries: 0, defaultHeaders: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config), ...headers } });
+    new OpenAI({
+      baseURL: `${gw.url}/v1`,
+      apiKey: 'sk-x',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config), ...headers },
+    });
   const ask = (content: string) => ({ model: 'gpt-4o-mini', messages: [{ role: 'user' as const, content }] });
 
   async function refusal(p: Promise<unknown>): Promise<APIError> {
@@ -70,7 +75,9 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
   });
 
   it('answers 446 with the hook results and calls no provider when an input guardrail denies', async () => {
-    const err = await refusal(client(target({ input_guardrails: [block(['password'])] }), { 'x-gw-trace-id': `${mode}-deny` }).chat.completions.create(ask('my password is hunter2')));
+    const err = await refusal(
+      client(target({ input_guardrails: [block(['password'])] }), { 'x-gw-trace-id': `${mode}-deny` }).chat.completions.create(ask('my password is hunter2')),
+    );
     expect(err.status).toBe(446);
     expect(err.type).toBe('hooks_failed');
     expect(mock.received).toHaveLength(0);
@@ -88,12 +95,22 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
   });
 
   it('answers 246 with the normal body plus hook_results when a guardrail without deny fails', async () => {
-    const res = await client(target({ before_request_hooks: [{ type: 'guardrail', id: 'no-secrets', checks: [{ id: 'default.contains', parameters: { operator: 'none', words: ['password'] } }] }] }))
+    const res = await client(
+      target({
+        before_request_hooks: [
+          { type: 'guardrail', id: 'no-secrets', checks: [{ id: 'default.contains', parameters: { operator: 'none', words: ['password'] } }] },
+        ],
+      }),
+    )
       .chat.completions.create(ask('my password'))
       .withResponse();
     expect(res.response.status).toBe(246);
     expect(res.data.choices[0]?.message.content).toBe('Hello from the mock');
-    expect((res.data as unknown as { hook_results: { before_request_hooks: Json[] } }).hook_results.before_request_hooks[0]).toMatchObject({ id: 'no-secrets', verdict: false, deny: false });
+    expect((res.data as unknown as { hook_results: { before_request_hooks: Json[] } }).hook_results.before_request_hooks[0]).toMatchObject({
+      id: 'no-secrets',
+      verdict: false,
+      deny: false,
+    });
     expect(mock.received).toHaveLength(1);
   });
 
@@ -104,7 +121,9 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
     const { json } = await raw(target({ output_guardrails: [block(['mock'])] }), 'Hi');
     expect((json as { hook_results: { after_request_hooks: Json[] } }).hook_results.after_request_hooks[0]).toMatchObject({ verdict: false, deny: true });
 
-    const ok = await client(target({ output_guardrails: [block(['nothing-like-this'])] })).chat.completions.create(ask('Hi')).withResponse();
+    const ok = await client(target({ output_guardrails: [block(['nothing-like-this'])] }))
+      .chat.completions.create(ask('Hi'))
+      .withResponse();
     expect(ok.response.status).toBe(200);
     expect(ok.data).not.toHaveProperty('hook_results');
   });
@@ -119,9 +138,13 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
 
   it('falls back on 246 when named, but not without it', async () => {
     const first = target({ input_guardrails: [flag(['Hi'])] });
-    const named = await client({ strategy: { mode: 'fallback', on_status_codes: [246] }, targets: [first, target()] }).chat.completions.create(ask('Hi')).withResponse();
+    const named = await client({ strategy: { mode: 'fallback', on_status_codes: [246] }, targets: [first, target()] })
+      .chat.completions.create(ask('Hi'))
+      .withResponse();
     expect(named.response.headers.get('x-gw-last-used-option-index')).toBe('config.targets[1]');
-    const unnamed = await client({ strategy: { mode: 'fallback' }, targets: [first, target()] }).chat.completions.create(ask('Hi')).withResponse();
+    const unnamed = await client({ strategy: { mode: 'fallback' }, targets: [first, target()] })
+      .chat.completions.create(ask('Hi'))
+      .withResponse();
     expect(unnamed.response.status).toBe(246);
     expect(unnamed.response.headers.get('x-gw-last-used-option-index')).toBe('config.targets[0]');
   });
@@ -129,13 +152,15 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
   it('stops a stream mid-way before a forbidden phrase: content_filter, hook_results, [DONE], and the log says so', async () => {
     const safe = Array.from({ length: 12 }, (_, i) => `word${i} `);
     mock.queue.push({ kind: 'stream', chunks: [...safe, 'and the token is glp', 'at-0123 ok', ' more text after'] });
-    const stream = await client(target({ output_guardrails: [{ ...block([FORBIDDEN]), window: { size: 20, context: 20 } }] }), { 'x-gw-trace-id': `${mode}-mid` }).chat.completions.create({
+    const stream = await client(target({ output_guardrails: [{ ...block([FORBIDDEN]), window: { size: 20, context: 20 } }] }), {
+      'x-gw-trace-id': `${mode}-mid`,
+    }).chat.completions.create({
       ...ask('tell me'),
       stream: true,
     });
     const chunks: Json[] = [];
     for await (const c of stream) chunks.push(c as unknown as Json);
-    const text = chunks.map((c) => ((c.choices as Array<{ delta?: { content?: string } }>)[0]?.delta?.content ?? '')).join('');
+    const text = chunks.map((c) => (c.choices as Array<{ delta?: { content?: string } }>)[0]?.delta?.content ?? '').join('');
     expect(text).not.toContain(FORBIDDEN);
     expect(text.startsWith(safe.join('').slice(0, 40))).toBe(true);
     const finish = chunks.find((c) => (c.choices as Array<{ finish_reason?: string }>)[0]?.finish_reason);
@@ -164,7 +189,10 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
         mock.queue.push({ kind: 'stream', chunks });
         let received = '';
         try {
-          const stream = await client(target({ output_guardrails: [{ ...block([FORBIDDEN]), window: { size, context: 20 } }] })).chat.completions.create({ ...ask('x'), stream: true });
+          const stream = await client(target({ output_guardrails: [{ ...block([FORBIDDEN]), window: { size, context: 20 } }] })).chat.completions.create({
+            ...ask('x'),
+            stream: true,
+          });
           for await (const c of stream) received += c.choices[0]?.delta?.content ?? '';
         } catch (err) {
           if (!(err instanceof APIError) || err.status !== 446) throw err;
@@ -180,12 +208,23 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
       baseURL: `${gw.url}/v1`,
       apiKey: 'sk-x',
       maxRetries: 0,
-      defaultHeaders: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify({ provider: 'openai', api_key: 'sk-x', custom_host: `${api.url}/v1`, output_guardrails: [{ ...block([FORBIDDEN]), window: { size: 10, context: 20 } }] }) },
+      defaultHeaders: {
+        'x-gw-api-key': key,
+        'x-gw-config': JSON.stringify({
+          provider: 'openai',
+          api_key: 'sk-x',
+          custom_host: `${api.url}/v1`,
+          output_guardrails: [{ ...block([FORBIDDEN]), window: { size: 10, context: 20 } }],
+        }),
+      },
     });
     const stream = await openai.responses.create({ model: 'gpt-4o-mini', input: `one two three four five six ${FORBIDDEN} seven`, stream: true });
     const events: Json[] = [];
     for await (const e of stream) events.push(e as unknown as Json);
-    const text = events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('');
+    const text = events
+      .filter((e) => e.type === 'response.output_text.delta')
+      .map((e) => e.delta)
+      .join('');
     expect(text).not.toContain(FORBIDDEN);
     expect(text).toContain('one two');
     expect(events.at(-1)).toMatchObject({ type: 'response.incomplete', response: { status: 'incomplete', incomplete_details: { reason: 'content_filter' } } });
@@ -197,7 +236,10 @@ describe.each(['direct', 'lambda'] as const)('guardrail hooks (%s mode)', (mode)
       baseURL: gw.url,
       apiKey: 'sk-x',
       maxRetries: 0,
-      defaultHeaders: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(target({ output_guardrails: [{ ...block([FORBIDDEN]), window: { size: 10, context: 20 } }] })) },
+      defaultHeaders: {
+        'x-gw-api-key': key,
+        'x-gw-config': JSON.stringify(target({ output_guardrails: [{ ...block([FORBIDDEN]), window: { size: 10, context: 20 } }] })),
+      },
     });
     const stream = anthropic.messages.stream({ model: 'gpt-4o-mini', max_tokens: 50, messages: [{ role: 'user', content: 'count' }] });
     let text = '';

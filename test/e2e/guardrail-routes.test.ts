@@ -31,7 +31,14 @@ function lenient(path: string): string {
 function standIn(req: Recorded) {
   const path = lenient(req.path);
   if (req.method === 'POST' && path === '/v1/chat/completions') {
-    return { json: { id: 'chatcmpl-1', object: 'chat.completion', model: 'm', choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }] } };
+    return {
+      json: {
+        id: 'chatcmpl-1',
+        object: 'chat.completion',
+        model: 'm',
+        choices: [{ index: 0, message: { role: 'assistant', content: 'Hi' }, finish_reason: 'stop' }],
+      },
+    };
   }
   if (/^\/v1\/threads\/[^/]+\/messages$/.test(path)) return { json: { id: 'msg_1', object: 'thread.message' } };
   if (path === '/v1/files') return { json: { id: 'file-1', object: 'file', purpose: 'batch', filename: 'b.jsonl', bytes: 1 } };
@@ -39,23 +46,38 @@ function standIn(req: Recorded) {
 }
 
 /** A request with exactly this path on the wire (fetch would keep most, but not all, variants). */
-function rawRequest(base: string, method: string, path: string, headers: Record<string, string>, body?: string | Uint8Array): Promise<{ status: number; json: Json }> {
+function rawRequest(
+  base: string,
+  method: string,
+  path: string,
+  headers: Record<string, string>,
+  body?: string | Uint8Array,
+): Promise<{ status: number; json: Json }> {
   return new Promise((resolve, reject) => {
     const url = new URL(base);
-    const req = http.request({ host: url.hostname, port: url.port, method, path, headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) } }, (res) => {
-      const parts: Buffer[] = [];
-      res.on('data', (c: Buffer) => parts.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(parts).toString('utf8');
-        let json: Json = {};
-        try {
-          json = JSON.parse(text) as Json;
-        } catch {
-          json = { text };
-        }
-        resolve({ status: res.statusCode ?? 0, json });
-      });
-    });
+    const req = http.request(
+      {
+        host: url.hostname,
+        port: url.port,
+        method,
+        path,
+        headers: { ...headers, ...(body !== undefined ? { 'content-length': String(Buffer.byteLength(body)) } : {}) },
+      },
+      (res) => {
+        const parts: Buffer[] = [];
+        res.on('data', (c: Buffer) => parts.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(parts).toString('utf8');
+          let json: Json = {};
+          try {
+            json = JSON.parse(text) as Json;
+          } catch {
+            json = { text };
+          }
+          resolve({ status: res.statusCode ?? 0, json });
+        });
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -64,7 +86,8 @@ function rawRequest(base: string, method: string, path: string, headers: Record<
 const chat = (content: string) => JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content }] });
 
 /** A batch input line. */
-const line = (id: string, content: string) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content }] } });
+const line = (id: string, content: string) =>
+  JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content }] } });
 
 const CHAT_VARIANTS = [
   '/v1/chat/completions/',
@@ -180,7 +203,11 @@ describe.each(['direct', 'lambda'] as const)('guardrails on route variants, assi
     const denied = await send('POST', '/v1/vector_stores/vs_1/search', nested);
     expect(denied.status).toBe(446);
     expect(denied.json.error).toMatchObject({ type: 'hooks_failed' });
-    const gemini = await send('POST', '/v1/models/gemini-2.0-flash:generateContent', JSON.stringify({ contents: [{ role: 'user', parts: [{ text: FORBIDDEN }] }] }));
+    const gemini = await send(
+      'POST',
+      '/v1/models/gemini-2.0-flash:generateContent',
+      JSON.stringify({ contents: [{ role: 'user', parts: [{ text: FORBIDDEN }] }] }),
+    );
     expect(gemini.status).toBe(446);
     // A body the gateway does not parse as JSON is read as the text it is.
     const plain = await send('POST', '/v1/custom/run', `{"prompt": "${FORBIDDEN}"}`, headers(guarded(), { 'content-type': 'text/plain' }));
@@ -196,7 +223,15 @@ describe.each(['direct', 'lambda'] as const)('guardrails on route variants, assi
     const bodies: Array<[string, Json]> = [
       ['/v1/threads/thread_1/messages', { role: 'user', content: `here ${FORBIDDEN}` }],
       ['/v1/threads/thread_1/messages', { role: 'user', content: [{ type: 'text', text: FORBIDDEN }] }],
-      ['/v1/threads', { messages: [{ role: 'user', content: 'fine' }, { role: 'assistant', content: FORBIDDEN }] }],
+      [
+        '/v1/threads',
+        {
+          messages: [
+            { role: 'user', content: 'fine' },
+            { role: 'assistant', content: FORBIDDEN },
+          ],
+        },
+      ],
       ['/v1/threads/runs', { assistant_id: 'asst_1', thread: { messages: [{ role: 'user', content: FORBIDDEN }] } }],
       ['/v1/threads/thread_1/runs', { assistant_id: 'asst_1', additional_instructions: FORBIDDEN }],
       ['/v1/threads/thread_1/runs', { assistant_id: 'asst_1', additional_messages: [{ role: 'user', content: FORBIDDEN }] }],
@@ -220,7 +255,12 @@ describe.each(['direct', 'lambda'] as const)('guardrails on route variants, assi
   it('checks the lines of a batch file uploaded to the provider of a pinned config, and answers 446 before the upload', async () => {
     const made = await gw.admin('POST', '/v1/configs', { name: `Guarded files ${mode}`, workspace_id: 'default', config: guarded() });
     expect(made.status).toBe(200);
-    const created = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'pinned', workspace_id: 'default', scopes: ['completions.write'], defaults: { config_id: made.json.slug } });
+    const created = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+      name: 'pinned',
+      workspace_id: 'default',
+      scopes: ['completions.write'],
+      defaults: { config_id: made.json.slug },
+    });
     const pinned = created.json.key as string;
     const upload = (lines: string[], purpose = 'batch') => {
       const form = multipart([
@@ -259,7 +299,12 @@ describe.each(['direct', 'lambda'] as const)('guardrails on route variants, assi
   });
 
   it('validates the passthrough setting with a 400 naming its path', async () => {
-    const res = await send('POST', '/v1/chat/completions', chat('hello'), headers({ strategy: { mode: 'single' }, targets: [target({ passthrough: 'block' })] }));
+    const res = await send(
+      'POST',
+      '/v1/chat/completions',
+      chat('hello'),
+      headers({ strategy: { mode: 'single' }, targets: [target({ passthrough: 'block' })] }),
+    );
     expect(res.status).toBe(400);
     expect(res.json.error).toMatchObject({ param: 'x-gw-config' });
     expect((res.json.error as { message: string }).message).toContain('targets[0].passthrough: must be one of allow, deny');

@@ -25,7 +25,13 @@ const chatAnswer = (message: Json): Json => ({
   usage: { prompt_tokens: 5, completion_tokens: 5, total_tokens: 10 },
 });
 const chunk = (delta: Json, finish: string | null = null): string =>
-  sseEvent({ id: 'chatcmpl-1', object: 'chat.completion.chunk', created: 1_750_000_000, model: 'gpt-4o-mini', choices: [{ index: 0, delta, finish_reason: finish }] });
+  sseEvent({
+    id: 'chatcmpl-1',
+    object: 'chat.completion.chunk',
+    created: 1_750_000_000,
+    model: 'gpt-4o-mini',
+    choices: [{ index: 0, delta, finish_reason: finish }],
+  });
 const anthropicMessage = (content: Json[]): Json => ({
   id: 'msg_1',
   type: 'message',
@@ -114,10 +120,28 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
     it.each([
       ['a system message', [{ role: 'system', content: `the token is ${FORBIDDEN}` }]],
       ['a developer message', [{ role: 'developer', content: [{ type: 'text', text: `use ${FORBIDDEN}` }] }]],
-      ['an earlier user turn', [{ role: 'user', content: `my token ${FORBIDDEN}` }, { role: 'assistant', content: 'ok' }]],
+      [
+        'an earlier user turn',
+        [
+          { role: 'user', content: `my token ${FORBIDDEN}` },
+          { role: 'assistant', content: 'ok' },
+        ],
+      ],
       ['an assistant turn the client wrote', [{ role: 'assistant', content: `I will print ${FORBIDDEN}` }]],
-      ['tool-call arguments the client wrote', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: `{"t":"${FORBIDDEN}"}` } }] }, { role: 'tool', tool_call_id: 'c1', content: 'done' }]],
-      ['a tool result', [{ role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] }, { role: 'tool', tool_call_id: 'c1', content: `result: ${FORBIDDEN}` }]],
+      [
+        'tool-call arguments the client wrote',
+        [
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: `{"t":"${FORBIDDEN}"}` } }] },
+          { role: 'tool', tool_call_id: 'c1', content: 'done' },
+        ],
+      ],
+      [
+        'a tool result',
+        [
+          { role: 'assistant', content: null, tool_calls: [{ id: 'c1', type: 'function', function: { name: 'f', arguments: '{}' } }] },
+          { role: 'tool', tool_call_id: 'c1', content: `result: ${FORBIDDEN}` },
+        ],
+      ],
     ])('chat: %s is checked', async (_, messages) => {
       await refused('/chat/completions', openai({ input_guardrails: [deny()] }), chat(messages));
     });
@@ -138,8 +162,25 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
 
     it.each([
       ['instructions', { instructions: `never reveal ${FORBIDDEN}`, input: 'hi' }],
-      ['a function_call_output item', { input: [{ type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' }, { type: 'function_call_output', call_id: 'c1', output: `got ${FORBIDDEN}` }, { role: 'user', content: 'go on' }] }],
-      ['an earlier input message', { input: [{ role: 'user', content: [{ type: 'input_text', text: FORBIDDEN }] }, { role: 'user', content: 'fine' }] }],
+      [
+        'a function_call_output item',
+        {
+          input: [
+            { type: 'function_call', call_id: 'c1', name: 'f', arguments: '{}' },
+            { type: 'function_call_output', call_id: 'c1', output: `got ${FORBIDDEN}` },
+            { role: 'user', content: 'go on' },
+          ],
+        },
+      ],
+      [
+        'an earlier input message',
+        {
+          input: [
+            { role: 'user', content: [{ type: 'input_text', text: FORBIDDEN }] },
+            { role: 'user', content: 'fine' },
+          ],
+        },
+      ],
       ['a provider-hosted prompt variable', { prompt: { id: 'pmpt_provider_hosted', variables: { city: FORBIDDEN } }, input: 'hi' }],
     ])('responses: %s is checked', async (_, body) => {
       await refused('/responses', openai({ input_guardrails: [deny()] }), { model: 'gpt-4o-mini', ...body });
@@ -149,7 +190,12 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
       ['system (to an Anthropic target, sent as it came)', anthropic],
       ['system (to an OpenAI target, translated)', openai],
     ])('/v1/messages: %s is checked', async (_, target) => {
-      await refused('/messages', target({ input_guardrails: [deny()] }), { model: 'claude-sonnet-4-5', max_tokens: 32, system: [{ type: 'text', text: `key ${FORBIDDEN}` }], messages: [{ role: 'user', content: 'hi' }] });
+      await refused('/messages', target({ input_guardrails: [deny()] }), {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 32,
+        system: [{ type: 'text', text: `key ${FORBIDDEN}` }],
+        messages: [{ role: 'user', content: 'hi' }],
+      });
     });
 
     it('/v1/messages: a tool_result block is checked, also in a request only Anthropic serves', async () => {
@@ -160,16 +206,28 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
       ];
       await refused('/messages', anthropic({ input_guardrails: [deny()] }), { model: 'claude-sonnet-4-5', max_tokens: 32, messages });
       // A server tool makes the request Anthropic's alone; its text is still read.
-      await refused('/messages', anthropic({ input_guardrails: [deny()] }), { model: 'claude-sonnet-4-5', max_tokens: 32, messages, tools: [{ type: 'web_search_20250305', name: 'web_search' }] });
+      await refused('/messages', anthropic({ input_guardrails: [deny()] }), {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 32,
+        messages,
+        tools: [{ type: 'web_search_20250305', name: 'web_search' }],
+      });
     });
 
     it('a prompt variable rendered into the system turn is checked', async () => {
-      const template = JSON.stringify([{ role: 'system', content: 'You work for {{company}}.' }, { role: 'user', content: '{{question}}' }]);
+      const template = JSON.stringify([
+        { role: 'system', content: 'You work for {{company}}.' },
+        { role: 'user', content: '{{question}}' },
+      ]);
       const saved = gw.deps.prompts;
       gw.deps.prompts = new PromptsDouble([promptVersion({ promptId: 'pr-scope', slug: 'scope', template, model: 'gpt-4o-mini' })]);
       try {
         await refused('/prompts/scope/completions', openai({ input_guardrails: [deny()] }), { variables: { company: FORBIDDEN, question: 'hours?' } });
-        await refused('/responses', openai({ input_guardrails: [deny()] }), { model: 'gpt-4o-mini', prompt: { id: 'scope', variables: { company: FORBIDDEN, question: 'hours?' } }, input: 'and you?' });
+        await refused('/responses', openai({ input_guardrails: [deny()] }), {
+          model: 'gpt-4o-mini',
+          prompt: { id: 'scope', variables: { company: FORBIDDEN, question: 'hours?' } },
+          input: 'and you?',
+        });
       } finally {
         gw.deps.prompts = saved;
       }
@@ -205,12 +263,20 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
     });
 
     it('chat: tool-call arguments split around other deltas (a repeated name, another call) never reach the client', async () => {
-      const args = (index: number, a: string, name?: string) => chunk({ tool_calls: [{ index, ...(index === 0 && name ? { id: 'call_1', type: 'function' } : {}), function: { ...(name ? { name } : {}), arguments: a } }] });
+      const args = (index: number, a: string, name?: string) =>
+        chunk({
+          tool_calls: [{ index, ...(index === 0 && name ? { id: 'call_1', type: 'function' } : {}), function: { ...(name ? { name } : {}), arguments: a } }],
+        });
       // Some providers repeat the name in every chunk; parallel calls interleave.
       provider.queue.push({ chunks: [...['{"t":"gl', 'pat-0', '123"}'].map((a) => args(0, a, 'send')), chunk({}, 'tool_calls'), 'data: [DONE]\n\n'] });
-      provider.queue.push({ chunks: [args(0, '{"t":"gl', 'send'), args(1, '{"x":1', 'other'), args(0, 'pat-0123"}'), args(1, '}'), chunk({}, 'tool_calls'), 'data: [DONE]\n\n'] });
+      provider.queue.push({
+        chunks: [args(0, '{"t":"gl', 'send'), args(1, '{"x":1', 'other'), args(0, 'pat-0123"}'), args(1, '}'), chunk({}, 'tool_calls'), 'data: [DONE]\n\n'],
+      });
       for (let i = 0; i < 2; i++) {
-        const res = await send('/chat/completions', openai({ output_guardrails: [deny({ window: { size: 10, context: 20 } })] }), { ...chat([]), stream: true });
+        const res = await send('/chat/completions', openai({ output_guardrails: [deny({ window: { size: 10, context: 20 } })] }), {
+          ...chat([]),
+          stream: true,
+        });
         const sent = [...res.text.matchAll(/"arguments":"((?:[^"\\]|\\.)*)"/g)].map((m) => JSON.parse(`"${m[1]}"`) as string).join('');
         expect(sent.replace(/\{"x":1\}?/g, '')).not.toContain(FORBIDDEN);
         expect(res.status === 446 || res.text.includes('content_filter')).toBe(true);
@@ -229,7 +295,9 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
           named('content_block_delta', { index: 0, delta: { type: 'text_delta', text: 'Sending now. ' + 'y'.repeat(40) } }),
           named('content_block_stop', { index: 0 }),
           named('content_block_start', { index: 1, content_block: { type: 'tool_use', id: 'toolu_1', name: 'send', input: {} } }),
-          ...['{"token": "glp', 'at-01', '23"}'].map((partial_json) => named('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json } })),
+          ...['{"token": "glp', 'at-01', '23"}'].map((partial_json) =>
+            named('content_block_delta', { index: 1, delta: { type: 'input_json_delta', partial_json } }),
+          ),
           named('content_block_stop', { index: 1 }),
           named('message_delta', { delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: 9 } }),
           named('message_stop', {}),
@@ -243,7 +311,11 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
 
     it('responses stream: no event of a denied answer carries the text, terminal events included', async () => {
       provider.queue.push({ chunks: responsesStream(['Here it is: ' + 'z'.repeat(40) + ' gl', 'pat-0', '123 and more']) });
-      const res = await send('/responses', openai({ output_guardrails: [deny({ window: { size: 20, context: 20 } })] }), { model: 'gpt-4o-mini', input: 'token?', stream: true });
+      const res = await send('/responses', openai({ output_guardrails: [deny({ window: { size: 20, context: 20 } })] }), {
+        model: 'gpt-4o-mini',
+        input: 'token?',
+        stream: true,
+      });
       expect(answerText(res.text)).not.toContain(FORBIDDEN);
       expect(res.text).toContain('response.incomplete');
       expect(res.text).not.toContain('response.completed');
@@ -252,14 +324,25 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
     it('responses stream: text only the closing events carry is checked too', async () => {
       // Clean deltas, but the provider's final events carry more than it streamed.
       provider.queue.push({ chunks: responsesStream(['All ', 'clear. ' + 'w'.repeat(40)], `All clear. the key is ${FORBIDDEN}`) });
-      const res = await send('/responses', openai({ output_guardrails: [deny({ window: { size: 20, context: 20 } })] }), { model: 'gpt-4o-mini', input: 'token?', stream: true });
+      const res = await send('/responses', openai({ output_guardrails: [deny({ window: { size: 20, context: 20 } })] }), {
+        model: 'gpt-4o-mini',
+        input: 'token?',
+        stream: true,
+      });
       expect(answerText(res.text)).not.toContain(FORBIDDEN);
       expect(res.text).toContain('response.incomplete');
     });
 
     it('responses: function call arguments in an answer are checked', async () => {
       provider.queue.push({
-        json: { id: 'resp_1', object: 'response', status: 'completed', model: 'gpt-4o-mini', output: [{ type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'send', arguments: `{"t":"${FORBIDDEN}"}` }], usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } },
+        json: {
+          id: 'resp_1',
+          object: 'response',
+          status: 'completed',
+          model: 'gpt-4o-mini',
+          output: [{ type: 'function_call', id: 'fc_1', call_id: 'c1', name: 'send', arguments: `{"t":"${FORBIDDEN}"}` }],
+          usage: { input_tokens: 1, output_tokens: 1, total_tokens: 2 },
+        },
       });
       expect((await send('/responses', openai({ output_guardrails: [deny()] }), { model: 'gpt-4o-mini', input: 'go' })).status).toBe(446);
     });
@@ -269,10 +352,14 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
     const statusLine = (deny: boolean) =>
       new Promise<string>((resolve, reject) => {
         const config = JSON.stringify(openai({ input_guardrails: [{ 'default.contains': { operator: 'none', words: [FORBIDDEN] }, deny }] }));
-        const req = http.request(`${gw.url}/v1/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-config': config } }, (res) => {
-          res.resume();
-          resolve(`${res.statusCode} ${res.statusMessage}`);
-        });
+        const req = http.request(
+          `${gw.url}/v1/chat/completions`,
+          { method: 'POST', headers: { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-config': config } },
+          (res) => {
+            res.resume();
+            resolve(`${res.statusCode} ${res.statusMessage}`);
+          },
+        );
         req.on('error', reject);
         req.end(JSON.stringify(chat([{ role: 'user', content: FORBIDDEN }])));
       });
@@ -284,7 +371,11 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
     const redact = { 'default.regexReplace': { rule: 'glpat-\\w+', redactText: '[TOKEN]' } };
 
     it('a guardrail-type hook that redacts sends the redacted request, and says so', async () => {
-      const res = await send('/chat/completions', openai({ input_guardrails: [redact], strict_openai_compliance: false }), chat([{ role: 'system', content: `use ${FORBIDDEN}` }]));
+      const res = await send(
+        '/chat/completions',
+        openai({ input_guardrails: [redact], strict_openai_compliance: false }),
+        chat([{ role: 'system', content: `use ${FORBIDDEN}` }]),
+      );
       expect(res.status).toBe(200);
       const sent = provider.received[0]!.json as { messages: { content: string }[] };
       expect(sent.messages[0]!.content).toBe('use [TOKEN]');
@@ -296,8 +387,26 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
     it('an inline images check in a guardrail hook applies its rewrite', async () => {
       const image = await startMockServer(() => ({ text: 'PNGDATA', headers: { 'content-type': 'image/png' } }));
       try {
-        const body = { model: 'gpt-4o-mini', messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this?' }, { type: 'image_url', image_url: { url: `${image.url}/cat.png` } }] }] };
-        const res = await send('/chat/completions', openai({ before_request_hooks: [{ type: 'guardrail', checks: [{ id: 'default.inlineImageUrls', parameters: {} }] }], strict_openai_compliance: false }), body);
+        const body = {
+          model: 'gpt-4o-mini',
+          messages: [
+            {
+              role: 'user',
+              content: [
+                { type: 'text', text: 'what is this?' },
+                { type: 'image_url', image_url: { url: `${image.url}/cat.png` } },
+              ],
+            },
+          ],
+        };
+        const res = await send(
+          '/chat/completions',
+          openai({
+            before_request_hooks: [{ type: 'guardrail', checks: [{ id: 'default.inlineImageUrls', parameters: {} }] }],
+            strict_openai_compliance: false,
+          }),
+          body,
+        );
         const hooks = (res.json.hook_results as { before_request_hooks: { checks: { transformed: boolean }[] }[] } | undefined)?.before_request_hooks;
         expect(JSON.stringify(provider.received[0]?.json ?? {})).toContain(`data:image/png;base64,${Buffer.from('PNGDATA').toString('base64')}`);
         expect(hooks?.[0]?.checks[0]?.transformed).toBe(true);
@@ -315,7 +424,12 @@ describe.each(['direct', 'lambda'] as const)('what guardrails read and write (%s
 
     it('a rewrite for an Anthropic target is what Anthropic receives', async () => {
       provider.queue.push({ json: anthropicMessage([{ type: 'text', text: 'fine' }]) });
-      await send('/messages', anthropic({ input_guardrails: [redact] }), { model: 'claude-sonnet-4-5', max_tokens: 32, system: `use ${FORBIDDEN}`, messages: [{ role: 'user', content: 'hi' }] });
+      await send('/messages', anthropic({ input_guardrails: [redact] }), {
+        model: 'claude-sonnet-4-5',
+        max_tokens: 32,
+        system: `use ${FORBIDDEN}`,
+        messages: [{ role: 'user', content: 'hi' }],
+      });
       expect(provider.received).toHaveLength(1);
       expect(provider.received[0]!.body).not.toContain(FORBIDDEN);
       expect(provider.received[0]!.body).toContain('[TOKEN]');

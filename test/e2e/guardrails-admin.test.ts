@@ -21,9 +21,18 @@ const body = (patch: Json = {}): Json => ({
   workspace_id: 'default',
   checks: [
     { id: 'default.regexMatch', parameters: { rule: 'glpat-[a-z0-9]+', not: true } },
-    { id: 'default.webhook', parameters: { webhookURL: 'https://hooks.example.com/check', headers: { Authorization: 'Bearer hook-secret-123' } }, is_enabled: false },
+    {
+      id: 'default.webhook',
+      parameters: { webhookURL: 'https://hooks.example.com/check', headers: { Authorization: 'Bearer hook-secret-123' } },
+      is_enabled: false,
+    },
   ],
-  actions: { deny: true, async: false, on_success: { feedback: { value: 5, weight: 1, metadata: '' } }, on_fail: { feedback: { value: -5, weight: 1, metadata: '' } } },
+  actions: {
+    deny: true,
+    async: false,
+    on_success: { feedback: { value: 5, weight: 1, metadata: '' } },
+    on_fail: { feedback: { value: -5, weight: 1, metadata: '' } },
+  },
   ...patch,
 });
 
@@ -57,7 +66,11 @@ describe.each(['direct', 'lambda'] as const)('guardrails admin routes (%s mode)'
   it('creates a guardrail and reads it by id and by slug, secrets masked', async () => {
     const created = await gw.admin('POST', G, body());
     expect(created.status, JSON.stringify(created.json)).toBe(200);
-    expect(created.json).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), slug: expect.stringMatching(/^guard_[0-9a-f]{12}$/), version_id: expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(created.json).toEqual({
+      id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      slug: expect.stringMatching(/^guard_[0-9a-f]{12}$/),
+      version_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
     const byId = await gw.admin('GET', `${G}/${created.json.id as string}`);
     const bySlug = await gw.admin('GET', `${G}/${created.json.slug as string}`);
     expect(bySlug).toEqual(byId);
@@ -69,9 +82,18 @@ describe.each(['direct', 'lambda'] as const)('guardrails admin routes (%s mode)'
       organisation_id: gw.boot.organisationId,
       status: 'active',
       version_id: created.json.version_id,
-      actions: { deny: true, async: false, on_success: { feedback: { value: 5, weight: 1, metadata: '' } }, on_fail: { feedback: { value: -5, weight: 1, metadata: '' } } },
+      actions: {
+        deny: true,
+        async: false,
+        on_success: { feedback: { value: 5, weight: 1, metadata: '' } },
+        on_fail: { feedback: { value: -5, weight: 1, metadata: '' } },
+      },
     });
-    expect((byId.json.checks as Json[])[1]).toEqual({ id: 'default.webhook', parameters: { webhookURL: 'https://hooks.example.com/check', headers: { Authorization: '****' } }, is_enabled: false });
+    expect((byId.json.checks as Json[])[1]).toEqual({
+      id: 'default.webhook',
+      parameters: { webhookURL: 'https://hooks.example.com/check', headers: { Authorization: '****' } },
+      is_enabled: false,
+    });
     expect(JSON.stringify(byId.json)).not.toContain('hook-secret-123');
     // The gateway reads the real value.
     const principal = await gw.deps.keyAuth.authenticateRequest(new Headers({ 'x-gw-api-key': wsKey }), 'admin');
@@ -82,15 +104,33 @@ describe.each(['direct', 'lambda'] as const)('guardrails admin routes (%s mode)'
   it('accepts the examples’ action shape and stores the schema’s', async () => {
     const created = await gw.admin('POST', G, body({ actions: { onFail: 'block', message: 'Model not allowed' } }));
     expect(created.status).toBe(200);
-    expect((await gw.admin('GET', `${G}/${created.json.id as string}`)).json.actions).toEqual({ deny: true, async: false, on_success: null, on_fail: null, message: 'Model not allowed' });
+    expect((await gw.admin('GET', `${G}/${created.json.id as string}`)).json.actions).toEqual({
+      deny: true,
+      async: false,
+      on_success: null,
+      on_fail: null,
+      message: 'Model not allowed',
+    });
     const other = await gw.admin('POST', G, body({ actions: { on_fail: 'log', on_success: 'continue' } }));
     expect((await gw.admin('GET', `${G}/${other.json.id as string}`)).json.actions).toEqual({ deny: false, async: false, on_success: null, on_fail: null });
   });
 
   it('names every bad field', async () => {
-    await expectProblem('POST', G, body({ checks: [{ id: 'default.requiredMetadataKeyPairs', parameters: { metadataPairs: { env: 'prod' }, operator: 'some' } }] }), 'checks[0].parameters.operator', 'must be one of all, any, none');
+    await expectProblem(
+      'POST',
+      G,
+      body({ checks: [{ id: 'default.requiredMetadataKeyPairs', parameters: { metadataPairs: { env: 'prod' }, operator: 'some' } }] }),
+      'checks[0].parameters.operator',
+      'must be one of all, any, none',
+    );
     await expectProblem('POST', G, body({ checks: [{ id: 'default.nope' }] }), 'checks[0].id');
-    await expectProblem('POST', G, body({ checks: [{ id: 'default.regexMatch', parameters: { rule: '(' } }] }), 'checks[0].parameters.rule', 'is not a valid regular expression');
+    await expectProblem(
+      'POST',
+      G,
+      body({ checks: [{ id: 'default.regexMatch', parameters: { rule: '(' } }] }),
+      'checks[0].parameters.rule',
+      'is not a valid regular expression',
+    );
     await expectProblem('POST', G, body({ checks: [] }), 'checks');
     await expectProblem('POST', G, body({ checks: [{ id: 'default.notNull', extra: 1 }] }), 'checks[0]');
     await expectProblem('POST', G, body({ actions: { on_fail: 'explode' } }), 'actions.on_fail');
@@ -129,7 +169,13 @@ describe.each(['direct', 'lambda'] as const)('guardrails admin routes (%s mode)'
     const saved = await source().forGateway(principal, id);
     expect(saved).toMatchObject({ name: 'renamed', version_id: put.json.version_id });
     expect(saved?.checks[1]?.parameters).toMatchObject({ headers: { Authorization: 'Bearer hook-secret-123' } });
-    await expectProblem('PUT', `${G}/${id}`, { checks: [{ id: 'default.wordCount', parameters: { minWords: -1 } }] }, 'checks[0].parameters.minWords', 'must be at least 0');
+    await expectProblem(
+      'PUT',
+      `${G}/${id}`,
+      { checks: [{ id: 'default.wordCount', parameters: { minWords: -1 } }] },
+      'checks[0].parameters.minWords',
+      'must be at least 0',
+    );
     await expectProblem('PUT', `${G}/${id}`, {}, '');
     expect(await gw.admin('DELETE', `${G}/${id}`)).toEqual({ status: 200, json: {} });
     expect((await gw.admin('GET', `${G}/${id}`)).status).toBe(404);
@@ -173,7 +219,13 @@ describe('GUARDRAILS_ENABLED=OFF', () => {
   });
 
   it('answers 403 naming the flag on every guardrail route', async () => {
-    for (const [method, path] of [['POST', G], ['GET', G], ['GET', `${G}/x`], ['PUT', `${G}/x`], ['DELETE', `${G}/x`]] as const) {
+    for (const [method, path] of [
+      ['POST', G],
+      ['GET', G],
+      ['GET', `${G}/x`],
+      ['PUT', `${G}/x`],
+      ['DELETE', `${G}/x`],
+    ] as const) {
       const res = await gw.admin(method, path, method === 'GET' ? undefined : body());
       expect(res.status).toBe(403);
       expect(String(res.json.message)).toContain('GUARDRAILS_ENABLED=OFF');

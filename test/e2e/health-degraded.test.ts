@@ -29,7 +29,11 @@ describe.each(['direct', 'lambda'] as const)('health while the table is unreacha
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry(mode, {}, { clock }), startMockOpenAI()]);
     key = await gw.workspaceKey();
-    const saved = await gw.admin('POST', '/v1/configs', { name: 'main', workspace_id: 'default', config: { provider: 'openai', custom_host: `${mock.url}/v1` } });
+    const saved = await gw.admin('POST', '/v1/configs', {
+      name: 'main',
+      workspace_id: 'default',
+      config: { provider: 'openai', custom_host: `${mock.url}/v1` },
+    });
     expect(saved.status).toBe(200);
     slug = saved.json.slug as string;
   });

@@ -46,7 +46,12 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
     key = await gw.workspaceKey();
     client = sdk(key);
     const ws = await gw.admin('POST', '/v1/workspaces', { name: 'Other', slug: `other-${mode}` });
-    const other = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'other', workspace_id: ws.json.id, scopes: ['completions.write'] }, ADMIN_KEY);
+    const other = await gw.admin(
+      'POST',
+      '/v1/api-keys/workspace/service',
+      { name: 'other', workspace_id: ws.json.id, scopes: ['completions.write'] },
+      ADMIN_KEY,
+    );
     otherClient = sdk(other.json.key as string);
   });
   afterAll(async () => {
@@ -91,13 +96,16 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
     expect(stored && existsSync(stored)).toBe(true);
     expect(await client.files.delete(image.id)).toEqual({ id: image.id, object: 'file', deleted: true });
     expect(existsSync(stored as string)).toBe(false);
-    await expect(client.files.retrieve(image.id)).rejects.toMatchObject({ status: 404, error: { message: `No such File object: ${image.id}`, param: 'file_id' } });
+    await expect(client.files.retrieve(image.id)).rejects.toMatchObject({
+      status: 404,
+      error: { message: `No such File object: ${image.id}`, param: 'file_id' },
+    });
     await expect(client.files.content(image.id)).rejects.toMatchObject({ status: 404 });
     await expect(client.files.delete(image.id)).rejects.toMatchObject({ status: 404 });
     expect((await client.files.list()).data.map((f) => f.id)).toEqual([file.id]);
   });
 
-  it('keeps a workspace\'s files from every other workspace', async () => {
+  it("keeps a workspace's files from every other workspace", async () => {
     const file = await client.files.create({ file: await toFile(Buffer.from(`${line('x')}\n`), 'mine.jsonl'), purpose: 'batch' });
     expect((await otherClient.files.list()).data).toEqual([]);
     await expect(otherClient.files.retrieve(file.id)).rejects.toMatchObject({ status: 404 });
@@ -110,7 +118,9 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
     const lines = [line('a'), '{not json', line('a'), ''];
     const taken = await upload(form(lines.join('\n') + '\n', 'batch', 'lines.jsonl'));
     expect(taken.status).toBe(200);
-    expect(await (await fetch(`${gw.url}/v1/files/${(await taken.json()).id}/content`, { headers: { authorization: `Bearer ${key}` } })).text()).toBe(lines.join('\n') + '\n');
+    expect(await (await fetch(`${gw.url}/v1/files/${(await taken.json()).id}/content`, { headers: { authorization: `Bearer ${key}` } })).text()).toBe(
+      lines.join('\n') + '\n',
+    );
     const latin1 = Buffer.concat([Buffer.from(`${line('a')}\n${line('b')}\n{"custom_id":"caf`), Buffer.from([0xe9]), Buffer.from('"}\n')]);
     const f = new FormData();
     f.append('file', new Blob([latin1]), 'in.jsonl');
@@ -128,11 +138,23 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
     const cases: [FormData | string, string, string][] = [
       [form(line('a')), 'purpose', 'is required'],
       [form(line('a'), 'training'), 'purpose', 'must be one of'],
-      [(() => { const f = new FormData(); f.append('purpose', 'batch'); return f; })(), 'file', 'is required'],
+      [
+        (() => {
+          const f = new FormData();
+          f.append('purpose', 'batch');
+          return f;
+        })(),
+        'file',
+        'is required',
+      ],
       ['{}', 'content-type', 'multipart/form-data'],
     ];
     for (const [body, param, message] of cases) {
-      const res = await fetch(`${gw.url}/v1/files`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}) }, body });
+      const res = await fetch(`${gw.url}/v1/files`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${key}`, ...(typeof body === 'string' ? { 'content-type': 'application/json' } : {}) },
+        body,
+      });
       expect(res.status, param).toBe(400);
       const { error } = (await res.json()) as { error: { param: string; message: string } };
       expect(error.param).toBe(param);
@@ -142,7 +164,9 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
 
   it('refuses an upload over 200 MiB with a 413 naming the limit, before reading it all', async () => {
     const boundary = 'held-files-limit';
-    const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.jsonl"\r\n\r\n`);
+    const head = Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="purpose"\r\n\r\nbatch\r\n--${boundary}\r\ncontent-disposition: form-data; name="file"; filename="big.jsonl"\r\n\r\n`,
+    );
     const headers = { 'x-gw-api-key': key, 'content-type': `multipart/form-data; boundary=${boundary}` };
     const declared = await send(`${gw.url}/v1/files`, headers, 260 * MiB, false, head);
     expect(declared.status).toBe(413);
@@ -171,11 +195,16 @@ describe.each(['direct', 'lambda'] as const)('files held by the gateway (%s mode
     await expect(client.files.retrieve(file.id)).rejects.toMatchObject({ status: 404 });
   });
 
-  it('sends files to the provider of a key\'s pinned config', async () => {
+  it("sends files to the provider of a key's pinned config", async () => {
     const config = { provider: 'openai', custom_host: `${mock.url}/v1`, api_key: 'sk-cfg' };
     const made = await gw.admin('POST', '/v1/configs', { name: `Files ${mode}`, workspace_id: 'default', config });
     expect(made.status).toBe(200);
-    const created = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'pinned', workspace_id: 'default', scopes: ['completions.write'], defaults: { config_id: made.json.slug } });
+    const created = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+      name: 'pinned',
+      workspace_id: 'default',
+      scopes: ['completions.write'],
+      defaults: { config_id: made.json.slug },
+    });
     const pinned = sdk(created.json.key as string);
     const before = mock.received.length;
     const listed = await pinned.files.list();

@@ -59,7 +59,10 @@ describe.each(['direct', 'lambda'] as const)('identity and access (%s mode)', (m
         expect(await ok('GET', `/v1/workspaces/${String(ref)}`)).toMatchObject({ id: given.id });
       }
       await ok('PUT', `/v1/workspaces/${String(given.slug)}`, { name: 'Team B2', rate_limits: [{ type: 'requests', unit: 'rpm', value: 10 }] });
-      expect(await ok('GET', `/v1/workspaces/${String(given.id)}`)).toMatchObject({ name: 'Team B2', rate_limits: [{ type: 'requests', unit: 'rpm', value: 10 }] });
+      expect(await ok('GET', `/v1/workspaces/${String(given.id)}`)).toMatchObject({
+        name: 'Team B2',
+        rate_limits: [{ type: 'requests', unit: 'rpm', value: 10 }],
+      });
       const dup = await call('POST', '/v1/workspaces', { name: 'x', slug: `team-b-${mode}` });
       expect([dup.status, dup.json.errorCode]).toEqual([409, 'AB07']);
       const bad = await call('POST', '/v1/workspaces', { name: '', slug: 'Bad Slug' });
@@ -128,7 +131,10 @@ describe.each(['direct', 'lambda'] as const)('identity and access (%s mode)', (m
       const created = await ok('POST', '/v1/admin/users/invites', {
         email: email.toUpperCase(),
         role: 'member',
-        workspaces: [{ id: ws.slug, role: 'manager' }, { id: 'default', role: 'member' }],
+        workspaces: [
+          { id: ws.slug, role: 'manager' },
+          { id: 'default', role: 'member' },
+        ],
         workspace_api_key_details: { scopes: ['completions.write', 'workspaces.read'] },
       });
       expect(created).toMatchObject({ object: 'invite' });
@@ -159,7 +165,10 @@ describe.each(['direct', 'lambda'] as const)('identity and access (%s mode)', (m
       expect(accepted.status, JSON.stringify(accepted.json)).toBe(200);
       const user = accepted.json as { id: string; api_keys: { id: string; key: string; workspace_id: string }[]; workspaces: Json[] };
       expect(user).toMatchObject({ object: 'user', email, role: 'member' });
-      expect(user.workspaces).toEqual([{ id: ws.id, role: 'manager' }, { id: gw.boot.workspaceId, role: 'member' }]);
+      expect(user.workspaces).toEqual([
+        { id: ws.id, role: 'manager' },
+        { id: gw.boot.workspaceId, role: 'member' },
+      ]);
       expect(user.api_keys).toHaveLength(2);
       expect((await call('POST', '/v1/admin/users/invites/accept', { token: newToken }, null)).status).toBe(409);
       expect((await ok('GET', `/v1/admin/users/invites/${String(created.id)}`)).status).toBe('accepted');
@@ -204,7 +213,11 @@ describe.each(['direct', 'lambda'] as const)('identity and access (%s mode)', (m
     it('invites validate their fields, workspaces and scopes', async () => {
       const bad = await call('POST', '/v1/admin/users/invites', { email: 'nope', role: 'owner', workspaces: [{ id: 'default', role: 'boss' }] });
       expect(paths(bad).sort()).toEqual(['email', 'role', 'workspaces[0].role']);
-      const missing = await call('POST', '/v1/admin/users/invites', { email: 'a@example.com', role: 'member', workspaces: [{ id: 'nowhere', role: 'member' }] });
+      const missing = await call('POST', '/v1/admin/users/invites', {
+        email: 'a@example.com',
+        role: 'member',
+        workspaces: [{ id: 'nowhere', role: 'member' }],
+      });
       expect([missing.status, missing.json.errorCode]).toEqual([404, 'AB08']);
       const orgScope = await call('POST', '/v1/admin/users/invites', {
         email: 'b@example.com',
@@ -242,12 +255,19 @@ describe.each(['direct', 'lambda'] as const)('identity and access (%s mode)', (m
   describe('organisation security settings', () => {
     it('shows every setting with its default and changes them; workspaces override them', async () => {
       const org = await ok('GET', '/v1/organisation');
-      expect(org.security_settings).toMatchObject({ membersWritePrompts: false, membersViewAnalytics: true, managersWriteWsIntegrations: true, managersViewAllData: true });
+      expect(org.security_settings).toMatchObject({
+        membersWritePrompts: false,
+        membersViewAnalytics: true,
+        managersWriteWsIntegrations: true,
+        managersViewAllData: true,
+      });
       expect(org.session_settings).toEqual({ max_session_ttl: null });
       expect(paths(await call('PUT', '/v1/organisation', { security_settings: { membersViewEverything: true } }))).toEqual(['security_settings']);
 
       const memberUser = await addUser(gw.deps, gw.boot.organisationId, { workspaces: [{ id: gw.boot.workspaceId, role: 'member' }] });
-      const memberKey = (await ok('POST', '/v1/api-keys/workspace/user', { name: 'm', workspace_id: 'default', user_id: memberUser.id, scopes: ['analytics.view'] })).key as string;
+      const memberKey = (
+        await ok('POST', '/v1/api-keys/workspace/user', { name: 'm', workspace_id: 'default', user_id: memberUser.id, scopes: ['analytics.view'] })
+      ).key as string;
       const principal = await gw.deps.keyAuth.authenticate(memberKey);
       expect(await securitySetting(gw.deps, principal, 'membersViewAllData')).toBe(true);
 
@@ -266,7 +286,9 @@ describe.each(['direct', 'lambda'] as const)('identity and access (%s mode)', (m
     it('membersViewAnalytics and managersViewAnalytics close the analytics routes, with a message naming the setting', async () => {
       const probe = (key: string) => call('GET', '/v1/analytics/summary', undefined, key);
       const memberUser = await addUser(gw.deps, gw.boot.organisationId, { workspaces: [{ id: gw.boot.workspaceId, role: 'member' }] });
-      const memberKey = (await ok('POST', '/v1/api-keys/workspace/user', { name: 'm', workspace_id: 'default', user_id: memberUser.id, scopes: ['analytics.view'] })).key as string;
+      const memberKey = (
+        await ok('POST', '/v1/api-keys/workspace/user', { name: 'm', workspace_id: 'default', user_id: memberUser.id, scopes: ['analytics.view'] })
+      ).key as string;
       const managerKey = await workspaceKey('default', ['analytics.view']);
       expect([403, 401]).not.toContain((await probe(memberKey)).status);
       await ok('PUT', '/v1/workspaces/default', { security_settings: { membersViewAnalytics: false } });

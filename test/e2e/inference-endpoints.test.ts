@@ -46,13 +46,24 @@ describe.each(['direct', 'lambda'] as const)('inference endpoints (%s mode)', (m
 
   describe('completions', () => {
     it('returns a text completion and sends the body unchanged', async () => {
-      const res = await client.completions.create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hi', max_tokens: 0, best_of: 3, n: 2, logprobs: 5, echo: true, suffix: '.' }).withResponse();
+      const res = await client.completions
+        .create({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hi', max_tokens: 0, best_of: 3, n: 2, logprobs: 5, echo: true, suffix: '.' })
+        .withResponse();
       expect(res.data.object).toBe('text_completion');
       expect(res.data.choices).toHaveLength(2);
       expect(res.data.choices[0]?.text).toBe(' after "Say hi"');
       expect(res.response.headers.get('x-gw-provider')).toBe('openai');
       expect(last().path).toBe('/v1/completions');
-      expect(JSON.parse(last().body.toString())).toEqual({ model: 'gpt-3.5-turbo-instruct', prompt: 'Say hi', max_tokens: 0, best_of: 3, n: 2, logprobs: 5, echo: true, suffix: '.' });
+      expect(JSON.parse(last().body.toString())).toEqual({
+        model: 'gpt-3.5-turbo-instruct',
+        prompt: 'Say hi',
+        max_tokens: 0,
+        best_of: 3,
+        n: 2,
+        logprobs: 5,
+        echo: true,
+        suffix: '.',
+      });
       const r = await waitForRecord();
       expect(r).toMatchObject({ endpoint: 'complete', status: 200, model: 'gpt-3.5-turbo-instruct', usage: { total_tokens: 9 } });
     });
@@ -118,7 +129,7 @@ describe.each(['direct', 'lambda'] as const)('inference endpoints (%s mode)', (m
   });
 
   describe('audio', () => {
-    it('relays speech as the provider\'s exact audio bytes and content type', async () => {
+    it("relays speech as the provider's exact audio bytes and content type", async () => {
       const res = await client.audio.speech.create({ model: 'tts-1', voice: 'alloy', input: 'Hello there', response_format: 'mp3' });
       expect(res.headers.get('content-type')).toBe('audio/mpeg');
       expect(res.headers.get('x-gw-provider')).toBe('openai');
@@ -189,7 +200,11 @@ describe.each(['direct', 'lambda'] as const)('inference endpoints (%s mode)', (m
         return_documents: true,
       });
       expect(res.status).toBe(200);
-      const body = (await res.json()) as { object: string; provider: string; results: Array<{ index: number; relevance_score: number; document: { text: string } }> };
+      const body = (await res.json()) as {
+        object: string;
+        provider: string;
+        results: Array<{ index: number; relevance_score: number; document: { text: string } }>;
+      };
       expect(body.object).toBe('list');
       expect(body.provider).toBe('openai');
       expect(body.results.map((r) => r.index)).toEqual([1, 2, 0]);

@@ -36,7 +36,8 @@ describe.each(['direct', 'lambda'] as const)('JWT authentication (%s mode)', (mo
   let jwks: JwksServer;
   let gw: TestGantry;
   let mock: MockOpenAI;
-  const admin = (claims: Record<string, unknown> = {}) => jwks.sign({ sub: 'alice', email: 'alice@example.com', role: 'admin', scope: SCOPES.join(' '), ...claims });
+  const admin = (claims: Record<string, unknown> = {}) =>
+    jwks.sign({ sub: 'alice', email: 'alice@example.com', role: 'admin', scope: SCOPES.join(' '), ...claims });
 
   beforeAll(async () => {
     jwks = await startJwks(() => clock.now());
@@ -90,7 +91,10 @@ describe.each(['direct', 'lambda'] as const)('JWT authentication (%s mode)', (mo
     refused(await get(gw.url, '/v1/workspaces', bearer('abc.def.ghi')), 'malformed');
     refused(await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', scope: 'workspaces.list' }))), 'role claim');
     refused(await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', role: 'manager', scope: 'workspaces.list' }))), 'workspace_id claim');
-    refused(await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', role: 'member', workspace_id: 'nowhere', scope: 'workspaces.list' }))), 'nowhere');
+    refused(
+      await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', role: 'member', workspace_id: 'nowhere', scope: 'workspaces.list' }))),
+      'nowhere',
+    );
   });
 
   it('403 AB03 for a token without the route scope, naming it', async () => {
@@ -118,14 +122,18 @@ describe.each(['direct', 'lambda'] as const)('JWT authentication (%s mode)', (mo
     const next = await jwks.newKey('key-2');
     const before = jwks.fetches;
     jwks.publish([jwks.published[0]!, next]);
-    expect((await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', role: 'admin', scope: 'workspaces.list' }, { key: next })))).status).toBe(200);
+    expect((await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', role: 'admin', scope: 'workspaces.list' }, { key: next })))).status).toBe(
+      200,
+    );
     expect(jwks.fetches).toBeGreaterThan(before);
     // The old key retired: its tokens are refused by key id once the set is read again.
     const old = jwks.published[0]!;
     jwks.publish([next]);
     const gone = await jwks.newKey('key-3');
     jwks.publish([next, gone]);
-    expect((await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', role: 'admin', scope: 'workspaces.list' }, { key: gone })))).status).toBe(200);
+    expect((await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', role: 'admin', scope: 'workspaces.list' }, { key: gone })))).status).toBe(
+      200,
+    );
     refused(await get(gw.url, '/v1/workspaces', bearer(await jwks.sign({ sub: 'a', role: 'admin', scope: 'workspaces.list' }, { key: old }))), 'kid key-1');
     jwks.publish([old, next, gone]);
   });

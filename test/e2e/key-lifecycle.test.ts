@@ -39,19 +39,31 @@ describe.each(['direct', 'lambda'] as const)('API key lifecycle (%s mode)', (mod
   const chat = async (key: string) => {
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-p', 'content-type': 'application/json' },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: 'Bearer sk-p',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] }),
     });
     await res.arrayBuffer();
     return res.status;
   };
   const create = async (extra: Json = {}) => {
-    const reply = await call('POST', '/v1/api-keys/workspace/service', { name: 'svc', workspace_id: 'default', scopes: ['api_keys.list', 'completions.write'], ...extra });
+    const reply = await call('POST', '/v1/api-keys/workspace/service', {
+      name: 'svc',
+      workspace_id: 'default',
+      scopes: ['api_keys.list', 'completions.write'],
+      ...extra,
+    });
     expect(reply.status, JSON.stringify(reply.json)).toBe(200);
     return reply.json as { id: string; key: string };
   };
   const view = async (id: string) => (await call('GET', `/v1/api-keys/${id}`)).json;
-  const mails = async (kind: string, to?: string): Promise<OutboxMessage[]> => (await outbox.list()).filter((m) => m.kind === kind && (to === undefined || m.to.includes(to)));
+  const mails = async (kind: string, to?: string): Promise<OutboxMessage[]> =>
+    (await outbox.list()).filter((m) => m.kind === kind && (to === undefined || m.to.includes(to)));
 
   beforeAll(async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'gantry-lifecycle-outbox-'));
@@ -120,7 +132,10 @@ describe.each(['direct', 'lambda'] as const)('API key lifecycle (%s mode)', (mod
     it('rotating again during a transition ends the oldest key at once', async () => {
       const { id, key: k1 } = await create();
       const k2 = ((await call('POST', `/v1/api-keys/${id}/rotate`, {})).json as { key: string }).key;
-      const r3 = (await call('POST', `/v1/api-keys/${id}/rotate`, { key_transition_period_ms: 45 * MIN })).json as { key: string; key_transition_expires_at: string };
+      const r3 = (await call('POST', `/v1/api-keys/${id}/rotate`, { key_transition_period_ms: 45 * MIN })).json as {
+        key: string;
+        key_transition_expires_at: string;
+      };
       expect(await works(k1)).toBe(401);
       expect(await works(k2)).toBe(200);
       expect(await works(r3.key)).toBe(200);
@@ -164,7 +179,10 @@ describe.each(['direct', 'lambda'] as const)('API key lifecycle (%s mode)', (mod
       expect((await call('PUT', `/v1/api-keys/${id}`, { expires_at: new Date(clock.now() + DAY).toISOString() })).status).toBe(200);
       expect((await view(id)).status).toBe('active');
       expect(await works(key)).toBe(200);
-      const logs = await call('GET', `/v1/audit-logs?start_time=${new Date(clock.now() - 30 * DAY).toISOString()}&end_time=${new Date(clock.now() + MIN).toISOString()}&resource_id=${id}&user_type=system`);
+      const logs = await call(
+        'GET',
+        `/v1/audit-logs?start_time=${new Date(clock.now() - 30 * DAY).toISOString()}&end_time=${new Date(clock.now() + MIN).toISOString()}&resource_id=${id}&user_type=system`,
+      );
       expect((logs.json.data as Json[]).map((e) => e.action)).toContain('expire');
     });
   });
@@ -172,7 +190,13 @@ describe.each(['direct', 'lambda'] as const)('API key lifecycle (%s mode)', (mod
   describe('rotation policies', () => {
     it('validates the policy: a period or a date, a transition of 30 minutes or more and shorter than the period, someone to mail', async () => {
       const bad = async (policy: Json, extra: Json, paths: string[]) => {
-        const reply = await call('POST', '/v1/api-keys/workspace/service', { name: 'p', workspace_id: 'default', scopes: ['completions.write'], rotation_policy: policy, ...extra });
+        const reply = await call('POST', '/v1/api-keys/workspace/service', {
+          name: 'p',
+          workspace_id: 'default',
+          scopes: ['completions.write'],
+          rotation_policy: policy,
+          ...extra,
+        });
         expect(reply.status, JSON.stringify(reply.json)).toBe(400);
         expect((reply.json.errors as { path: string }[]).map((e) => e.path)).toEqual(paths);
       };
@@ -186,7 +210,10 @@ describe.each(['direct', 'lambda'] as const)('API key lifecycle (%s mode)', (mod
     });
 
     it('announces the rotation a day ahead, rotates on time, e-mails the new key, and plans the next one', async () => {
-      const { id, key: oldKey } = await create({ alert_emails: ['Rotations@Example.com'], rotation_policy: { rotation_period: 'weekly', key_transition_period_ms: HOUR } });
+      const { id, key: oldKey } = await create({
+        alert_emails: ['Rotations@Example.com'],
+        rotation_policy: { rotation_period: 'weekly', key_transition_period_ms: HOUR },
+      });
       const start = Date.parse(String((await view(id)).created_at));
       const policy = (await view(id)).rotation_policy as { next_rotation_at: string; key_transition_period_ms: number; rotation_period: string };
       expect(policy).toEqual({ rotation_period: 'weekly', next_rotation_at: new Date(start + 7 * DAY).toISOString(), key_transition_period_ms: HOUR });
@@ -236,7 +263,11 @@ describe.each(['direct', 'lambda'] as const)('API key lifecycle (%s mode)', (mod
       clock.set(Date.UTC(2026, 3, 10, 8));
       const { id } = await create({ usage_limits: { type: 'cost', credit_limit: 10, periodic_reset: 'monthly' } });
       let v = await view(id);
-      expect(v).toMatchObject({ reset_usage: 0, last_reset_at: null, usage_limits: { credit_limit: 10, periodic_reset: 'monthly', next_usage_reset_at: '2026-05-01T00:00:00.000Z' } });
+      expect(v).toMatchObject({
+        reset_usage: 0,
+        last_reset_at: null,
+        usage_limits: { credit_limit: 10, periodic_reset: 'monthly', next_usage_reset_at: '2026-05-01T00:00:00.000Z' },
+      });
       clock.set(Date.UTC(2026, 4, 1));
       expect((await runKeyLifecycle(gw.deps)).usageReset).toContain(id);
       v = await view(id);

@@ -33,7 +33,14 @@ describe.each(['direct', 'lambda'] as const)('request lifecycle (%s mode)', (mod
   const post = (body: Record<string, unknown>, headers: Record<string, string> = {}, signal?: AbortSignal) =>
     fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json', ...headers },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: 'Bearer sk-x',
+        'content-type': 'application/json',
+        ...headers,
+      },
       body: JSON.stringify(body),
       ...(signal ? { signal } : {}),
     });
@@ -53,7 +60,10 @@ describe.each(['direct', 'lambda'] as const)('request lifecycle (%s mode)', (mod
   });
 
   it('records a JSON answer with its usage, timings and target', async () => {
-    const res = await post({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }, { 'x-gw-trace-id': 't-1', 'x-gw-span-id': 's-1', 'x-gw-metadata': '{"_user":"u1"}' });
+    const res = await post(
+      { model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] },
+      { 'x-gw-trace-id': 't-1', 'x-gw-span-id': 's-1', 'x-gw-metadata': '{"_user":"u1"}' },
+    );
     await res.text();
     const [r] = await waitForRecords(1);
     expect(r).toMatchObject({

@@ -40,7 +40,13 @@ describe('rate limits in approximate mode', () => {
   const chat = async (target: Instance, key: string): Promise<number> => {
     const res = await fetch(`${target.server.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: 'Bearer sk-x',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] }),
     });
     await res.text();
@@ -128,7 +134,13 @@ describe('rate limits in approximate mode', () => {
       res.push(
         await fetch(`${instances[0]!.server.url}/v1/chat/completions`, {
           method: 'POST',
-          headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+          headers: {
+            'x-gw-api-key': key,
+            'x-gw-provider': 'openai',
+            'x-gw-custom-host': `${mock.url}/v1`,
+            authorization: 'Bearer sk-x',
+            'content-type': 'application/json',
+          },
           body: JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }] }),
         }),
       );
@@ -149,7 +161,14 @@ describe('rate limits in approximate mode', () => {
   });
 
   it('validates mode and lease_size, naming the field, and shows them', async () => {
-    const base = { conditions: [{ key: 'workspace_id', value: 'default' }], group_by: [{ key: 'api_key' }], workspace_id: 'default', type: 'requests', unit: 'rpm', value: 10 };
+    const base = {
+      conditions: [{ key: 'workspace_id', value: 'default' }],
+      group_by: [{ key: 'api_key' }],
+      workspace_id: 'default',
+      type: 'requests',
+      unit: 'rpm',
+      value: 10,
+    };
     const problems = async (body: Json, path = RATE, method = 'POST') => {
       const res = await admin(method, path, body);
       expect(res.status, JSON.stringify(res.json)).toBe(400);

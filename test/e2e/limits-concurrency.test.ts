@@ -71,7 +71,13 @@ describe('limits under concurrency across instances', () => {
           const target = instances[n % instances.length]!;
           const res = await fetch(`${target.server.url}/v1/chat/completions`, {
             method: 'POST',
-            headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+            headers: {
+              'x-gw-api-key': key,
+              'x-gw-provider': 'openai',
+              'x-gw-custom-host': `${mock.url}/v1`,
+              authorization: 'Bearer sk-x',
+              'content-type': 'application/json',
+            },
             body: JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }], ...body }),
           });
           if (res.status !== 200) {
@@ -106,16 +112,25 @@ describe('limits under concurrency across instances', () => {
     }
   });
   afterAll(async () => {
-    await Promise.all(instances.map(async (i) => {
-      await i.server.close();
-      i.deps.upstream.close();
-    }));
+    await Promise.all(
+      instances.map(async (i) => {
+        await i.server.close();
+        i.deps.upstream.close();
+      }),
+    );
     await mock?.close();
   });
 
   it('lets exactly 50 of 200 through a requests limit of 50', async () => {
     const k = await newKey();
-    await admin('POST', '/v1/policies/rate-limits', { conditions: [{ key: 'api_key', value: k.id }], group_by: [{ key: 'api_key' }], workspace_id: 'default', type: 'requests', unit: 'rpd', value: LIMIT });
+    await admin('POST', '/v1/policies/rate-limits', {
+      conditions: [{ key: 'api_key', value: k.id }],
+      group_by: [{ key: 'api_key' }],
+      workspace_id: 'default',
+      type: 'requests',
+      unit: 'rpd',
+      value: LIMIT,
+    });
     const statuses = await burst(k.key, {});
     expect(count(statuses)).toEqual({ 200: LIMIT, 429: TOTAL - LIMIT });
   });
@@ -123,7 +138,14 @@ describe('limits under concurrency across instances', () => {
   it('lets exactly 50 of 200 through a tokens limit of 50 requests’ estimates', async () => {
     const k = await newKey();
     // Each request reserves 1 prompt token + max_tokens 3 = 4.
-    await admin('POST', '/v1/policies/rate-limits', { conditions: [{ key: 'api_key', value: k.id }], group_by: [{ key: 'api_key' }], workspace_id: 'default', type: 'tokens', unit: 'rpd', value: LIMIT * 4 });
+    await admin('POST', '/v1/policies/rate-limits', {
+      conditions: [{ key: 'api_key', value: k.id }],
+      group_by: [{ key: 'api_key' }],
+      workspace_id: 'default',
+      type: 'tokens',
+      unit: 'rpd',
+      value: LIMIT * 4,
+    });
     const statuses = await burst(k.key, { max_tokens: 3 });
     expect(count(statuses)).toEqual({ 200: LIMIT, 429: TOTAL - LIMIT });
   });
@@ -131,7 +153,13 @@ describe('limits under concurrency across instances', () => {
   it('lets exactly 50 of 200 through a cost budget of 50 requests’ estimates', async () => {
     const k = await newKey();
     // An unpriced model at the default $10 / $30 per million: 1 * 10 + 3 * 30 = 100 µ$ a request.
-    await admin('POST', '/v1/policies/usage-limits', { conditions: [{ key: 'api_key', value: k.id }], group_by: [{ key: 'api_key' }], workspace_id: 'default', type: 'cost', credit_limit: (LIMIT * 100) / 1e6 });
+    await admin('POST', '/v1/policies/usage-limits', {
+      conditions: [{ key: 'api_key', value: k.id }],
+      group_by: [{ key: 'api_key' }],
+      workspace_id: 'default',
+      type: 'cost',
+      credit_limit: (LIMIT * 100) / 1e6,
+    });
     const statuses = await burst(k.key, { max_tokens: 3 });
     expect(count(statuses)).toEqual({ 200: LIMIT, 402: TOTAL - LIMIT });
   });

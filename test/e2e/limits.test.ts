@@ -50,7 +50,14 @@ describe.each(['direct', 'lambda'] as const)('limits at the gateway (%s mode)', 
   const chat = (key: string, body: Json = {}, headers: Record<string, string> = {}, signal?: AbortSignal) =>
     fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json', ...headers },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: 'Bearer sk-x',
+        'content-type': 'application/json',
+        ...headers,
+      },
       body: JSON.stringify({ model: 'mock-model', messages: [{ role: 'user', content: 'Hi' }], ...body }),
       ...(signal ? { signal } : {}),
     });
@@ -171,7 +178,13 @@ describe.each(['direct', 'lambda'] as const)('limits at the gateway (%s mode)', 
     const a = await newKey();
     const other = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'b', workspace_id: `orgwide-${mode}`, scopes: ['completions.write'] });
     const b = other.json.key as string;
-    const created = await gw.admin('POST', RATE, { conditions: [{ key: 'metadata.team', value: 'orgwide' }], group_by: [{ key: 'organisation_id' }], type: 'requests', unit: 'rph', value: 2 });
+    const created = await gw.admin('POST', RATE, {
+      conditions: [{ key: 'metadata.team', value: 'orgwide' }],
+      group_by: [{ key: 'organisation_id' }],
+      type: 'requests',
+      unit: 'rph',
+      value: 2,
+    });
     expect(created.status, JSON.stringify(created.json)).toBe(200);
     expect((await gw.admin('GET', `${RATE}/${created.json.id as string}`)).json).toMatchObject({ workspace_id: null, applies_to: 'organisation' });
     const tagged = { 'x-gw-metadata': JSON.stringify({ team: 'orgwide' }) };
@@ -190,7 +203,10 @@ describe.each(['direct', 'lambda'] as const)('limits at the gateway (%s mode)', 
     const b = await newKey();
     const other = await newKey();
     const policy = await gw.admin('POST', RATE, {
-      conditions: [{ key: 'api_key', value: a.id }, { key: 'api_key', value: b.id }],
+      conditions: [
+        { key: 'api_key', value: a.id },
+        { key: 'api_key', value: b.id },
+      ],
       group_by: [{ key: 'api_key' }],
       workspace_id: 'default',
       type: 'requests',
@@ -224,7 +240,13 @@ describe.each(['direct', 'lambda'] as const)('limits at the gateway (%s mode)', 
 
   it('matches endpoint types', async () => {
     const k = await newKey();
-    await ratePolicy(k.id, { conditions: [{ key: 'api_key', value: k.id }, { key: 'endpoint_type', value: 'embed' }], value: 1 });
+    await ratePolicy(k.id, {
+      conditions: [
+        { key: 'api_key', value: k.id },
+        { key: 'endpoint_type', value: 'embed' },
+      ],
+      value: 1,
+    });
     for (let i = 0; i < 3; i++) expect((await chat(k.key)).status).toBe(200);
   });
 
@@ -343,7 +365,9 @@ describe.each(['direct', 'lambda'] as const)('limits at the gateway (%s mode)', 
       usage_limits: [{ type: 'tokens', credit_limit: 100_000, periodic_reset: 'monthly' }],
     });
     expect(ws.status, JSON.stringify(ws.json)).toBe(200);
-    const keys = await Promise.all([0, 1].map(() => gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'ws', workspace_id: slug, scopes: ['completions.write'] })));
+    const keys = await Promise.all(
+      [0, 1].map(() => gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'ws', workspace_id: slug, scopes: ['completions.write'] })),
+    );
     const [a, b] = keys.map((k) => k.json.key as string) as [string, string];
     // The limit counts the workspace as a whole, whichever key calls.
     expect((await chat(a)).status).toBe(200);
@@ -386,15 +410,44 @@ describe('feature flags at the gateway', () => {
       const key = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'k', workspace_id: 'default', scopes: ['completions.write'] });
       const keyId = key.json.id as string;
       const now = new Date().toISOString();
-      const base = { name: null, organisation_id: gw.boot.organisationId, workspace_id: gw.boot.workspaceId, conditions: [{ key: 'api_key', value: keyId }], group_by: [{ key: 'api_key' }], status: 'active' as const, created_at: now, last_updated_at: now, created_by: null, last_updated_by: null };
+      const base = {
+        name: null,
+        organisation_id: gw.boot.organisationId,
+        workspace_id: gw.boot.workspaceId,
+        conditions: [{ key: 'api_key', value: keyId }],
+        group_by: [{ key: 'api_key' }],
+        status: 'active' as const,
+        created_at: now,
+        last_updated_at: now,
+        created_by: null,
+        last_updated_by: null,
+      };
       // Stored directly: with the flag off the routes refuse.
       await gw.deps.limits.repo.createRate({ ...base, id: crypto.randomUUID(), type: 'requests', unit: 'rpd', value: 1 });
-      await gw.deps.limits.repo.createUsage({ ...base, id: crypto.randomUUID(), type: 'tokens', credit_limit: 1, alert_threshold: null, periodic_reset: null, periodic_reset_days: null, next_usage_reset_at: null, last_reset_at: null, reset_anchor: null, alert_emails: [] });
+      await gw.deps.limits.repo.createUsage({
+        ...base,
+        id: crypto.randomUUID(),
+        type: 'tokens',
+        credit_limit: 1,
+        alert_threshold: null,
+        periodic_reset: null,
+        periodic_reset_days: null,
+        next_usage_reset_at: null,
+        last_reset_at: null,
+        reset_anchor: null,
+        alert_emails: [],
+      });
       const statuses: number[] = [];
       for (let i = 0; i < 2; i++) {
         const res = await fetch(`${gw.url}/v1/chat/completions`, {
           method: 'POST',
-          headers: { 'x-gw-api-key': key.json.key as string, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+          headers: {
+            'x-gw-api-key': key.json.key as string,
+            'x-gw-provider': 'openai',
+            'x-gw-custom-host': `${mock.url}/v1`,
+            authorization: 'Bearer sk-x',
+            'content-type': 'application/json',
+          },
           body: JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] }),
         });
         statuses.push(res.status);

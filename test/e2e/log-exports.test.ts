@@ -36,7 +36,15 @@ describe.each(['direct', 'lambda'] as const)('log exports (%s mode)', (mode) => 
       traces.push(t);
       const res = await fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json', 'x-gw-trace-id': t, 'x-gw-metadata': JSON.stringify({ batch: i % 2 ? 'odd' : 'even' }) },
+        headers: {
+          'x-gw-api-key': key,
+          'x-gw-provider': 'openai',
+          'x-gw-custom-host': `${mock.url}/v1`,
+          authorization: 'Bearer sk-x',
+          'content-type': 'application/json',
+          'x-gw-trace-id': t,
+          'x-gw-metadata': JSON.stringify({ batch: i % 2 ? 'odd' : 'even' }),
+        },
         body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: `line ${i}` }] }),
       });
       await res.text();
@@ -64,7 +72,14 @@ describe.each(['direct', 'lambda'] as const)('log exports (%s mode)', (mode) => 
     expect(created.json).toMatchObject({ object: 'export', id: expect.any(String), total: expect.any(Number) });
     const id = created.json.id as string;
     const draft = await gw.admin('GET', `/v1/logs/exports/${id}`);
-    expect(draft.json).toMatchObject({ object: 'export', status: 'draft', filters, requested_data: COLUMNS, description: 'even ones', workspace_id: gw.boot.workspaceId });
+    expect(draft.json).toMatchObject({
+      object: 'export',
+      status: 'draft',
+      filters,
+      requested_data: COLUMNS,
+      description: 'even ones',
+      workspace_id: gw.boot.workspaceId,
+    });
     expect((await gw.admin('POST', `/v1/logs/exports/${id}/cancel`)).status).toBe(409);
     const early = await gw.admin('GET', `/v1/logs/exports/${id}/download`);
     expect(early.status).toBe(409);
@@ -81,7 +96,10 @@ describe.each(['direct', 'lambda'] as const)('log exports (%s mode)', (mode) => 
     const file = await fetch(url);
     expect(file.status).toBe(200);
     expect(file.headers.get('content-type')).toContain('application/x-ndjson');
-    const lines = (await file.text()).trim().split('\n').map((l) => JSON.parse(l) as Json);
+    const lines = (await file.text())
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Json);
     const evens = traces.filter((_, i) => i % 2 === 0);
     expect(lines.map((l) => l.trace_id).sort()).toEqual([...evens].sort());
     for (const line of lines) {
@@ -109,7 +127,10 @@ describe.each(['direct', 'lambda'] as const)('log exports (%s mode)', (mode) => 
   it('updates a draft, refuses bad filters naming them, and refuses changes while running', async () => {
     const created = await gw.admin('POST', '/v1/logs/exports', { workspace_id: 'default', filters: { time_of_generation_min: since }, requested_data: ['id'] });
     const id = created.json.id as string;
-    const updated = await gw.admin('PUT', `/v1/logs/exports/${id}`, { filters: { time_of_generation_min: since, status_code: '200' }, requested_data: ['id', 'cost'] });
+    const updated = await gw.admin('PUT', `/v1/logs/exports/${id}`, {
+      filters: { time_of_generation_min: since, status_code: '200' },
+      requested_data: ['id', 'cost'],
+    });
     expect(updated.json).toMatchObject({ id, object: 'export' });
     expect((await gw.admin('GET', `/v1/logs/exports/${id}`)).json).toMatchObject({ requested_data: ['id', 'cost'], status: 'draft' });
     const bad = await gw.admin('POST', '/v1/logs/exports', { filters: { colour: 'red', status_code: 'x' }, requested_data: ['id', 'nope'] });
@@ -129,21 +150,47 @@ describe('log export job', () => {
     const deps = await createTestDeps({}, { clock });
     try {
       const boot = await ensureBootstrap(deps, ADMIN_KEY);
-      const events = syntheticEvents(30, { start: NOW - 2 * HOUR_MS, spanMs: HOUR_MS, workspaceId: boot.workspaceId, organisationId: boot.organisationId, seed: 41, busyMinutes: 3 });
+      const events = syntheticEvents(30, {
+        start: NOW - 2 * HOUR_MS,
+        spanMs: HOUR_MS,
+        workspaceId: boot.workspaceId,
+        organisationId: boot.organisationId,
+        seed: 41,
+        busyMinutes: 3,
+      });
       expect(await ingestConsumer(deps)([{ id: 'm', attempts: 0, body: { kind: 'logs', events } }])).toEqual([]);
       const app = createApp(deps, [adminModule]);
       const call = async (method: string, path: string, body?: unknown) => {
-        const res = await app.request(path, { method, headers: { 'x-gw-api-key': ADMIN_KEY, 'content-type': 'application/json' }, ...(body ? { body: JSON.stringify(body) } : {}) });
+        const res = await app.request(path, {
+          method,
+          headers: { 'x-gw-api-key': ADMIN_KEY, 'content-type': 'application/json' },
+          ...(body ? { body: JSON.stringify(body) } : {}),
+        });
         return (await res.json()) as Json;
       };
-      const created = await call('POST', '/v1/logs/exports', { workspace_id: 'default', filters: { time_of_generation_min: new Date(NOW - 3 * HOUR_MS).toISOString() }, requested_data: ['id', 'trace_id'] });
+      const created = await call('POST', '/v1/logs/exports', {
+        workspace_id: 'default',
+        filters: { time_of_generation_min: new Date(NOW - 3 * HOUR_MS).toISOString() },
+        requested_data: ['id', 'trace_id'],
+      });
       const id = created.id as string;
       expect(created.total).toBe(30);
       // Start, but run the job by hand: one small part per page, one page per slice.
       const sent: ExportQueueMessage[] = [];
       const queue: Queue<ExportQueueMessage> = { send: async (m) => void sent.push(m), sendBatch: async (ms) => void sent.push(...ms) };
       const o = observability(deps);
-      const runner: ExportRunnerDeps = { exports: o.exports, logs: o.logs, blobs: deps.blobs, sink: new BlobPartsSink(deps.blobs, 1), queue, clock, logger: deps.logger, logRetentionDays: 90, sliceMs: 0, pageSize: 8 };
+      const runner: ExportRunnerDeps = {
+        exports: o.exports,
+        logs: o.logs,
+        blobs: deps.blobs,
+        sink: new BlobPartsSink(deps.blobs, 1),
+        queue,
+        clock,
+        logger: deps.logger,
+        logRetentionDays: 90,
+        sliceMs: 0,
+        pageSize: 8,
+      };
       const local = deps.queues.get<ExportQueueMessage>('log-exports');
       local.setConsumer?.(async (batch) => {
         sent.push(...batch.map((m) => m.body));
@@ -163,7 +210,10 @@ describe('log export job', () => {
       const done = (await o.exports.get(boot.organisationId, id))!;
       expect(done).toMatchObject({ status: 'success', exported: 30, parts: 4 });
       const text = Buffer.from((await deps.blobs.get(exportFileKey(done)))!).toString('utf8');
-      const lines = text.trim().split('\n').map((l) => JSON.parse(l) as { id: string });
+      const lines = text
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l) as { id: string });
       expect(lines.map((l) => l.id).sort()).toEqual(events.map((e) => e.id).sort());
       // The parts are gone once joined.
       expect(await deps.blobs.get(BlobPartsSink.partKey(exportFileKey(done), 1))).toBeUndefined();

@@ -106,7 +106,10 @@ describe.each(['direct', 'lambda'] as const)('managed providers (%s mode)', (mod
 
     it('reports the real provider, not the slug, and prices the answer', async () => {
       const completed: Array<{ provider?: string; costMicros?: number }> = [];
-      const hook = { name: 'probe', complete: (r: { provider?: string; costMicros?: number }) => void completed.push({ provider: r.provider, costMicros: r.costMicros }) };
+      const hook = {
+        name: 'probe',
+        complete: (r: { provider?: string; costMicros?: number }) => void completed.push({ provider: r.provider, costMicros: r.costMicros }),
+      };
       gw.deps.gatewayHooks.push(hook);
       try {
         const r = await chat({ 'x-gw-provider': '@main' });
@@ -162,7 +165,14 @@ describe.each(['direct', 'lambda'] as const)('managed providers (%s mode)', (mod
 
   describe('credentials are never stored in plaintext nor shown', () => {
     it('keeps only ciphertext in the table', async () => {
-      await ok('POST', '/v1/virtual-keys', { name: 'legacy', slug: 'vk-scan', workspace_id: 'default', provider: 'openai', key: VK_KEY, configurations: { custom_host: `${mock.url}/v1` } });
+      await ok('POST', '/v1/virtual-keys', {
+        name: 'legacy',
+        slug: 'vk-scan',
+        workspace_id: 'default',
+        provider: 'openai',
+        key: VK_KEY,
+        configurations: { custom_host: `${mock.url}/v1` },
+      });
       const items = await scanTable(gw.deps.repos.table);
       const text = JSON.stringify(items);
       expect(text).not.toContain(KEY);
@@ -198,7 +208,14 @@ describe.each(['direct', 'lambda'] as const)('managed providers (%s mode)', (mod
 
     it('shows providers without any credential', async () => {
       const p = await ok('GET', '/v1/providers/main?workspace_id=default');
-      expect(p).toMatchObject({ object: 'provider', slug: 'main', integration_slug: 'main', ai_provider_id: 'openai', workspace_id: gw.boot.workspaceId, status: 'active' });
+      expect(p).toMatchObject({
+        object: 'provider',
+        slug: 'main',
+        integration_slug: 'main',
+        ai_provider_id: 'openai',
+        workspace_id: gw.boot.workspaceId,
+        status: 'active',
+      });
       const list = await ok('GET', '/v1/providers?workspace_id=default');
       expect((list.data as Json[]).map((x) => x.slug)).toContain('main');
       expect(JSON.stringify([p, list])).not.toContain(KEY);
@@ -207,7 +224,14 @@ describe.each(['direct', 'lambda'] as const)('managed providers (%s mode)', (mod
 
   describe('virtual keys (legacy)', () => {
     it('works as x-gw-virtual-key and as virtual_key in a config', async () => {
-      await ok('POST', '/v1/virtual-keys', { name: 'legacy', slug: 'vk-1', workspace_id: 'default', provider: 'openai', key: VK_KEY, configurations: { custom_host: `${mock.url}/v1` } });
+      await ok('POST', '/v1/virtual-keys', {
+        name: 'legacy',
+        slug: 'vk-1',
+        workspace_id: 'default',
+        provider: 'openai',
+        key: VK_KEY,
+        configurations: { custom_host: `${mock.url}/v1` },
+      });
       const byHeader = await chat({ 'x-gw-virtual-key': 'vk-1' });
       expect(byHeader.status, JSON.stringify(byHeader.json)).toBe(200);
       expect(lastReceived().authorization).toBe(`Bearer ${VK_KEY}`);
@@ -385,15 +409,35 @@ describe.each(['direct', 'lambda'] as const)('managed providers (%s mode)', (mod
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'no-such-provider' }, 'ai_provider_id'],
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', slug: 'has space' }, 'slug'],
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', key: '' }, 'key'],
-        ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', configurations: { azure_resource_name: 'r' } }, 'configurations.azure_resource_name'],
-        ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', configurations: { custom_host: 'http://10.1.2.3/v1' } }, 'configurations.custom_host'],
-        ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', configurations: { custom_host: 'http://169.254.169.254/' } }, 'configurations.custom_host'],
+        [
+          'POST',
+          '/v1/integrations',
+          { name: 'x', ai_provider_id: 'openai', configurations: { azure_resource_name: 'r' } },
+          'configurations.azure_resource_name',
+        ],
+        [
+          'POST',
+          '/v1/integrations',
+          { name: 'x', ai_provider_id: 'openai', configurations: { custom_host: 'http://10.1.2.3/v1' } },
+          'configurations.custom_host',
+        ],
+        [
+          'POST',
+          '/v1/integrations',
+          { name: 'x', ai_provider_id: 'openai', configurations: { custom_host: 'http://169.254.169.254/' } },
+          'configurations.custom_host',
+        ],
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', configurations: { openai_project: 7 } }, 'configurations.openai_project'],
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'ollama' }, 'configurations.custom_host'],
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', tags: { 'bad key!': 'v' } }, 'tags["bad key!"]'],
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', workspace_ids: ['nowhere'] }, 'workspace_ids[0]'],
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', allowed_models: [''] }, 'allowed_models[0]'],
-        ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', create_default_provider: false, default_provider_slug: 'd' }, 'default_provider_slug'],
+        [
+          'POST',
+          '/v1/integrations',
+          { name: 'x', ai_provider_id: 'openai', create_default_provider: false, default_provider_slug: 'd' },
+          'default_provider_slug',
+        ],
         ['POST', '/v1/integrations', { name: 'x', ai_provider_id: 'openai', surprise: 1 }, ''],
         ['PUT', '/v1/integrations/main', {}, ''],
         ['PUT', '/v1/integrations/main', { configurations: { bogus: 1 } }, 'configurations.bogus'],
@@ -409,13 +453,21 @@ describe.each(['direct', 'lambda'] as const)('managed providers (%s mode)', (mod
         ['POST', '/v1/virtual-keys', { name: 'v', provider: 'nope', workspace_id: 'default' }, 'provider'],
         ['POST', '/v1/virtual-keys', { provider: 'openai', workspace_id: 'default' }, 'name'],
         ['POST', '/v1/virtual-keys', { name: 'v', provider: 'openai', workspace_id: 'default', resourceName: 'r' }, 'resourceName'],
-        ['POST', '/v1/virtual-keys', { name: 'v', provider: 'openai', workspace_id: 'default', configurations: { custom_host: 'ftp://x' } }, 'configurations.custom_host'],
+        [
+          'POST',
+          '/v1/virtual-keys',
+          { name: 'v', provider: 'openai', workspace_id: 'default', configurations: { custom_host: 'ftp://x' } },
+          'configurations.custom_host',
+        ],
       ];
       for (const [method, path, body, field] of cases) {
         const r = await admin(method, path, body);
         expect(r.status, `${method} ${path} ${JSON.stringify(body)}: ${JSON.stringify(r.json)}`).toBe(400);
         expect(r.json.errorCode).toBe('AB01');
-        expect((r.json.errors as Problem[]).map((p) => p.path), `${JSON.stringify(body)}: ${JSON.stringify(r.json)}`).toContain(field);
+        expect(
+          (r.json.errors as Problem[]).map((p) => p.path),
+          `${JSON.stringify(body)}: ${JSON.stringify(r.json)}`,
+        ).toContain(field);
       }
     });
 

@@ -47,7 +47,18 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
   const field = (json: Json): unknown => (json.errors as Array<{ path: string }> | undefined)?.[0]?.path;
   const store = async (type: ApiKeyType, scopes: readonly string[], userId: string | null, workspaceId: string | null) => {
     const made = newKeyRecord(
-      { organisation_id: gw.boot.organisationId, workspace_id: workspaceId, user_id: userId, type, name: `mcp ${type}`, description: null, scopes: [...scopes], expires_at: null, owner: false, created_by: null },
+      {
+        organisation_id: gw.boot.organisationId,
+        workspace_id: workspaceId,
+        user_id: userId,
+        type,
+        name: `mcp ${type}`,
+        description: null,
+        scopes: [...scopes],
+        expires_at: null,
+        owner: false,
+        created_by: null,
+      },
       Date.now(),
     );
     await gw.deps.repos.apiKeys.create(made.record);
@@ -98,7 +109,11 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
   it('creates an integration, syncs its metadata and capabilities after create, never shows the headers', async () => {
     // A header whose name says nothing of a secret is secret all the same.
     const plainNamed = 'plain-named-header-value-42';
-    const created = await ok('POST', '/v1/mcp-integrations', headersIntegration({ slug: `files-${mode}`, configurations: { custom_headers: { 'x-api-key': SECRET, 'x-tenant': plainNamed } } }));
+    const created = await ok(
+      'POST',
+      '/v1/mcp-integrations',
+      headersIntegration({ slug: `files-${mode}`, configurations: { custom_headers: { 'x-api-key': SECRET, 'x-tenant': plainNamed } } }),
+    );
     expect(Object.keys(created).sort()).toEqual(['id', 'slug']);
     expect(created.slug).toBe(`files-${mode}`);
     expect((await ok('GET', `/v1/mcp-integrations/files-${mode}/metadata`)).sync_status).toMatch(/pending|synced/);
@@ -120,7 +135,13 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
       expect.objectContaining({ name: 'review', type: 'prompt' }),
     ]);
     const got = await ok('GET', `/v1/mcp-integrations/${created.id}`);
-    expect(got).toMatchObject({ url: upstream.url, auth_type: 'headers', transport: 'http', type: 'organisation', configurations: { masked_custom_headers: { 'x-api-key': '****', 'x-tenant': '****' } } });
+    expect(got).toMatchObject({
+      url: upstream.url,
+      auth_type: 'headers',
+      transport: 'http',
+      type: 'organisation',
+      configurations: { masked_custom_headers: { 'x-api-key': '****', 'x-tenant': '****' } },
+    });
     const listed = await ok('GET', '/v1/mcp-integrations');
     const audit = await ok('GET', '/v1/audit-logs?resource_type=mcp_integrations');
     expect((audit.data as Json[]).length).toBeGreaterThan(0);
@@ -140,22 +161,59 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
       [{ name: 'x', url: 'http://10.1.2.3/mcp', auth_type: 'none', transport: 'http' }, 'url'],
       [{ name: 'x', url: 'file:///etc/passwd', auth_type: 'none', transport: 'http' }, 'url'],
       [{ name: 'x', url: upstream.url, auth_type: 'headers', transport: 'http' }, 'configurations.custom_headers'],
-      [{ name: 'x', url: upstream.url, auth_type: 'headers', transport: 'http', configurations: { custom_headers: { 'mcp-session-id': 'a' } } }, 'configurations.custom_headers.mcp-session-id'],
-      [{ name: 'x', url: upstream.url, auth_type: 'headers', transport: 'http', configurations: { custom_headers: { 'bad header': 'a' } } }, 'configurations.custom_headers.bad header'],
+      [
+        { name: 'x', url: upstream.url, auth_type: 'headers', transport: 'http', configurations: { custom_headers: { 'mcp-session-id': 'a' } } },
+        'configurations.custom_headers.mcp-session-id',
+      ],
+      [
+        { name: 'x', url: upstream.url, auth_type: 'headers', transport: 'http', configurations: { custom_headers: { 'bad header': 'a' } } },
+        'configurations.custom_headers.bad header',
+      ],
       [{ name: 'x', url: upstream.url, auth_type: 'none', transport: 'http', slug: 'no spaces' }, 'slug'],
     ];
     for (const [body, param] of bad) expect(field(await refused('POST', '/v1/mcp-integrations', body, 400, 'AB01')), JSON.stringify(body)).toBe(param);
-    expect((await refused('POST', '/v1/mcp-integrations', { name: 'x', url: upstream.url, auth_type: 'none', transport: 'http', headers: {} }, 400, 'AB01')).message).toMatch(/^unknown field headers/);
+    expect(
+      (await refused('POST', '/v1/mcp-integrations', { name: 'x', url: upstream.url, auth_type: 'none', transport: 'http', headers: {} }, 400, 'AB01')).message,
+    ).toMatch(/^unknown field headers/);
     await ok('POST', '/v1/mcp-integrations', { name: 'taken', slug: 'taken', url: upstream.url, auth_type: 'none', transport: 'http' });
-    expect((await refused('POST', '/v1/mcp-integrations', { name: 'taken', slug: 'taken', url: upstream.url, auth_type: 'none', transport: 'http' }, 409, 'AB07')).message).toContain('slug "taken"');
+    expect(
+      (await refused('POST', '/v1/mcp-integrations', { name: 'taken', slug: 'taken', url: upstream.url, auth_type: 'none', transport: 'http' }, 409, 'AB07'))
+        .message,
+    ).toContain('slug "taken"');
     const { integration, server } = await integrationAndServer();
-    expect(field(await refused('PUT', `/v1/mcp-integrations/${integration}/capabilities`, { capabilities: [{ name: 'nope', type: 'tool', enabled: false }] }, 400, 'AB01'))).toBe('capabilities[0].name');
-    expect(field(await refused('PUT', `/v1/mcp-integrations/${integration}/capabilities`, { capabilities: [{ name: 'echo', type: 'widget', enabled: false }] }, 400, 'AB01'))).toBe('capabilities[0].type');
-    expect(field(await refused('PUT', `/v1/mcp-integrations/${integration}/workspaces`, { workspaces: [{ id: 'nope', enabled: true }] }, 400, 'AB01'))).toBe('workspaces[0].id');
+    expect(
+      field(
+        await refused(
+          'PUT',
+          `/v1/mcp-integrations/${integration}/capabilities`,
+          { capabilities: [{ name: 'nope', type: 'tool', enabled: false }] },
+          400,
+          'AB01',
+        ),
+      ),
+    ).toBe('capabilities[0].name');
+    expect(
+      field(
+        await refused(
+          'PUT',
+          `/v1/mcp-integrations/${integration}/capabilities`,
+          { capabilities: [{ name: 'echo', type: 'widget', enabled: false }] },
+          400,
+          'AB01',
+        ),
+      ),
+    ).toBe('capabilities[0].type');
+    expect(field(await refused('PUT', `/v1/mcp-integrations/${integration}/workspaces`, { workspaces: [{ id: 'nope', enabled: true }] }, 400, 'AB01'))).toBe(
+      'workspaces[0].id',
+    );
     expect(field(await refused('POST', '/v1/mcp-servers', { name: 's', mcp_integration_id: integration }, 400, 'AB01'))).toBe('workspace_id');
     expect(field(await refused('POST', '/v1/mcp-servers', { name: 's', workspace_id: 'default' }, 400, 'AB01'))).toBe('mcp_integration_id');
-    expect((await refused('POST', '/v1/mcp-servers', { name: 's', mcp_integration_id: 'nope', workspace_id: 'default' }, 404, 'AB08')).message).toBe('MCP integration nope not found');
-    expect(field(await refused('PUT', `/v1/mcp-servers/${server}/user-access`, { user_access: [{ user_id: 'ghost', enabled: true }] }, 400, 'AB01'))).toBe('user_access[0].user_id');
+    expect((await refused('POST', '/v1/mcp-servers', { name: 's', mcp_integration_id: 'nope', workspace_id: 'default' }, 404, 'AB08')).message).toBe(
+      'MCP integration nope not found',
+    );
+    expect(field(await refused('PUT', `/v1/mcp-servers/${server}/user-access`, { user_access: [{ user_id: 'ghost', enabled: true }] }, 400, 'AB01'))).toBe(
+      'user_access[0].user_id',
+    );
     expect(field(await refused('PUT', `/v1/mcp-servers/${server}/user-access`, { default_user_access: 'maybe' }, 400, 'AB01'))).toBe('default_user_access');
     expect(field(await refused('GET', `/v2/mcp-servers/${server}/connections?page_size=501`, undefined, 400, 'AB01'))).toBe('page_size');
     expect(field(await refused('GET', `/v1/mcp-integrations/${integration}/metadata?refresh=maybe`, undefined, 400, 'AB01'))).toBe('refresh');
@@ -163,16 +221,51 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
 
   it('servers: only in a granted workspace, slug unique, capabilities narrowed as the gateway reads them', async () => {
     const { id: ungranted } = await ok('POST', '/v1/mcp-integrations', headersIntegration());
-    expect(field(await refused('POST', '/v1/mcp-servers', { name: 's', mcp_integration_id: ungranted, workspace_id: 'default' }, 400, 'AB01'))).toBe('mcp_integration_id');
+    expect(field(await refused('POST', '/v1/mcp-servers', { name: 's', mcp_integration_id: ungranted, workspace_id: 'default' }, 400, 'AB01'))).toBe(
+      'mcp_integration_id',
+    );
     const { integration, server, slug } = await integrationAndServer();
-    expect((await refused('POST', '/v1/mcp-servers', { name: 's', slug, mcp_integration_id: integration, workspace_id: 'default' }, 409, 'AB07')).message).toContain(`slug "${slug}"`);
-    expect(await ok('GET', `/v1/mcp-servers/${server}`)).toMatchObject({ id: server, slug, workspace_id: gw.boot.workspaceId, mcp_integration_id: integration, mcp_integration_url: upstream.url, auth_type: 'headers' });
+    expect(
+      (await refused('POST', '/v1/mcp-servers', { name: 's', slug, mcp_integration_id: integration, workspace_id: 'default' }, 409, 'AB07')).message,
+    ).toContain(`slug "${slug}"`);
+    expect(await ok('GET', `/v1/mcp-servers/${server}`)).toMatchObject({
+      id: server,
+      slug,
+      workspace_id: gw.boot.workspaceId,
+      mcp_integration_id: integration,
+      mcp_integration_url: upstream.url,
+      auth_type: 'headers',
+    });
 
-    await ok('PUT', `/v1/mcp-integrations/${integration}/capabilities`, { capabilities: [{ name: 'delete_everything', type: 'tool', enabled: false }, { name: 'file:///secrets.txt', type: 'resource', enabled: false }] });
-    await ok('PUT', `/v1/mcp-servers/${server}/capabilities`, { capabilities: [{ name: 'add', type: 'tool', enabled: false }, { name: 'review', type: 'prompt', enabled: false }] });
-    expect(field(await refused('PUT', `/v1/mcp-servers/${server}/capabilities`, { capabilities: [{ name: 'delete_everything', type: 'tool', enabled: true }] }, 400, 'AB01'))).toBe('capabilities[0].enabled');
+    await ok('PUT', `/v1/mcp-integrations/${integration}/capabilities`, {
+      capabilities: [
+        { name: 'delete_everything', type: 'tool', enabled: false },
+        { name: 'file:///secrets.txt', type: 'resource', enabled: false },
+      ],
+    });
+    await ok('PUT', `/v1/mcp-servers/${server}/capabilities`, {
+      capabilities: [
+        { name: 'add', type: 'tool', enabled: false },
+        { name: 'review', type: 'prompt', enabled: false },
+      ],
+    });
+    expect(
+      field(
+        await refused(
+          'PUT',
+          `/v1/mcp-servers/${server}/capabilities`,
+          { capabilities: [{ name: 'delete_everything', type: 'tool', enabled: true }] },
+          400,
+          'AB01',
+        ),
+      ),
+    ).toBe('capabilities[0].enabled');
     const seen = (await ok('GET', `/v1/mcp-servers/${server}/capabilities?type=tool`)).data as Json[];
-    expect(seen.map((c) => [c.name, c.enabled, c.integration_enabled])).toEqual([['echo', true, true], ['add', false, true], ['delete_everything', false, false]]);
+    expect(seen.map((c) => [c.name, c.enabled, c.integration_enabled])).toEqual([
+      ['echo', true, true],
+      ['add', false, true],
+      ['delete_everything', false, false],
+    ]);
 
     const r = await route(slug);
     expect(r?.upstream).toEqual({ url: upstream.url, transport: 'http', authType: 'headers', headers: { 'x-api-key': SECRET } });
@@ -196,11 +289,23 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
     expect(good.response_time_ms).toEqual(expect.any(Number));
 
     const wrong = await integrationAndServer({ configurations: { custom_headers: { 'x-api-key': 'wrong-value' } } });
-    expect(await ok('POST', `/v1/mcp-servers/${wrong.server}/test`)).toMatchObject({ success: false, status_code: 403, server_name: null, error: expect.stringContaining('403') });
-    expect(await ok('GET', `/v1/mcp-servers/${wrong.server}/metadata`)).toMatchObject({ sync_status: 'failed', sync_error: expect.stringContaining('403'), server_name: null });
+    expect(await ok('POST', `/v1/mcp-servers/${wrong.server}/test`)).toMatchObject({
+      success: false,
+      status_code: 403,
+      server_name: null,
+      error: expect.stringContaining('403'),
+    });
+    expect(await ok('GET', `/v1/mcp-servers/${wrong.server}/metadata`)).toMatchObject({
+      sync_status: 'failed',
+      sync_error: expect.stringContaining('403'),
+      server_name: null,
+    });
     // Fixing the header and refreshing on demand syncs.
     await ok('PUT', `/v1/mcp-integrations/${wrong.integration}`, { configurations: { custom_headers: { 'x-api-key': SECRET } } });
-    expect(await ok('GET', `/v1/mcp-integrations/${wrong.integration}/metadata?refresh=true`)).toMatchObject({ sync_status: 'synced', server_name: 'files-server' });
+    expect(await ok('GET', `/v1/mcp-integrations/${wrong.integration}/metadata?refresh=true`)).toMatchObject({
+      sync_status: 'synced',
+      server_name: 'files-server',
+    });
   });
 
   it('a later sync keeps choices, adds new capabilities enabled by default (or disabled when the integration says so)', async () => {
@@ -209,7 +314,8 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
     await ok('PUT', `/v1/mcp-integrations/${on.integration}/capabilities`, { capabilities: [{ name: 'echo', type: 'tool', enabled: false }] });
     upstream.addTool(`fresh_${mode}`);
     for (const x of [on, off]) await ok('GET', `/v1/mcp-servers/${x.server}/metadata?refresh=true`);
-    const tools = async (id: string) => Object.fromEntries(((await ok('GET', `/v1/mcp-integrations/${id}/capabilities?type=tool`)).data as Json[]).map((c) => [c.name, c.enabled]));
+    const tools = async (id: string) =>
+      Object.fromEntries(((await ok('GET', `/v1/mcp-integrations/${id}/capabilities?type=tool`)).data as Json[]).map((c) => [c.name, c.enabled]));
     expect(await tools(on.integration)).toMatchObject({ echo: false, add: true, [`fresh_${mode}`]: true });
     // With new_capabilities_enabled false every capability waits for an admin, the first sync's too.
     expect(await tools(off.integration)).toMatchObject({ echo: false, add: false, [`fresh_${mode}`]: false });
@@ -220,7 +326,11 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
     await ok('PUT', `/v1/mcp-servers/${server}/user-access`, { default_user_access: 'deny', user_access: [{ user_id: users.member, enabled: true }] });
     const listed = await ok('GET', `/v1/mcp-servers/${server}/user-access`);
     expect(listed.default_user_access).toBe('deny');
-    expect((listed.data as Json[]).find((u) => u.user_id === users.member)).toMatchObject({ enabled: true, has_override: true, connection_status: 'not_connected' });
+    expect((listed.data as Json[]).find((u) => u.user_id === users.member)).toMatchObject({
+      enabled: true,
+      has_override: true,
+      connection_status: 'not_connected',
+    });
     expect((listed.data as Json[]).find((u) => u.user_id === users.other)).toMatchObject({ enabled: false, has_override: false });
     const r = await route(slug);
     expect(r?.userAccess.default).toBe('deny');
@@ -231,12 +341,21 @@ describe.each(['direct', 'lambda'] as const)('MCP administration (%s mode)', (mo
     const { server } = await integrationAndServer();
     const deps = { table: gw.deps.repos.table, cipher: gw.deps.cipher };
     const connect = (userId: string) =>
-      putUserConnection(deps, gw.boot.organisationId, { serverId: server, userId, workspaceId: gw.boot.workspaceId, tokens: { access_token: `at-${userId}`, refresh_token: 'rt-secret' }, expiresAt: null, now: new Date().toISOString() });
+      putUserConnection(deps, gw.boot.organisationId, {
+        serverId: server,
+        userId,
+        workspaceId: gw.boot.workspaceId,
+        tokens: { access_token: `at-${userId}`, refresh_token: 'rt-secret' },
+        expiresAt: null,
+        now: new Date().toISOString(),
+      });
     for (const u of Object.values(users)) await connect(u);
     const all = await ok('GET', `/v2/mcp-servers/${server}/connections?page_size=500`, undefined, keys.admin);
     expect(all.total).toBe(3);
     expect(JSON.stringify(all)).not.toMatch(/at-|rt-secret/);
-    expect((await ok('GET', `/v2/mcp-servers/${server}/connections?user_id=${users.member}`)).data).toEqual([expect.objectContaining({ user_id: users.member, connected: true })]);
+    expect((await ok('GET', `/v2/mcp-servers/${server}/connections?user_id=${users.member}`)).data).toEqual([
+      expect.objectContaining({ user_id: users.member, connected: true }),
+    ]);
     expect(((await ok('GET', `/v2/mcp-servers/${server}/connections`, undefined, keys.member)).data as Json[]).map((c) => c.user_id)).toEqual([users.member]);
     expect((await ok('GET', `/v2/mcp-servers/${server}/connections`, undefined, keys.manager)).total).toBe(3);
     await refused('GET', `/v2/mcp-servers/${server}/connections`, undefined, 404, 'AB08', keys.foreignManager);

@@ -44,29 +44,67 @@ async function register(gw: TestGantry, o: ServerOptions): Promise<{ slug: strin
   const id = randomUUID();
   const secret = await sealMcpSecrets(gw.deps.cipher, org, id, { headers: o.headers ?? {} });
   await repo.createIntegration({
-    id, organisation_id: org, workspace_id: null, slug: `int-${id.slice(0, 8)}`, name: 'Int', description: null, url: o.url,
-    auth_type: o.authType ?? (o.headers ? 'headers' : 'none'), transport: 'http', configurations: o.configurations ?? {}, masked_configurations: {},
-    secret, global_workspace_access: true, workspace_ids: [], new_capabilities_enabled: true, status: 'active',
-    created_at: NOW, last_updated_at: NOW, created_by: null, last_updated_by: null,
+    id,
+    organisation_id: org,
+    workspace_id: null,
+    slug: `int-${id.slice(0, 8)}`,
+    name: 'Int',
+    description: null,
+    url: o.url,
+    auth_type: o.authType ?? (o.headers ? 'headers' : 'none'),
+    transport: 'http',
+    configurations: o.configurations ?? {},
+    masked_configurations: {},
+    secret,
+    global_workspace_access: true,
+    workspace_ids: [],
+    new_capabilities_enabled: true,
+    status: 'active',
+    created_at: NOW,
+    last_updated_at: NOW,
+    created_by: null,
+    last_updated_by: null,
   });
   const enabled = new Set(o.tools ?? ['echo', 'add']);
-  await repo.putCapabilities(org, id, [
-    ...MCP_DEFAULT_TOOLS.map((t) => cap('tool', t, enabled.has(t))),
-    cap('prompt', 'greeting', true), cap('prompt', 'review', false),
-    cap('resource', 'file:///readme.md', true), cap('resource', 'file:///secrets.txt', false),
-  ], NOW);
+  await repo.putCapabilities(
+    org,
+    id,
+    [
+      ...MCP_DEFAULT_TOOLS.map((t) => cap('tool', t, enabled.has(t))),
+      cap('prompt', 'greeting', true),
+      cap('prompt', 'review', false),
+      cap('resource', 'file:///readme.md', true),
+      cap('resource', 'file:///secrets.txt', false),
+    ],
+    NOW,
+  );
   const serverId = randomUUID();
   const slug = `srv-${serverId.slice(0, 8)}`;
   await repo.createServer({
-    id: serverId, organisation_id: org, workspace_id: o.workspaceId ?? gw.boot.workspaceId, slug, name: 'Srv', description: null,
-    mcp_integration_id: id, capability_overrides: {}, default_user_access: o.defaultAccess ?? 'allow', user_access: {}, status: 'active',
-    created_at: NOW, last_updated_at: NOW, created_by: null, last_updated_by: null,
+    id: serverId,
+    organisation_id: org,
+    workspace_id: o.workspaceId ?? gw.boot.workspaceId,
+    slug,
+    name: 'Srv',
+    description: null,
+    mcp_integration_id: id,
+    capability_overrides: {},
+    default_user_access: o.defaultAccess ?? 'allow',
+    user_access: {},
+    status: 'active',
+    created_at: NOW,
+    last_updated_at: NOW,
+    created_by: null,
+    last_updated_by: null,
   });
   return { slug, serverId };
 }
 
 async function connect(base: string, slug: string, key: string, sessionId?: string): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/${slug}`), { requestInit: { headers: { 'x-gw-api-key': key } }, ...(sessionId ? { sessionId } : {}) });
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp/${slug}`), {
+    requestInit: { headers: { 'x-gw-api-key': key } },
+    ...(sessionId ? { sessionId } : {}),
+  });
   const client = new Client({ name: 'gantry-test', version: '1.0.0' });
   await client.connect(transport);
   return { client, transport };
@@ -75,7 +113,13 @@ async function connect(base: string, slug: string, key: string, sessionId?: stri
 const rpc = (base: string, slug: string, key: string, body: unknown, extra: Record<string, string> = {}) =>
   fetch(`${base}/mcp/${slug}`, {
     method: 'POST',
-    headers: { 'x-gw-api-key': key, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-11-25', ...extra },
+    headers: {
+      'x-gw-api-key': key,
+      'content-type': 'application/json',
+      accept: 'application/json, text/event-stream',
+      'mcp-protocol-version': '2025-11-25',
+      ...extra,
+    },
     body: typeof body === 'string' ? body : JSON.stringify(body),
   });
 
@@ -160,7 +204,14 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
     ]);
     expect(res.status).toBe(200);
     const text = await res.text();
-    const messages = (text.trim().startsWith('[') ? JSON.parse(text) : text.split('\n').filter((l) => l.startsWith('data:')).map((l) => JSON.parse(l.slice(5)))) as Json[];
+    const messages = (
+      text.trim().startsWith('[')
+        ? JSON.parse(text)
+        : text
+            .split('\n')
+            .filter((l) => l.startsWith('data:'))
+            .map((l) => JSON.parse(l.slice(5)))
+    ) as Json[];
     expect(messages.find((m) => m.id === 1)).toMatchObject({ error: { code: -32602, message: 'Tool delete_everything not found' } });
     const list = messages.find((m) => m.id === 2) as { result?: { tools: Array<{ name: string }> } } | undefined;
     if (list?.result) expect(list.result.tools.map((t) => t.name).sort()).toEqual(['add', 'echo']);
@@ -179,7 +230,11 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
     for (const body of bodies) {
       const res = await rpc(gw.url, plain.slug, key, body);
       expect(res.status, body).toBe(400);
-      expect(await res.json()).toEqual({ jsonrpc: '2.0', id: null, error: { code: -32600, message: expect.stringMatching(/^Invalid request: the key "(name|text|id)" appears more than once in one object$/) } });
+      expect(await res.json()).toEqual({
+        jsonrpc: '2.0',
+        id: null,
+        error: { code: -32600, message: expect.stringMatching(/^Invalid request: the key "(name|text|id)" appears more than once in one object$/) },
+      });
     }
     expect(stateless.requests.length).toBe(before.requests);
     expect(stateless.calls.length).toBe(before.calls);
@@ -249,13 +304,20 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
     const otherKey = await gw.workspaceKey();
     const foreign = await rpc(gw.url, sessions.slug, otherKey, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': sealed });
     expect(foreign.status).toBe(404);
-    expect((await rpc(gw.url, sessions.slug, key, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': 'bad id with spaces' })).status).toBe(400);
+    expect((await rpc(gw.url, sessions.slug, key, { jsonrpc: '2.0', id: 1, method: 'tools/list' }, { 'mcp-session-id': 'bad id with spaces' })).status).toBe(
+      400,
+    );
     await client.close();
   });
 
   it('relays GET (the server stream) and DELETE (the session end) with the upstream session id', async () => {
     // By hand: the SDK client would hold the one GET stream a session may have.
-    const init = await rpc(gw.url, sessions.slug, key, { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } });
+    const init = await rpc(gw.url, sessions.slug, key, {
+      jsonrpc: '2.0',
+      id: 0,
+      method: 'initialize',
+      params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+    });
     expect(init.status).toBe(200);
     await init.text();
     const sealed = init.headers.get('mcp-session-id')!;
@@ -280,7 +342,15 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
     const made = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'limited', workspace_id: 'default', scopes: ['completions.write'] });
     const [limited, limitedId] = [made.json.key as string, made.json.id as string];
     const policy = await gw.admin('POST', '/v1/policies/rate-limits', {
-      conditions: [{ key: 'api_key', value: limitedId }, { key: 'endpoint_type', value: 'mcp' }], group_by: [{ key: 'api_key' }], workspace_id: 'default', type: 'requests', unit: 'rph', value: 2,
+      conditions: [
+        { key: 'api_key', value: limitedId },
+        { key: 'endpoint_type', value: 'mcp' },
+      ],
+      group_by: [{ key: 'api_key' }],
+      workspace_id: 'default',
+      type: 'requests',
+      unit: 'rph',
+      value: 2,
     });
     expect(policy.status).toBe(200);
     const list = { jsonrpc: '2.0', id: 1, method: 'tools/list' };
@@ -293,11 +363,25 @@ describe.each(['direct', 'lambda'] as const)('MCP gateway (%s mode)', (mode) => 
 
   it('logs each call with the server, method, tool, status and caller', async () => {
     const trace = `mcp-${mode}-${randomUUID()}`;
-    const res = await rpc(gw.url, plain.slug, key, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'logged' } } }, { 'x-gw-trace-id': trace });
+    const res = await rpc(
+      gw.url,
+      plain.slug,
+      key,
+      { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'echo', arguments: { text: 'logged' } } },
+      { 'x-gw-trace-id': trace },
+    );
     expect(res.status).toBe(200);
     await res.text();
     const log = await storedLog(gw, trace);
-    expect(log).toMatchObject({ endpoint: 'mcp', mcp_server: plain.slug, mcp_method: 'tools/call', mcp_name: 'echo', status_code: 200, workspace_id: gw.boot.workspaceId, api_key_id: expect.any(String) });
+    expect(log).toMatchObject({
+      endpoint: 'mcp',
+      mcp_server: plain.slug,
+      mcp_method: 'tools/call',
+      mcp_name: 'echo',
+      status_code: 200,
+      workspace_id: gw.boot.workspaceId,
+      api_key_id: expect.any(String),
+    });
   });
 });
 
@@ -329,12 +413,21 @@ describe('MCP gateway upstream OAuth', () => {
 
   async function connectedUser(deps: CoreDeps, serverId: string, userId: string, access: string): Promise<void> {
     await putUserConnection({ table: deps.repos.table, cipher: deps.cipher }, gw.boot.organisationId, {
-      serverId, userId, workspaceId: gw.boot.workspaceId, tokens: { access_token: access, refresh_token: 'refresh-1' }, expiresAt: null, now: NOW,
+      serverId,
+      userId,
+      workspaceId: gw.boot.workspaceId,
+      tokens: { access_token: access, refresh_token: 'refresh-1' },
+      expiresAt: null,
+      now: NOW,
     });
   }
 
   it('refreshes an expired user token once on the upstream 401, stores it, and passes the challenge through when the refresh fails', async () => {
-    const { slug, serverId } = await register(gw, { url: upstream.url, authType: 'oauth', configurations: { token_url: tokenUrl, client_id: 'gantry-client' } });
+    const { slug, serverId } = await register(gw, {
+      url: upstream.url,
+      authType: 'oauth',
+      configurations: { token_url: tokenUrl, client_id: 'gantry-client' },
+    });
     const user = await addUser(gw.deps, gw.boot.organisationId, { workspaces: [{ id: gw.boot.workspaceId, role: 'member' }] });
     const made = await gw.admin('POST', '/v1/api-keys/workspace/user', { name: 'u', workspace_id: 'default', user_id: user.id, scopes: ['completions.write'] });
     expect(made.status).toBe(200);

@@ -120,8 +120,14 @@ describe.each(['direct', 'lambda'] as const)('/v1/messages (%s mode)', (mode) =>
     });
 
     it("answers a provider error in Anthropic's error shape with its status", async () => {
-      openai.queue.push({ kind: 'error', status: 429, body: JSON.stringify({ error: { message: 'Rate limit reached for gpt-4o-mini', type: 'requests', param: null, code: 'rate_limit_exceeded' } }) });
-      const err = (await viaOpenAI().messages.create({ model: 'gpt-4o-mini', max_tokens: 10, messages: HI }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+      openai.queue.push({
+        kind: 'error',
+        status: 429,
+        body: JSON.stringify({ error: { message: 'Rate limit reached for gpt-4o-mini', type: 'requests', param: null, code: 'rate_limit_exceeded' } }),
+      });
+      const err = (await viaOpenAI()
+        .messages.create({ model: 'gpt-4o-mini', max_tokens: 10, messages: HI })
+        .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
       expect(err).toBeInstanceOf(Anthropic.RateLimitError);
       expect(err.status).toBe(429);
       expect(err.error).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'Rate limit reached for gpt-4o-mini' } });
@@ -134,7 +140,10 @@ describe.each(['direct', 'lambda'] as const)('/v1/messages (%s mode)', (mode) =>
         body: JSON.stringify({ model: 'gpt-4o-mini', messages: HI }),
       });
       expect(bad.status).toBe(400);
-      expect(await bad.json()).toEqual({ type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: is required (an integer of at least 1)' } });
+      expect(await bad.json()).toEqual({
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'max_tokens: is required (an integer of at least 1)' },
+      });
       const unauthorised = await fetch(`${gw.url}/v1/messages`, {
         method: 'POST',
         headers: { 'x-api-key': 'gw_not-a-key', 'x-gw-provider': 'openai', 'content-type': 'application/json' },
@@ -159,7 +168,11 @@ describe.each(['direct', 'lambda'] as const)('/v1/messages (%s mode)', (mode) =>
     });
 
     it('estimates count_tokens without calling the provider', async () => {
-      const counted = await viaOpenAI().messages.countTokens({ model: 'gpt-4o-mini', system: 'Be brief.', messages: [{ role: 'user', content: 'How many tokens is this?' }] });
+      const counted = await viaOpenAI().messages.countTokens({
+        model: 'gpt-4o-mini',
+        system: 'Be brief.',
+        messages: [{ role: 'user', content: 'How many tokens is this?' }],
+      });
       // About four characters a token, over the system prompt and the messages (roles included).
       expect(counted.input_tokens).toBe(Math.ceil(('Be brief.'.length + 'user'.length + 'How many tokens is this?'.length) / 4));
       expect(openai.received).toHaveLength(0);
@@ -182,11 +195,19 @@ describe.each(['direct', 'lambda'] as const)('/v1/messages (%s mode)', (mode) =>
     const message = await client.messages.create({
       model: BEDROCK_MODEL,
       max_tokens: 200,
-      tools: [{ name: 'get_weather', description: 'Current weather for a city', input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] } }],
+      tools: [
+        {
+          name: 'get_weather',
+          description: 'Current weather for a city',
+          input_schema: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+        },
+      ],
       messages: [{ role: 'user', content: 'And in Rome and Milan?' }],
     });
     expect(message.stop_reason).toBe('tool_use');
-    expect(message.content.map((b) => (b.type === 'tool_use' ? [b.name, b.input] : b.type))).toEqual(TOOL_ANSWER.calls.map((c) => [c.name, JSON.parse(c.arguments) as unknown]));
+    expect(message.content.map((b) => (b.type === 'tool_use' ? [b.name, b.input] : b.type))).toEqual(
+      TOOL_ANSWER.calls.map((c) => [c.name, JSON.parse(c.arguments) as unknown]),
+    );
     expect(message.usage).toMatchObject({ input_tokens: TOOL_ANSWER.prompt, output_tokens: TOOL_ANSWER.completion });
     const sent = bedrock.received.at(-1)!.json as { toolConfig: { tools: { toolSpec: { name: string } }[] } };
     expect(sent.toolConfig.tools[0]?.toolSpec.name).toBe('get_weather');
@@ -195,8 +216,16 @@ describe.each(['direct', 'lambda'] as const)('/v1/messages (%s mode)', (mode) =>
   describe('to Anthropic (passed through)', () => {
     it('sends the request unchanged and answers the Message as Anthropic sent it', async () => {
       const traceId = nextTrace();
-      const request = { model: ANTHROPIC_MODEL, max_tokens: 64, system: [{ type: 'text' as const, text: 'Be brief.', cache_control: { type: 'ephemeral' as const } }], messages: HI, metadata: { user_id: 'u-1' } };
-      const res = await viaAnthropic({ 'x-gw-trace-id': traceId, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'prompt-caching-2024-07-31' }).messages.create(request).withResponse();
+      const request = {
+        model: ANTHROPIC_MODEL,
+        max_tokens: 64,
+        system: [{ type: 'text' as const, text: 'Be brief.', cache_control: { type: 'ephemeral' as const } }],
+        messages: HI,
+        metadata: { user_id: 'u-1' },
+      };
+      const res = await viaAnthropic({ 'x-gw-trace-id': traceId, 'anthropic-version': '2023-06-01', 'anthropic-beta': 'prompt-caching-2024-07-31' })
+        .messages.create(request)
+        .withResponse();
       expect(res.data).toEqual(textMessage());
       expect(res.response.headers.get('x-gw-provider')).toBe('anthropic');
       const got = anthropic.received[0]!;
@@ -221,7 +250,11 @@ describe.each(['direct', 'lambda'] as const)('/v1/messages (%s mode)', (mode) =>
       expect(anthropic.received[0]!.json).toMatchObject({ stream: true });
       const record = await recordOf(traceId);
       expect(record.stream).toBe(true);
-      expect(record.usage).toMatchObject({ prompt_tokens: TEXT_ANSWER.prompt, completion_tokens: TEXT_ANSWER.completion, total_tokens: TEXT_ANSWER.prompt + TEXT_ANSWER.completion });
+      expect(record.usage).toMatchObject({
+        prompt_tokens: TEXT_ANSWER.prompt,
+        completion_tokens: TEXT_ANSWER.completion,
+        total_tokens: TEXT_ANSWER.prompt + TEXT_ANSWER.completion,
+      });
     });
 
     it('passes count_tokens on to Anthropic', async () => {
@@ -249,7 +282,9 @@ describe.each(['direct', 'lambda'] as const)('/v1/messages (%s mode)', (mode) =>
 
     it("relays Anthropic's own errors", async () => {
       anthropic.queue.push(anthropicErrorReply(529, 'overloaded_error', 'Overloaded'));
-      const err = (await viaAnthropic().messages.create({ model: ANTHROPIC_MODEL, max_tokens: 5, messages: HI }).catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
+      const err = (await viaAnthropic()
+        .messages.create({ model: ANTHROPIC_MODEL, max_tokens: 5, messages: HI })
+        .catch((e: unknown) => e)) as InstanceType<typeof Anthropic.APIError>;
       expect(err.status).toBe(529);
       expect(err.error).toMatchObject({ type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } });
     });

@@ -69,7 +69,13 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       mock: () => anthropic,
       host: () => `${anthropic.url}/v1`,
       chatPath: '/v1/messages',
-      error: { reply: anthropicErrorReply(529, 'overloaded_error', 'Overloaded'), status: 529, type: 'api_error', code: 'overloaded_error', message: 'Overloaded' },
+      error: {
+        reply: anthropicErrorReply(529, 'overloaded_error', 'Overloaded'),
+        status: 529,
+        type: 'api_error',
+        code: 'overloaded_error',
+        message: 'Overloaded',
+      },
     },
     {
       id: 'bedrock',
@@ -80,7 +86,11 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       headers: { 'x-gw-aws-access-key-id': 'AKIDEXAMPLE', 'x-gw-aws-secret-access-key': KEYS.AKIDEXAMPLE!, 'x-gw-aws-region': 'us-west-2' },
       chatPath: `/model/${encodeURIComponent(BEDROCK_MODEL)}/converse`,
       error: {
-        reply: { status: 429, headers: { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/' }, json: { message: 'Too many requests, please wait before trying again.' } },
+        reply: {
+          status: 429,
+          headers: { 'x-amzn-errortype': 'ThrottlingException:http://internal.amazon.com/coral/com.amazon.bedrock/' },
+          json: { message: 'Too many requests, please wait before trying again.' },
+        },
         status: 429,
         type: 'rate_limit_error',
         code: /throttlingexception/i,
@@ -94,7 +104,13 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       mock: () => google,
       host: () => `${google.url}/v1beta`,
       chatPath: `/v1beta/models/${GEMINI_MODEL}:generateContent`,
-      error: { reply: googleErrorReply(429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).'), status: 429, type: 'rate_limit_error', code: 'RESOURCE_EXHAUSTED', message: 'Resource has been exhausted (e.g. check quota).' },
+      error: {
+        reply: googleErrorReply(429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).'),
+        status: 429,
+        type: 'rate_limit_error',
+        code: 'RESOURCE_EXHAUSTED',
+        message: 'Resource has been exhausted (e.g. check quota).',
+      },
     },
     {
       id: 'vertex-ai',
@@ -104,7 +120,13 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       host: () => `${google.url}/v1/projects/gantry-test-project/locations/europe-west4`,
       headers: { 'x-gw-vertex-project-id': 'gantry-test-project', 'x-gw-vertex-region': 'europe-west4' },
       chatPath: `/v1/projects/gantry-test-project/locations/europe-west4/publishers/google/models/${GEMINI_MODEL}:generateContent`,
-      error: { reply: googleErrorReply(503, 'UNAVAILABLE', 'The service is currently unavailable.'), status: 503, type: 'api_error', code: 'UNAVAILABLE', message: 'The service is currently unavailable.' },
+      error: {
+        reply: googleErrorReply(503, 'UNAVAILABLE', 'The service is currently unavailable.'),
+        status: 503,
+        type: 'api_error',
+        code: 'UNAVAILABLE',
+        message: 'The service is currently unavailable.',
+      },
     },
     {
       id: 'azure-openai',
@@ -114,7 +136,13 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       host: () => `${azure.url}/openai`,
       headers: { 'x-gw-azure-resource-name': 'gantry-test', 'x-gw-azure-deployment-id': 'gpt4o-prod' },
       chatPath: '/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21',
-      error: { reply: { status: 400, json: contentFilterError }, status: 400, type: 'invalid_request_error', code: 'content_filter', message: contentFilterError.error.message },
+      error: {
+        reply: { status: 400, json: contentFilterError },
+        status: 400,
+        type: 'invalid_request_error',
+        code: 'content_filter',
+        message: contentFilterError.error.message,
+      },
     },
     {
       id: 'azure-ai',
@@ -133,7 +161,12 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       mock: () => cohere,
       host: () => cohere.url,
       chatPath: '/v2/chat',
-      error: { reply: { status: 429, json: { id: 'e-1', message: 'You are using a Trial key, which is limited to 10 API calls / minute.' } }, status: 429, type: 'rate_limit_error', message: 'You are using a Trial key, which is limited to 10 API calls / minute.' },
+      error: {
+        reply: { status: 429, json: { id: 'e-1', message: 'You are using a Trial key, which is limited to 10 API calls / minute.' } },
+        status: 429,
+        type: 'rate_limit_error',
+        message: 'You are using a Trial key, which is limited to 10 API calls / minute.',
+      },
     },
   ];
 
@@ -179,11 +212,17 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
 
     it('answers a chat request in OpenAI shape, with usage, from the provider URL', async () => {
       const traceId = nextTrace();
-      const res = await clientFor(c, { 'x-gw-trace-id': traceId }).chat.completions.create({ model: c.model, messages: [{ role: 'system', content: 'Be brief.' }, ...USER], max_tokens: 50 }).withResponse();
+      const res = await clientFor(c, { 'x-gw-trace-id': traceId })
+        .chat.completions.create({ model: c.model, messages: [{ role: 'system', content: 'Be brief.' }, ...USER], max_tokens: 50 })
+        .withResponse();
       expect(res.data.object).toBe('chat.completion');
       expect(res.data.choices[0]?.message).toMatchObject({ role: 'assistant', content: TEXT_ANSWER.text });
       expect(res.data.choices[0]?.finish_reason).toBe('stop');
-      expect(res.data.usage).toMatchObject({ prompt_tokens: TEXT_ANSWER.prompt, completion_tokens: TEXT_ANSWER.completion, total_tokens: TEXT_ANSWER.prompt + TEXT_ANSWER.completion });
+      expect(res.data.usage).toMatchObject({
+        prompt_tokens: TEXT_ANSWER.prompt,
+        completion_tokens: TEXT_ANSWER.completion,
+        total_tokens: TEXT_ANSWER.prompt + TEXT_ANSWER.completion,
+      });
       expect(res.response.headers.get('x-gw-provider')).toBe(c.id);
       const got = c.mock().received.at(-1)!;
       expect(got.path).toBe(c.chatPath);
@@ -196,7 +235,12 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
 
     it('streams with stream_options.include_usage: role first, finish_reason last, then one usage chunk', async () => {
       const traceId = nextTrace();
-      const stream = await clientFor(c, { 'x-gw-trace-id': traceId }).chat.completions.create({ model: c.model, messages: USER, stream: true, stream_options: { include_usage: true } });
+      const stream = await clientFor(c, { 'x-gw-trace-id': traceId }).chat.completions.create({
+        model: c.model,
+        messages: USER,
+        stream: true,
+        stream_options: { include_usage: true },
+      });
       const chunks: OpenAI.ChatCompletionChunk[] = [];
       for await (const chunk of stream) chunks.push(chunk);
       const withChoices = chunks.filter((ch) => ch.choices.length > 0);
@@ -222,7 +266,11 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       expect(chunks.at(-1)?.choices[0]?.finish_reason).toBe('stop');
       expect(chunks.filter((ch) => ch.usage)).toEqual([]);
       const record = await recordOf(traceId);
-      expect(record.usage).toMatchObject({ prompt_tokens: TEXT_ANSWER.prompt, completion_tokens: TEXT_ANSWER.completion, total_tokens: TEXT_ANSWER.prompt + TEXT_ANSWER.completion });
+      expect(record.usage).toMatchObject({
+        prompt_tokens: TEXT_ANSWER.prompt,
+        completion_tokens: TEXT_ANSWER.completion,
+        total_tokens: TEXT_ANSWER.prompt + TEXT_ANSWER.completion,
+      });
     });
 
     it('calls tools (parallel calls, after a tool round trip), answered and streamed', async () => {
@@ -249,13 +297,23 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
         finish = chunk.choices[0]?.finish_reason ?? finish;
       }
       expect(finish).toBe('tool_calls');
-      expect(Object.values(args).map((a) => [a.name, JSON.parse(a.arguments) as unknown])).toEqual(TOOL_ANSWER.calls.map((t) => [t.name, JSON.parse(t.arguments) as unknown]));
+      expect(Object.values(args).map((a) => [a.name, JSON.parse(a.arguments) as unknown])).toEqual(
+        TOOL_ANSWER.calls.map((t) => [t.name, JSON.parse(t.arguments) as unknown]),
+      );
     });
 
     it('sends an image input in the provider format', async () => {
       const res = await clientFor(c).chat.completions.create({
         model: c.model,
-        messages: [{ role: 'user', content: [{ type: 'text', text: 'What is in this picture?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } }] }],
+        messages: [
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'What is in this picture?' },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
+            ],
+          },
+        ],
       });
       expect(res.choices[0]?.message.content).toBe(TEXT_ANSWER.text);
       const sent = JSON.stringify(lastBody());
@@ -289,7 +347,9 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
     const model = 'claude-sonnet-4-5@20250929';
     const res = await client.chat.completions.create({ model, messages: USER });
     expect(res.choices[0]?.message.content).toBe(TEXT_ANSWER.text);
-    expect(google.received.at(-1)?.path).toBe(`/v1/projects/gantry-test-project/locations/europe-west4/publishers/anthropic/models/${encodeURIComponent(model)}:rawPredict`);
+    expect(google.received.at(-1)?.path).toBe(
+      `/v1/projects/gantry-test-project/locations/europe-west4/publishers/anthropic/models/${encodeURIComponent(model)}:rawPredict`,
+    );
     expect(google.received.at(-1)?.json).toMatchObject({ anthropic_version: 'vertex-2023-10-16' });
     const stream = await client.chat.completions.create({ model, messages: USER, stream: true, stream_options: { include_usage: true } });
     let text = '';
@@ -304,7 +364,9 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
   });
 
   it('refuses a parameter a provider cannot take, naming it and the provider', async () => {
-    const err = (await clientFor(CASES[0]!).chat.completions.create({ model: ANTHROPIC_MODEL, messages: USER, seed: 7 }).catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
+    const err = (await clientFor(CASES[0]!)
+      .chat.completions.create({ model: ANTHROPIC_MODEL, messages: USER, seed: 7 })
+      .catch((e: unknown) => e)) as InstanceType<typeof OpenAI.APIError>;
     expect(err.status).toBe(400);
     expect(err.param).toBe('seed');
     expect(err.message).toContain('anthropic');
@@ -343,10 +405,20 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
   });
 
   it('reranks with Cohere and Bedrock, most relevant first', async () => {
-    for (const [c, model] of [[CASES[6]!, 'rerank-v3.5'], [CASES[1]!, 'amazon.rerank-v1:0']] as const) {
+    for (const [c, model] of [
+      [CASES[6]!, 'rerank-v3.5'],
+      [CASES[1]!, 'amazon.rerank-v1:0'],
+    ] as const) {
       const res = await fetch(`${gw.url}/v1/rerank`, {
         method: 'POST',
-        headers: { 'x-gw-api-key': wsKey, 'x-gw-provider': c.id, 'x-gw-custom-host': c.host(), authorization: `Bearer ${c.key}`, 'content-type': 'application/json', ...c.headers },
+        headers: {
+          'x-gw-api-key': wsKey,
+          'x-gw-provider': c.id,
+          'x-gw-custom-host': c.host(),
+          authorization: `Bearer ${c.key}`,
+          'content-type': 'application/json',
+          ...c.headers,
+        },
         body: JSON.stringify({ model, query: 'capital of France', documents: ['Berlin is in Germany', 'Paris is the capital of France'] }),
       });
       expect(res.status, c.id).toBe(200);
@@ -356,9 +428,19 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
   });
 
   it('generates images with a Bedrock image model', async () => {
-    const res = await clientFor(CASES[1]!).images.generate({ model: 'amazon.titan-image-generator-v2:0', prompt: 'a lighthouse', n: 2, size: '1024x1024', response_format: 'b64_json' });
+    const res = await clientFor(CASES[1]!).images.generate({
+      model: 'amazon.titan-image-generator-v2:0',
+      prompt: 'a lighthouse',
+      n: 2,
+      size: '1024x1024',
+      response_format: 'b64_json',
+    });
     expect(res.data?.map((d) => d.b64_json)).toEqual(['aW1n0', 'aW1n1']);
-    expect((bedrock.received.at(-1)?.json as { imageGenerationConfig?: unknown }).imageGenerationConfig).toMatchObject({ numberOfImages: 2, width: 1024, height: 1024 });
+    expect((bedrock.received.at(-1)?.json as { imageGenerationConfig?: unknown }).imageGenerationConfig).toMatchObject({
+      numberOfImages: 2,
+      width: 1024,
+      height: 1024,
+    });
   });
 
   it("sends Azure's multipart endpoints byte for byte to the deployment, with the key in its header", async () => {
@@ -367,7 +449,13 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
     form.set('file', new Blob([new Uint8Array([1, 2, 3, 4])], { type: 'audio/wav' }), 'hello.wav');
     const res = await fetch(`${gw.url}/v1/audio/transcriptions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': wsKey, 'x-gw-provider': 'azure-openai', 'x-gw-custom-host': `${azure.url}/openai`, 'x-gw-azure-resource-name': 'gantry-test', authorization: `Bearer ${AZURE_KEY}` },
+      headers: {
+        'x-gw-api-key': wsKey,
+        'x-gw-provider': 'azure-openai',
+        'x-gw-custom-host': `${azure.url}/openai`,
+        'x-gw-azure-resource-name': 'gantry-test',
+        authorization: `Bearer ${AZURE_KEY}`,
+      },
       body: form,
     });
     expect(res.status).toBe(200);
@@ -382,7 +470,14 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
   it('passes any other path through to a native provider, with its key in the provider format', async () => {
     const res = await fetch(`${gw.url}/v1/messages/batches?limit=2`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': wsKey, 'x-gw-provider': 'anthropic', 'x-gw-custom-host': `${anthropic.url}/v1`, authorization: 'Bearer sk-ant-batch', 'anthropic-version': '2023-06-01', 'content-type': 'application/json' },
+      headers: {
+        'x-gw-api-key': wsKey,
+        'x-gw-provider': 'anthropic',
+        'x-gw-custom-host': `${anthropic.url}/v1`,
+        authorization: 'Bearer sk-ant-batch',
+        'anthropic-version': '2023-06-01',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ requests: [] }),
     });
     expect(res.status).toBe(200);
@@ -404,7 +499,12 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
         { provider: 'openai', api_key: 'sk-openai-test', custom_host: `${openai.url}/v1` },
       ],
     };
-    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gw-api-key': wsKey, 'x-gw-config': JSON.stringify(config) } });
+    const client = new OpenAI({
+      baseURL: `${gw.url}/v1`,
+      apiKey: 'unused',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gw-api-key': wsKey, 'x-gw-config': JSON.stringify(config) },
+    });
     const res = await client.chat.completions.create({ model: 'claude-or-gpt', messages: USER }).withResponse();
     expect(res.data.choices[0]?.message.content).toBe('Hello from the mock');
     expect(res.response.headers.get('x-gw-provider')).toBe('openai');
@@ -421,7 +521,10 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       // The gateway's own credentials, as STS would see them: here the test key pair.
       gw.deps.assumeRole = (input) => {
         assumed.push(input);
-        return stsAssumeRole({ clock: systemClock, authEndpoints: { sts: `${bedrock.url}/` } })({ ...input, base: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: KEYS.AKIDEXAMPLE! } });
+        return stsAssumeRole({ clock: systemClock, authEndpoints: { sts: `${bedrock.url}/` } })({
+          ...input,
+          base: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: KEYS.AKIDEXAMPLE! },
+        });
       };
       const integration = await gw.admin('POST', '/v1/integrations', {
         name: 'AWS',
@@ -439,7 +542,12 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
     });
 
     it('assumes the integration role with the gateway credentials, in the integration region', async () => {
-      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gw-api-key': wsKey, 'x-gw-provider': '@aws', 'x-gw-aws-region': 'us-east-2' } });
+      const client = new OpenAI({
+        baseURL: `${gw.url}/v1`,
+        apiKey: 'unused',
+        maxRetries: 0,
+        defaultHeaders: { 'x-gw-api-key': wsKey, 'x-gw-provider': '@aws', 'x-gw-aws-region': 'us-east-2' },
+      });
       const res = await client.chat.completions.create({ model: BEDROCK_MODEL, messages: USER }).withResponse();
       expect(res.data.choices[0]?.message.content).toBe(TEXT_ANSWER.text);
       expect(res.response.headers.get('x-gw-provider')).toBe('bedrock');
@@ -455,7 +563,13 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
     it('never assumes a role a request names itself with the gateway credentials', async () => {
       const res = await fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'x-gw-api-key': wsKey, 'x-gw-provider': 'bedrock', 'x-gw-custom-host': bedrock.url, 'x-gw-aws-role-arn': ROLE, 'content-type': 'application/json' },
+        headers: {
+          'x-gw-api-key': wsKey,
+          'x-gw-provider': 'bedrock',
+          'x-gw-custom-host': bedrock.url,
+          'x-gw-aws-role-arn': ROLE,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ model: BEDROCK_MODEL, messages: USER }),
       });
       expect(res.status).toBe(400);
@@ -473,13 +587,20 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       key: AZURE_KEY,
       configurations: {
         azure_resource_name: 'gantry-test',
-        azure_deployment_config: [{ alias: 'gpt-4o', azure_deployment_name: 'gpt4o-prod-eu', azure_api_version: '2024-06-01', azure_model_slug: 'gpt-4o', is_default: true }],
+        azure_deployment_config: [
+          { alias: 'gpt-4o', azure_deployment_name: 'gpt4o-prod-eu', azure_api_version: '2024-06-01', azure_model_slug: 'gpt-4o', is_default: true },
+        ],
         custom_host: `${azure.url}/openai`,
       },
     });
     expect(integration.status, JSON.stringify(integration.json)).toBe(200);
     expect((await gw.admin('POST', '/v1/providers', { name: 'Azure', slug: 'azure', integration_id: 'azure-main', workspace_id: 'default' })).status).toBe(200);
-    const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'not-the-key', maxRetries: 0, defaultHeaders: { 'x-gw-api-key': wsKey, 'x-gw-provider': '@azure', 'x-gw-azure-deployment-id': 'elsewhere' } });
+    const client = new OpenAI({
+      baseURL: `${gw.url}/v1`,
+      apiKey: 'not-the-key',
+      maxRetries: 0,
+      defaultHeaders: { 'x-gw-api-key': wsKey, 'x-gw-provider': '@azure', 'x-gw-azure-deployment-id': 'elsewhere' },
+    });
     const res = await client.chat.completions.create({ model: 'gpt-4o', messages: USER }).withResponse();
     expect(res.data.choices[0]?.message.content).toBe(TEXT_ANSWER.text);
     expect(res.response.headers.get('x-gw-provider')).toBe('azure-openai');
@@ -522,7 +643,14 @@ describe.each(['direct', 'lambda'] as const)('native providers (%s mode)', (mode
       const traceId = nextTrace();
       const res = await fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'x-gw-api-key': wsKey, 'x-gw-provider': 'anthropic', 'x-gw-custom-host': `${anthropic.url}/v1`, authorization: 'Bearer sk-ant', 'x-gw-trace-id': traceId, 'content-type': 'application/json' },
+        headers: {
+          'x-gw-api-key': wsKey,
+          'x-gw-provider': 'anthropic',
+          'x-gw-custom-host': `${anthropic.url}/v1`,
+          authorization: 'Bearer sk-ant',
+          'x-gw-trace-id': traceId,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ model: ANTHROPIC_MODEL, messages: USER, stream: true }),
       });
       await res.text();

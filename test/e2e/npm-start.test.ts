@@ -75,47 +75,57 @@ describe('npm start', () => {
     return s;
   };
 
-  it.each(['direct', 'lambda'])('serves health, keeps data across restarts and stops cleanly (%s)', async (mode) => {
-    const port = await freePort();
-    const dir = path.join(dataDir, mode);
-    const env = { PORT: String(port), GW_DATA_DIR: dir, GW_LOCAL_MODE: mode };
+  it.each(['direct', 'lambda'])(
+    'serves health, keeps data across restarts and stops cleanly (%s)',
+    async (mode) => {
+      const port = await freePort();
+      const dir = path.join(dataDir, mode);
+      const env = { PORT: String(port), GW_DATA_DIR: dir, GW_LOCAL_MODE: mode };
 
-    const first = start(env);
-    running.push(first.child);
-    await waitFor(() => first.output().includes('listening'), 'the first start');
-    const health = await fetch(`http://127.0.0.1:${port}/v1/health`);
-    expect(health.status).toBe(200);
-    // With a data directory the request logs wait in a spool on disk: health reports it.
-    expect(await health.json()).toMatchObject({ status: 'ok', spool: { logs: { dropped: 0, full: false } } });
+      const first = start(env);
+      running.push(first.child);
+      await waitFor(() => first.output().includes('listening'), 'the first start');
+      const health = await fetch(`http://127.0.0.1:${port}/v1/health`);
+      expect(health.status).toBe(200);
+      // With a data directory the request logs wait in a spool on disk: health reports it.
+      expect(await health.json()).toMatchObject({ status: 'ok', spool: { logs: { dropped: 0, full: false } } });
 
-    const key = first.output().match(/\n\s+(gw_[A-Za-z0-9_-]{20,})\s*\n/)?.[1];
-    expect(key, first.output()).toBeDefined();
-    const list = await fetch(`http://127.0.0.1:${port}/v1/api-keys`, { headers: { 'x-gw-api-key': key! } });
-    expect(list.status).toBe(200);
-    const ddbPort = Number(first.output().match(/DynamoDB Local on port (\d+)/)?.[1]);
+      const key = first.output().match(/\n\s+(gw_[A-Za-z0-9_-]{20,})\s*\n/)?.[1];
+      expect(key, first.output()).toBeDefined();
+      const list = await fetch(`http://127.0.0.1:${port}/v1/api-keys`, { headers: { 'x-gw-api-key': key! } });
+      expect(list.status).toBe(200);
+      const ddbPort = Number(first.output().match(/DynamoDB Local on port (\d+)/)?.[1]);
 
-    first.child.kill('SIGINT');
-    expect(await first.exited).toBe(0);
-    expect(await portOpen(port)).toBe(false);
-    expect(await portOpen(ddbPort)).toBe(false);
+      first.child.kill('SIGINT');
+      expect(await first.exited).toBe(0);
+      expect(await portOpen(port)).toBe(false);
+      expect(await portOpen(ddbPort)).toBe(false);
 
-    // The second start finds the organisation: no new key is printed, the first one still works.
-    const second = start(env);
-    running.push(second.child);
-    await waitFor(() => second.output().includes('listening'), 'the second start');
-    expect(second.output()).not.toContain('shown once');
-    const again = await fetch(`http://127.0.0.1:${port}/v1/api-keys`, { headers: { 'x-gw-api-key': key! } });
-    expect(again.status).toBe(200);
-    second.child.kill('SIGTERM');
-    expect(await second.exited).toBe(0);
-  }, 120_000);
+      // The second start finds the organisation: no new key is printed, the first one still works.
+      const second = start(env);
+      running.push(second.child);
+      await waitFor(() => second.output().includes('listening'), 'the second start');
+      expect(second.output()).not.toContain('shown once');
+      const again = await fetch(`http://127.0.0.1:${port}/v1/api-keys`, { headers: { 'x-gw-api-key': key! } });
+      expect(again.status).toBe(200);
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    },
+    120_000,
+  );
 
   it('drains requests in flight on SIGTERM, keeps their logs, and refuses a second Gantry on the same data', async () => {
     const mock = await startMockOpenAI();
     const port = await freePort();
     const dir = path.join(dataDir, 'drain');
     // A grace period far beyond what draining takes: the request is held until the test has seen the listener close.
-    const env = { PORT: String(port), GW_DATA_DIR: dir, GW_BOOTSTRAP_ADMIN_KEY: OWNER_KEY, GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1', GW_SHUTDOWN_GRACE_SECONDS: '60' };
+    const env = {
+      PORT: String(port),
+      GW_DATA_DIR: dir,
+      GW_BOOTSTRAP_ADMIN_KEY: OWNER_KEY,
+      GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
+      GW_SHUTDOWN_GRACE_SECONDS: '60',
+    };
     const first = await startReady(env, 'the first start');
     const lock = lockOf(dir);
     expect(lock.pid).toBe(first.child.pid);
@@ -139,7 +149,14 @@ describe('npm start', () => {
     let settled = false;
     const inFlight = fetch(`${base}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, 'x-gw-trace-id': 'drain-1', authorization: 'Bearer sk-x', 'content-type': 'application/json' },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        'x-gw-trace-id': 'drain-1',
+        authorization: 'Bearer sk-x',
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'slow' }] }),
     }).finally(() => (settled = true));
     await waitFor(() => mock.received.length === 1, 'the provider call', 30_000);

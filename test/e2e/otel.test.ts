@@ -34,13 +34,24 @@ describe.each(['direct', 'lambda'] as const)('OpenTelemetry export (%s mode)', (
   const chat = (g: TestGantry, k: string, headers: Record<string, string> = {}) =>
     fetch(`${g.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': k, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: `Bearer ${PROVIDER_KEY}`, 'content-type': 'application/json', ...headers },
+      headers: {
+        'x-gw-api-key': k,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: `Bearer ${PROVIDER_KEY}`,
+        'content-type': 'application/json',
+        ...headers,
+      },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] }),
     });
 
   beforeAll(async () => {
     [mock, collector] = await Promise.all([startMockOpenAI(), startMockServer(() => ({ status: 200, json: {} }))]);
-    gw = await startGantry(mode, { OTEL_EXPORTER_OTLP_ENDPOINT: `${collector.url}/`, OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-token=tok%3D1', OTEL_SERVICE_NAME: 'gantry-test' });
+    gw = await startGantry(mode, {
+      OTEL_EXPORTER_OTLP_ENDPOINT: `${collector.url}/`,
+      OTEL_EXPORTER_OTLP_HEADERS: 'x-collector-token=tok%3D1',
+      OTEL_SERVICE_NAME: 'gantry-test',
+    });
     key = await gw.workspaceKey();
   });
   afterAll(async () => {
@@ -114,7 +125,9 @@ describe.each(['direct', 'lambda'] as const)('OpenTelemetry export (%s mode)', (
     expect(second.status).toBe(200);
     await second.text();
     await until(() => (collector.received.length >= 2 ? true : undefined));
-    expect(attr(spansOf({ ...collector, received: collector.received.slice(1) }).find((s) => s.kind === 2)!, 'gantry.log_id')).toBe(second.headers.get('x-gw-log-id'));
+    expect(attr(spansOf({ ...collector, received: collector.received.slice(1) }).find((s) => s.kind === 2)!, 'gantry.log_id')).toBe(
+      second.headers.get('x-gw-log-id'),
+    );
   });
 
   it('answers as usual when the collector is down', async () => {

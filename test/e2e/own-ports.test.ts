@@ -35,7 +35,20 @@ function spellings(port: number): string[] {
     .flatMap((list) => list ?? [])
     .filter((i) => !i.internal && !i.address.includes('%'))
     .map((i) => (i.family === 'IPv6' ? `[${i.address}]` : i.address));
-  const hosts = ['127.0.0.1', '127.0.0.2', '127.1.2.3', '0.0.0.0', '[::1]', '[::]', '[::ffff:127.0.0.1]', '[::ffff:7f00:1]', '[0:0:0:0:0:ffff:7f00:1]', 'localhost', 'gantry.localhost', ...interfaces];
+  const hosts = [
+    '127.0.0.1',
+    '127.0.0.2',
+    '127.1.2.3',
+    '0.0.0.0',
+    '[::1]',
+    '[::]',
+    '[::ffff:127.0.0.1]',
+    '[::ffff:7f00:1]',
+    '[0:0:0:0:0:ffff:7f00:1]',
+    'localhost',
+    'gantry.localhost',
+    ...interfaces,
+  ];
   return [
     ...hosts.map((h) => `http://${h}:${port}`),
     // Another spelling of the port, a path that makes the provider path a query (so the call lands on "/").
@@ -94,7 +107,11 @@ describe.each(['direct', 'lambda'] as const)("Gantry's own ports (%s mode)", (mo
   function chat(host: string): Promise<Response> {
     return fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify({ provider: 'openai', api_key: 'sk-x', custom_host: host }), 'content-type': 'application/json' },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-config': JSON.stringify({ provider: 'openai', api_key: 'sk-x', custom_host: host }),
+        'content-type': 'application/json',
+      },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] }),
     });
   }

@@ -52,7 +52,13 @@ describe.each(['direct', 'lambda'] as const)('passthrough (%s mode)', (mode) => 
     const body = JSON.stringify({ model: 'x', nested: { keep: [1, 2, 3] }, weird: '\u00e9\u4e2d' });
     const res = await send('POST', '/v1/vector_stores/vs_1/search?limit=3&filter=a%20b&tag=1&tag=2', {
       body,
-      headers: { 'content-type': 'application/json', 'x-custom-header': 'kept', 'openai-organization': 'org-1', 'x-gw-metadata': '{"a":"b"}', 'x-gw-trace-id': 'trace-pt' },
+      headers: {
+        'content-type': 'application/json',
+        'x-custom-header': 'kept',
+        'openai-organization': 'org-1',
+        'x-gw-metadata': '{"a":"b"}',
+        'x-gw-trace-id': 'trace-pt',
+      },
     });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json');
@@ -64,7 +70,12 @@ describe.each(['direct', 'lambda'] as const)('passthrough (%s mode)', (mode) => 
     const got = last();
     expect(got.method).toBe('POST');
     expect(got.path).toBe('/v1/vector_stores/vs_1/search');
-    expect([...got.query]).toEqual([['limit', '3'], ['filter', 'a b'], ['tag', '1'], ['tag', '2']]);
+    expect([...got.query]).toEqual([
+      ['limit', '3'],
+      ['filter', 'a b'],
+      ['tag', '1'],
+      ['tag', '2'],
+    ]);
     if (mode === 'direct') expect(got.url).toBe('/v1/vector_stores/vs_1/search?limit=3&filter=a%20b&tag=1&tag=2');
     expect(got.body.toString('utf8')).toBe(body);
     expect(got.headers).toMatchObject({ authorization: 'Bearer sk-provider', 'x-custom-header': 'kept', 'openai-organization': 'org-1' });
@@ -103,7 +114,7 @@ describe.each(['direct', 'lambda'] as const)('passthrough (%s mode)', (mode) => 
     expect(await patch.text()).toBe('{"a":1}');
   });
 
-  it('GET a binary stream sent in chunks, with the provider\'s status, type and headers', async () => {
+  it("GET a binary stream sent in chunks, with the provider's status, type and headers", async () => {
     const chunks = [randomBytes(1000), randomBytes(70_000), randomBytes(10)];
     mock.raw.set('GET /v1/containers/c_1/files/f_1/content', {
       status: 203,
@@ -120,7 +131,7 @@ describe.each(['direct', 'lambda'] as const)('passthrough (%s mode)', (mode) => 
     expect(last().body.length).toBe(0);
   });
 
-  it('DELETE: the provider\'s status and body as they are', async () => {
+  it("DELETE: the provider's status and body as they are", async () => {
     mock.raw.set('DELETE /v1/vector_stores/vs_9', { status: 202, headers: { 'content-type': 'application/json' }, body: '{"id":"vs_9","deleted":true}' });
     const res = await send('DELETE', '/v1/vector_stores/vs_9');
     expect(res.status).toBe(202);
@@ -159,7 +170,9 @@ describe.each(['direct', 'lambda'] as const)('passthrough (%s mode)', (mode) => 
         { provider: 'openai', api_key: 'sk-b', custom_host: `${other.url}/v1` },
       ],
     };
-    const res = await fetch(`${gw.url}/v1/custom/thing?q=1`, { headers: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config), authorization: 'Bearer sk-client' } });
+    const res = await fetch(`${gw.url}/v1/custom/thing?q=1`, {
+      headers: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config), authorization: 'Bearer sk-client' },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('x-gw-last-used-option-index')).toBe('config.targets[1]');
     expect(mock.received[0]?.headers.authorization).toBe('Bearer sk-a');

@@ -52,9 +52,19 @@ describe.each(['direct', 'lambda'] as const)('keys pasted into the wrong field (
     const requestIds: string[] = [];
     for (const pasted of [gatewayKey, PROVIDER_KEY]) {
       const sent = [
-        await admin('POST', '/v1/api-keys/workspace/service', { name: 'pasted', workspace_id: pasted, scopes: ['completions.write'], metadata: { note: pasted } }),
+        await admin('POST', '/v1/api-keys/workspace/service', {
+          name: 'pasted',
+          workspace_id: pasted,
+          scopes: ['completions.write'],
+          metadata: { note: pasted },
+        }),
         await admin('POST', '/v1/configs', { name: 'pasted', workspace_id: pasted, config: { provider: 'openai' } }),
-        await admin('POST', `/v1/virtual-keys?workspace_id=${encodeURIComponent(pasted)}&note=${encodeURIComponent(pasted)}`, { name: 'pasted', provider: 'openai', key: 'x', workspace_id: pasted }),
+        await admin('POST', `/v1/virtual-keys?workspace_id=${encodeURIComponent(pasted)}&note=${encodeURIComponent(pasted)}`, {
+          name: 'pasted',
+          provider: 'openai',
+          key: 'x',
+          workspace_id: pasted,
+        }),
         await admin('PUT', `/v1/api-keys/${encodeURIComponent(pasted)}`, { name: 'renamed' }, { 'user-agent': `curl ${pasted}`, 'x-forwarded-for': pasted }),
         await admin('DELETE', `/v1/configs/${encodeURIComponent(pasted)}?workspace_id=${encodeURIComponent(pasted)}`),
       ];
@@ -86,7 +96,13 @@ describe.each(['direct', 'lambda'] as const)('keys pasted into the wrong field (
       'x-gw-span-id': PROVIDER_KEY,
       'x-gw-parent-span-id': gatewayKey,
       'x-gw-span-name': `span ${PROVIDER_KEY}`,
-      'x-gw-metadata': JSON.stringify({ _user: gatewayKey, _environment: PROVIDER_KEY, _organisation: gatewayKey, note: PROVIDER_KEY, [PROVIDER_KEY]: 'as a name' }),
+      'x-gw-metadata': JSON.stringify({
+        _user: gatewayKey,
+        _environment: PROVIDER_KEY,
+        _organisation: gatewayKey,
+        note: PROVIDER_KEY,
+        [PROVIDER_KEY]: 'as a name',
+      }),
     };
     const chat = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',

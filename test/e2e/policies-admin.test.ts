@@ -56,7 +56,11 @@ describe.each(['direct', 'lambda'] as const)('policy admin routes (%s mode)', (m
     gw = await startGantry(mode);
     wsKey = await gw.workspaceKey(['completions.write', 'policies.create', 'policies.read', 'policies.list', 'policies.update', 'policies.delete']);
     await gw.deps.repos.workspaces.create(workspaceRecord(gw.boot.organisationId, 'other'));
-    const key = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'other', workspace_id: 'other', scopes: ['policies.create', 'policies.read', 'policies.list'] });
+    const key = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+      name: 'other',
+      workspace_id: 'other',
+      scopes: ['policies.create', 'policies.read', 'policies.list'],
+    });
     otherWsKey = key.json.key as string;
   });
   afterAll(async () => {
@@ -160,7 +164,19 @@ describe.each(['direct', 'lambda'] as const)('policy admin routes (%s mode)', (m
     it('accepts every unit, both types, endpoint types, metadata keys and *', async () => {
       for (const unit of ['rpm', 'rph', 'rpd', 'rpw']) {
         for (const type of ['requests', 'tokens']) {
-          const res = await gw.admin('POST', RATE, rateBody({ unit, type, conditions: [{ key: 'endpoint_type', value: 'embed' }, { key: 'metadata._user', value: '*' }], group_by: [{ key: 'metadata._user' }] }));
+          const res = await gw.admin(
+            'POST',
+            RATE,
+            rateBody({
+              unit,
+              type,
+              conditions: [
+                { key: 'endpoint_type', value: 'embed' },
+                { key: 'metadata._user', value: '*' },
+              ],
+              group_by: [{ key: 'metadata._user' }],
+            }),
+          );
           expect(res.status, JSON.stringify(res.json)).toBe(200);
         }
       }
@@ -174,18 +190,31 @@ describe.each(['direct', 'lambda'] as const)('policy admin routes (%s mode)', (m
       // Issue 13 #16: an organisation key is no longer refused without workspace_id (the contract requires it only without an API key).
       const fromCondition = await gw.admin('POST', RATE, noWorkspace);
       expect(fromCondition.status).toBe(200);
-      expect((await gw.admin('GET', `${RATE}/${fromCondition.json.id as string}`)).json).toMatchObject({ workspace_id: gw.boot.workspaceId, applies_to: 'workspace' });
+      expect((await gw.admin('GET', `${RATE}/${fromCondition.json.id as string}`)).json).toMatchObject({
+        workspace_id: gw.boot.workspaceId,
+        applies_to: 'workspace',
+      });
       await expectProblem('POST', RATE, rateBody({ workspace_id: 'nope' }), '', 404, 'AB08');
       await expectProblem('POST', RATE, rateBody({ organisation_id: randomUUID() }), '', 403, 'AB03');
       expect((await gw.admin('POST', RATE, rateBody({ organisation_id: gw.boot.organisationId }))).status).toBe(200);
     });
 
     it('makes a policy organisation-wide when an organisation key names no workspace, and says so', async () => {
-      const { workspace_id: _, ...body } = rateBody({ conditions: [{ key: 'endpoint_type', value: 'chatComplete' }, { key: 'workspace_id', value: '*' }] });
+      const { workspace_id: _, ...body } = rateBody({
+        conditions: [
+          { key: 'endpoint_type', value: 'chatComplete' },
+          { key: 'workspace_id', value: '*' },
+        ],
+      });
       const created = await gw.admin('POST', RATE, body);
       expect(created.status, JSON.stringify(created.json)).toBe(200);
       const id = created.json.id as string;
-      expect((await gw.admin('GET', `${RATE}/${id}`)).json).toMatchObject({ id, workspace_id: null, applies_to: 'organisation', organisation_id: gw.boot.organisationId });
+      expect((await gw.admin('GET', `${RATE}/${id}`)).json).toMatchObject({
+        id,
+        workspace_id: null,
+        applies_to: 'organisation',
+        organisation_id: gw.boot.organisationId,
+      });
       // Listed for the organisation, not as one workspace's policy; hidden from workspace keys.
       expect(((await gw.admin('GET', RATE)).json.data as Json[]).some((p) => p.id === id)).toBe(true);
       expect(((await gw.admin('GET', `${RATE}?workspace_id=default`)).json.data as Json[]).some((p) => p.id === id)).toBe(false);
@@ -292,7 +321,11 @@ describe.each(['direct', 'lambda'] as const)('policy admin routes (%s mode)', (m
     });
 
     it('accepts the bounds: 1 and 365 days, a given next reset, a zero threshold', async () => {
-      for (const patch of [{ periodic_reset_days: 1 }, { periodic_reset_days: 365 }, { periodic_reset: 'weekly', next_usage_reset_at: '2031-03-03T09:00:00Z', alert_threshold: 0 }]) {
+      for (const patch of [
+        { periodic_reset_days: 1 },
+        { periodic_reset_days: 365 },
+        { periodic_reset: 'weekly', next_usage_reset_at: '2031-03-03T09:00:00Z', alert_threshold: 0 },
+      ]) {
         const res = await gw.admin('POST', USAGE, usageBody(patch));
         expect(res.status, JSON.stringify(res.json)).toBe(200);
       }

@@ -21,10 +21,7 @@ describe.each(['direct', 'lambda'] as const)('models and pricing (%s mode)', (mo
   const records: GatewayRecord[] = [];
 
   const makeKey = async (scopes: string[], workspace: boolean) => {
-    const made = keyRecord(
-      { organisation_id: gw.boot.organisationId, workspace_id: workspace ? gw.boot.workspaceId : null, scopes },
-      gw.deps.clock.now(),
-    );
+    const made = keyRecord({ organisation_id: gw.boot.organisationId, workspace_id: workspace ? gw.boot.workspaceId : null, scopes }, gw.deps.clock.now());
     await gw.deps.repos.apiKeys.create(made.record);
     return made.key;
   };
@@ -48,7 +45,15 @@ describe.each(['direct', 'lambda'] as const)('models and pricing (%s mode)', (mo
     it('sets, reads, lists and deletes an organisation price', async () => {
       const put = await gw.admin('PUT', `${BASE}/openai/gpt-4o`, { input_per_million: 3, output_per_million: 12 });
       expect(put.status).toBe(200);
-      expect(put.json).toMatchObject({ object: 'model-price', provider: 'openai', model: 'gpt-4o', workspace_id: null, input_per_million: 3, output_per_million: 12, cached_input_per_million: null });
+      expect(put.json).toMatchObject({
+        object: 'model-price',
+        provider: 'openai',
+        model: 'gpt-4o',
+        workspace_id: null,
+        input_per_million: 3,
+        output_per_million: 12,
+        cached_input_per_million: null,
+      });
 
       const get = await gw.admin('GET', `${BASE}/openai/gpt-4o`);
       expect(get.status).toBe(200);
@@ -144,7 +149,12 @@ describe.each(['direct', 'lambda'] as const)('models and pricing (%s mode)', (mo
 
   describe('GET /v1/models', () => {
     it('lists the catalog of the provider in OpenAI list shape, through the openai SDK', async () => {
-      const client = new OpenAI({ baseURL: `${gw.url}/v1`, apiKey: 'unused', maxRetries: 0, defaultHeaders: { 'x-gw-api-key': gatewayKey, 'x-gw-provider': 'groq' } });
+      const client = new OpenAI({
+        baseURL: `${gw.url}/v1`,
+        apiKey: 'unused',
+        maxRetries: 0,
+        defaultHeaders: { 'x-gw-api-key': gatewayKey, 'x-gw-provider': 'groq' },
+      });
       const ids: string[] = [];
       for await (const m of client.models.list()) {
         expect(m.object).toBe('model');

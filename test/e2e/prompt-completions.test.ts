@@ -38,12 +38,34 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry(mode), startMockOpenAI()]);
     key = await gw.workspaceKey(['completions.write']);
-    const vk = await gw.admin('POST', '/v1/virtual-keys', { name: 'prompt vk', slug: 'vk-prompt', workspace_id: 'default', provider: 'openai', key: 'sk-from-vk', configurations: { custom_host: `${mock.url}/v1` } });
+    const vk = await gw.admin('POST', '/v1/virtual-keys', {
+      name: 'prompt vk',
+      slug: 'vk-prompt',
+      workspace_id: 'default',
+      provider: 'openai',
+      key: 'sk-from-vk',
+      configurations: { custom_host: `${mock.url}/v1` },
+    });
     expect(vk.status).toBe(200);
     const prompts = new PromptsDouble(
       [
-        promptVersion({ promptId: 'pr-support', slug: 'support', version: 1, template: MESSAGES, model: 'gpt-4o-mini', parameters: { temperature: 0.3, max_tokens: 64 }, provider: 'vk-prompt' }),
-        promptVersion({ promptId: 'pr-support', slug: 'support', version: 2, template: 'Answer briefly: {{question}}', model: 'gpt-4o', provider: 'vk-prompt' }),
+        promptVersion({
+          promptId: 'pr-support',
+          slug: 'support',
+          version: 1,
+          template: MESSAGES,
+          model: 'gpt-4o-mini',
+          parameters: { temperature: 0.3, max_tokens: 64 },
+          provider: 'vk-prompt',
+        }),
+        promptVersion({
+          promptId: 'pr-support',
+          slug: 'support',
+          version: 2,
+          template: 'Answer briefly: {{question}}',
+          model: 'gpt-4o',
+          provider: 'vk-prompt',
+        }),
       ],
       [partialVersion('signature', '-- {{company}} support')],
     );
@@ -58,7 +80,10 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
   });
 
   it('renders a labelled version through the admin API: {success, data} with parameters under hyperparameters', async () => {
-    const res = await gw.admin('POST', '/v1/prompts/support@production/render', { variables: { company: 'Acme', question: 'Hours?' }, hyperparameters: { temperature: 1 } });
+    const res = await gw.admin('POST', '/v1/prompts/support@production/render', {
+      variables: { company: 'Acme', question: 'Hours?' },
+      hyperparameters: { temperature: 1 },
+    });
     expect(res.status).toBe(200);
     expect(res.json).toEqual({
       success: true,
@@ -72,7 +97,12 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
   });
 
   it('takes render hyperparameters at the root as the reference sends them, those under hyperparameters winning', async () => {
-    const res = await gw.admin('POST', '/v1/prompts/support@production/render', { variables: { company: 'Acme', question: 'Hours?' }, temperature: 0.5, max_tokens: 10, hyperparameters: { max_tokens: 12 } });
+    const res = await gw.admin('POST', '/v1/prompts/support@production/render', {
+      variables: { company: 'Acme', question: 'Hours?' },
+      temperature: 0.5,
+      max_tokens: 10,
+      hyperparameters: { max_tokens: 12 },
+    });
     expect(res.status).toBe(200);
     expect(res.json.data).toMatchObject({ model: 'gpt-4o-mini', temperature: 0.5, max_tokens: 12, messages: ACME_HOURS });
   });
@@ -83,7 +113,10 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
     expect(missing.json).toMatchObject({ object: 'error', errorCode: 'AB01', errors: [{ path: 'variables.company', message: 'is missing' }] });
     const lenient = await gw.admin('POST', '/v1/prompts/support@1/render', { variables: { question: 'Hours?' }, lenient: true });
     expect(lenient.status).toBe(200);
-    expect((lenient.json.data as Json).messages).toEqual([{ role: 'system', content: 'You answer for . --  support' }, { role: 'user', content: 'Hours?' }]);
+    expect((lenient.json.data as Json).messages).toEqual([
+      { role: 'system', content: 'You answer for . --  support' },
+      { role: 'user', content: 'Hours?' },
+    ]);
     const noVariables = await gw.admin('POST', '/v1/prompts/support/render', { hyperparameters: {} });
     expect(noVariables.status).toBe(400);
     expect(noVariables.json).toMatchObject({ errorCode: 'AB01', errors: [{ path: 'variables' }] });
@@ -110,7 +143,14 @@ describe.each(['direct', 'lambda'] as const)('prompt render and completions (%s 
       return (res.json.data as Json[] | undefined)?.[0];
     });
     const log = (await gw.admin('GET', `/v1/logs/${String(row.id)}`)).json;
-    expect(log).toMatchObject({ prompt_id: 'pr-support', prompt_version: 1, prompt_version_id: 'pr-support-v1', prompt_slug: 'support', metadata: { _prompt: 'support' }, status_code: 200 });
+    expect(log).toMatchObject({
+      prompt_id: 'pr-support',
+      prompt_version: 1,
+      prompt_version_id: 'pr-support-v1',
+      prompt_slug: 'support',
+      metadata: { _prompt: 'support' },
+      status_code: 200,
+    });
   });
 
   it('streams a prompt completion through the openai SDK over the prompt’s own provider (its virtual key)', async () => {

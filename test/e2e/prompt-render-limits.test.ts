@@ -24,11 +24,22 @@ describe.each(['direct', 'lambda'] as const)('prompt render limits (%s mode)', (
     return res.json;
   };
   const complete = (prompt: string, body: Json) =>
-    fetch(`${gw.url}/v1/prompts/${prompt}/completions`, { method: 'POST', headers: { 'x-gw-api-key': key, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    fetch(`${gw.url}/v1/prompts/${prompt}/completions`, {
+      method: 'POST',
+      headers: { 'x-gw-api-key': key, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+    });
 
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry(mode), startMockOpenAI()]);
-    await ok('POST', '/v1/virtual-keys', { name: 'vk', slug: 'vk-limits', workspace_id: 'default', provider: 'openai', key: 'sk-limits', configurations: { custom_host: `${mock.url}/v1` } });
+    await ok('POST', '/v1/virtual-keys', {
+      name: 'vk',
+      slug: 'vk-limits',
+      workspace_id: 'default',
+      provider: 'openai',
+      key: 'sk-limits',
+      configurations: { custom_host: `${mock.url}/v1` },
+    });
     const collection = (await ok('POST', '/v1/collections', { name: 'Limits', workspace_id: 'default' })).id;
     await ok('POST', '/v1/prompts/partials', { name: 'Leaf', string: LEAF, workspace_id: 'default' });
     // 100 leaves of 4 KB: 400 KB, then 250 of those in the prompt: 100 MB.

@@ -26,7 +26,14 @@ describe.each(['direct', 'lambda'] as const)('stored prompts rendered and comple
 
   beforeAll(async () => {
     [gw, mock] = await Promise.all([startGantry(mode), startMockOpenAI()]);
-    await ok('POST', '/v1/virtual-keys', { name: 'store vk', slug: 'vk-store', workspace_id: 'default', provider: 'openai', key: 'sk-store', configurations: { custom_host: `${mock.url}/v1` } });
+    await ok('POST', '/v1/virtual-keys', {
+      name: 'store vk',
+      slug: 'vk-store',
+      workspace_id: 'default',
+      provider: 'openai',
+      key: 'sk-store',
+      configurations: { custom_host: `${mock.url}/v1` },
+    });
     const collection = (await ok('POST', '/v1/collections', { name: 'Help desk', workspace_id: 'default' })).id;
     await ok('POST', '/v1/prompts/partials', { name: 'Signature', string: '-- the {{company}} team', workspace_id: 'default' });
     const messages = [
@@ -62,11 +69,18 @@ describe.each(['direct', 'lambda'] as const)('stored prompts rendered and comple
       ],
     });
     const labelled = await ok('POST', '/v1/prompts/help-reply@production/render', { variables, hyperparameters: { max_tokens: 10 } });
-    expect(labelled.data).toEqual({ model: 'gpt-4o-mini', temperature: 0.2, max_tokens: 10, messages: [{ role: 'user', content: 'Briefly, for Acme: Hours?' }] });
+    expect(labelled.data).toEqual({
+      model: 'gpt-4o-mini',
+      temperature: 0.2,
+      max_tokens: 10,
+      messages: [{ role: 'user', content: 'Briefly, for Acme: Hours?' }],
+    });
   });
 
   it('completes the production version over the prompt’s virtual key, with and without stream', async () => {
-    const answer = await client.post<ChatCompletion>('/prompts/help-reply@production/completions', { body: { variables: { company: 'Acme', question: 'Hours?' } } });
+    const answer = await client.post<ChatCompletion>('/prompts/help-reply@production/completions', {
+      body: { variables: { company: 'Acme', question: 'Hours?' } },
+    });
     expect(answer.object).toBe('chat.completion');
     expect(mock.received.at(-1)?.headers.authorization).toBe('Bearer sk-store');
     expect(last()).toEqual({ model: 'gpt-4o-mini', temperature: 0.2, max_tokens: 100, messages: [{ role: 'user', content: 'Briefly, for Acme: Hours?' }] });

@@ -68,7 +68,14 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     expect(parent).toEqual({ id: expect.stringMatching(/^[0-9a-f-]{36}$/), slug: 'sales-bots', object: 'collection' });
     const child = await ok('POST', '/v1/collections', { name: 'EU', parent_collection_id: 'sales-bots' }, wsKey);
     const detail = await ok('GET', `/v1/collections/${parent.id as string}`);
-    expect(detail).toMatchObject({ object: 'collection', name: 'Sales Bots', workspace_id: gw.boot.workspaceId, parent_collection_id: null, is_default: false, status: 'active' });
+    expect(detail).toMatchObject({
+      object: 'collection',
+      name: 'Sales Bots',
+      workspace_id: gw.boot.workspaceId,
+      parent_collection_id: null,
+      is_default: false,
+      status: 'active',
+    });
     expect(detail.child_collections).toEqual([expect.objectContaining({ id: child.id, name: 'EU' })]);
     expect(detail.collection_details).toMatchObject({ child_collections_count: 1, prompts_count: 0 });
     const listed = await ok('GET', `/v1/collections?workspace_id=default&search=sales`);
@@ -98,7 +105,13 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     expect((listed.data as Json[]).filter((l) => l.is_universal).map((l) => l.name)).toEqual(['production', 'staging', 'development']);
     const orgLabel = await ok('POST', '/v1/labels', { name: 'canary', description: 'tried first', color_code: '#1e90ff' });
     expect(orgLabel).toEqual({ id: expect.any(String), object: 'label' });
-    expect(await ok('GET', `/v1/labels/${orgLabel.id as string}`)).toMatchObject({ name: 'canary', workspace_id: null, is_universal: false, color_code: '#1e90ff', organisation_id: gw.boot.organisationId });
+    expect(await ok('GET', `/v1/labels/${orgLabel.id as string}`)).toMatchObject({
+      name: 'canary',
+      workspace_id: null,
+      is_universal: false,
+      color_code: '#1e90ff',
+      organisation_id: gw.boot.organisationId,
+    });
     const wsLabel = await ok('POST', '/v1/labels', { name: 'qa' }, wsKey);
     expect((await ok('GET', `/v1/labels/${wsLabel.id as string}`)).workspace_id).toBe(gw.boot.workspaceId);
     expect((await gw.admin('POST', '/v1/labels', { name: 'canary' })).status).toBe(409);
@@ -112,7 +125,10 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     expect((await ok('POST', '/v1/labels', { name: 'qa', workspace_id: 'default' })).id).toEqual(expect.any(String));
     expect((await gw.admin('PUT', `/v1/labels/${orgLabel.id as string}`, { description: 'mine' }, wsKey)).status).toBe(403);
     const universal = (listed.data as Json[])[0] as Json;
-    for (const [method, body] of [['PUT', { description: 'x' }], ['DELETE', undefined]] as const) {
+    for (const [method, body] of [
+      ['PUT', { description: 'x' }],
+      ['DELETE', undefined],
+    ] as const) {
       const res = await gw.admin(method, `/v1/labels/${universal.id as string}`, body);
       expect([res.status, res.json.errorCode]).toEqual([403, 'AB03']);
     }
@@ -128,16 +144,28 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     const updated = await ok('PUT', '/v1/prompts/partials/tone', { string: 'Be very kind.', description: 'kinder' });
     expect(updated.prompt_partial_version_id).not.toBe(created.version_id);
     // A new version is a draft until published.
-    expect(await ok('GET', '/v1/prompts/partials/tone')).toMatchObject({ string: 'Be kind.', version: 1, latest_version: 2, prompt_partial_version_status: 'published' });
+    expect(await ok('GET', '/v1/prompts/partials/tone')).toMatchObject({
+      string: 'Be kind.',
+      version: 1,
+      latest_version: 2,
+      prompt_partial_version_status: 'published',
+    });
     expect((await source().partial(wsPrincipal, 'tone@latest'))?.content).toBe('Be very kind.');
     const versions = await ok('GET', '/v1/prompts/partials/tone/versions');
-    expect((versions.data as Json[]).map((v) => [v.version, v.description, v.prompt_version_status])).toEqual([[1, 'v1', 'published'], [2, 'kinder', 'draft']]);
+    expect((versions.data as Json[]).map((v) => [v.version, v.description, v.prompt_version_status])).toEqual([
+      [1, 'v1', 'published'],
+      [2, 'kinder', 'draft'],
+    ]);
     await ok('PUT', '/v1/prompts/partials/tone/makeDefault', { version: 2 });
     expect(await source().partial(wsPrincipal, 'tone')).toMatchObject({ slug: 'tone', version: 2, content: 'Be very kind.' });
     expect(await source().partial(wsPrincipal, 'tone@1')).toMatchObject({ version: 1, content: 'Be kind.' });
     expect((await ok('GET', '/v1/prompts/partials?search=ton')).total).toBe(1);
     const noVersion = await gw.admin('PUT', '/v1/prompts/partials/tone/makeDefault', { version: 9 });
-    expect([noVersion.status, noVersion.json.errorCode, noVersion.json.message]).toEqual([404, 'AB08', 'version: Prompt partial tone has no version 9 (latest: 2)']);
+    expect([noVersion.status, noVersion.json.errorCode, noVersion.json.message]).toEqual([
+      404,
+      'AB08',
+      'version: Prompt partial tone has no version 9 (latest: 2)',
+    ]);
     expect(await paths('PUT', '/v1/prompts/partials/tone/makeDefault', { version: 'two' })).toEqual(['version']);
     expect(await paths('PUT', '/v1/prompts/partials/tone', { description: 'only' })).toEqual(['description']);
     expect(await paths('POST', '/v1/prompts/partials', { name: 'x', workspace_id: 'default', strng: 'typo' })).toEqual(['']);
@@ -153,9 +181,22 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     const byId = await ok('GET', `${P}/${created.id as string}`);
     expect(await ok('GET', `${P}/greeting`)).toEqual(byId);
     expect(byId).toMatchObject({
-      object: 'prompt', name: 'Greeting', collection_id: collection, workspace_id: gw.boot.workspaceId, string: 'Hello {{name}}', parameters: { temperature: 0.2 },
-      model: 'gpt-4o-mini', provider: '@openai-prod', virtual_key: null, template_metadata: { team: 'support' }, is_raw_template: false,
-      prompt_version: 1, prompt_version_id: created.version_id, prompt_version_status: 'published', default_version: 1, latest_version: 1,
+      object: 'prompt',
+      name: 'Greeting',
+      collection_id: collection,
+      workspace_id: gw.boot.workspaceId,
+      string: 'Hello {{name}}',
+      parameters: { temperature: 0.2 },
+      model: 'gpt-4o-mini',
+      provider: '@openai-prod',
+      virtual_key: null,
+      template_metadata: { team: 'support' },
+      is_raw_template: false,
+      prompt_version: 1,
+      prompt_version_id: created.version_id,
+      prompt_version_status: 'published',
+      default_version: 1,
+      latest_version: 1,
     });
     const listed = await ok('GET', `${P}?collection_id=${collection}&search=greet`);
     expect(listed).toMatchObject({ object: 'list', total: 1 });
@@ -177,7 +218,11 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
   });
 
   it('updates: without patch every missing version field is named; with patch they come from the latest version', async () => {
-    const { id } = await ok('POST', P, promptBody({ name: 'Patchable', virtual_key: 'vk-legacy', provider: undefined, tools: [{ type: 'function', function: { name: 'f' } }] }));
+    const { id } = await ok(
+      'POST',
+      P,
+      promptBody({ name: 'Patchable', virtual_key: 'vk-legacy', provider: undefined, tools: [{ type: 'function', function: { name: 'f' } }] }),
+    );
     const strict = await problems('PUT', `${P}/${id as string}`, { string: 'New {{name}}' });
     expect(strict.map((p) => p.path).sort()).toEqual(['model', 'parameters', 'template_metadata']);
     expect(strict[0]?.message).toContain('patch');
@@ -185,17 +230,33 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     expect(patched).toEqual({ id, slug: 'patchable', prompt_version_id: expect.any(String), prompt_version: 2, object: 'prompt' });
     const v2 = await ok('GET', `${P}/${id as string}/versions/2`);
     expect(v2).toMatchObject({
-      string: 'Hi {{name}}', parameters: { temperature: 0.2 }, model: 'gpt-4o-mini', template_metadata: { team: 'support' }, virtual_key: 'vk-legacy',
-      tools: [{ type: 'function', function: { name: 'f' } }], prompt_version_description: 'friendlier', prompt_version_status: 'draft',
+      string: 'Hi {{name}}',
+      parameters: { temperature: 0.2 },
+      model: 'gpt-4o-mini',
+      template_metadata: { team: 'support' },
+      virtual_key: 'vk-legacy',
+      tools: [{ type: 'function', function: { name: 'f' } }],
+      prompt_version_description: 'friendlier',
+      prompt_version_status: 'draft',
     });
     expect(await ok('GET', `${P}/${id as string}/versions/${patched.prompt_version_id as string}`)).toEqual(v2);
     // Without patch, a full version: fields not sent are not inherited.
     await ok('PUT', `${P}/${id as string}`, { string: 'Full', parameters: {}, model: 'gpt-4o', prompt_metadata: { lenient: true } });
-    expect(await ok('GET', `${P}/${id as string}/versions/latest`)).toMatchObject({ prompt_version: 3, string: 'Full', virtual_key: null, tools: null, template_metadata: { lenient: true } });
+    expect(await ok('GET', `${P}/${id as string}/versions/latest`)).toMatchObject({
+      prompt_version: 3,
+      string: 'Full',
+      virtual_key: null,
+      tools: null,
+      template_metadata: { lenient: true },
+    });
     // The published version did not move; versions are listed oldest first.
     expect((await ok('GET', `${P}/${id as string}`)).prompt_version).toBe(1);
     const versions = await ok('GET', `${P}/${id as string}/versions`);
-    expect((versions.data as Json[]).map((v) => [v.prompt_version, v.status])).toEqual([[1, 'published'], [2, 'draft'], [3, 'draft']]);
+    expect((versions.data as Json[]).map((v) => [v.prompt_version, v.status])).toEqual([
+      [1, 'published'],
+      [2, 'draft'],
+      [3, 'draft'],
+    ]);
     // Name only: no new version.
     expect((await ok('PUT', `${P}/${id as string}`, { name: 'Renamed' })).prompt_version).toBe(1);
     expect((await ok('GET', `${P}/${id as string}`)).latest_version).toBe(3);
@@ -209,7 +270,13 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     await ok('PUT', `${P}/refs`, { patch: true, string: 'two' });
     await ok('PUT', `${P}/refs`, { patch: true, string: 'three', template_metadata: { lenient: true } });
     const read = async (ref: string) => (await source().prompt(wsPrincipal, ref))?.template;
-    expect([await read('refs'), await read(id as string), await read('refs@2'), await read('refs@latest'), await read('refs@production')]).toEqual(['one', 'one', 'two', 'three', undefined]);
+    expect([await read('refs'), await read(id as string), await read('refs@2'), await read('refs@latest'), await read('refs@production')]).toEqual([
+      'one',
+      'one',
+      'two',
+      'three',
+      undefined,
+    ]);
     await ok('PUT', `${P}/refs/versions/2`, { label_id: 'production' });
     expect(await read('refs@production')).toBe('two');
     const labelled = await ok('GET', `${P}/refs/versions/2`);
@@ -219,7 +286,17 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     expect(await read('refs@production')).toBe('three');
     expect((await ok('GET', `${P}/refs/versions/2`)).prompt_version_label_id).toBeNull();
     await ok('PUT', `${P}/refs/makeDefault`, { version: 2 });
-    expect(await source().prompt(wsPrincipal, 'refs')).toMatchObject({ promptId: id, slug: 'refs', version: 2, template: 'two', lenient: false, provider: '@openai-prod', model: 'gpt-4o-mini', parameters: { temperature: 0.2 }, isRawTemplate: false });
+    expect(await source().prompt(wsPrincipal, 'refs')).toMatchObject({
+      promptId: id,
+      slug: 'refs',
+      version: 2,
+      template: 'two',
+      lenient: false,
+      provider: '@openai-prod',
+      model: 'gpt-4o-mini',
+      parameters: { temperature: 0.2 },
+      isRawTemplate: false,
+    });
     expect((await source().prompt(wsPrincipal, 'refs@3'))?.lenient).toBe(true);
     expect(await source().prompt(wsPrincipal, 'refs@4')).toBeUndefined();
     expect(await source().prompt(wsPrincipal, 'refs@nolabel')).toBeUndefined();
@@ -263,6 +340,9 @@ describe.each(['direct', 'lambda'] as const)('prompt resource admin routes (%s m
     const end = new Date(Date.now() + 60_000).toISOString();
     const logs = await ok('GET', `/v1/audit-logs?start_time=${start}&end_time=${end}&page_size=100`);
     const entries = (logs.data as Json[]).filter((e) => e.resource_type === 'prompts' && e.resource_id === created.id);
-    expect(entries.map((e) => [e.action, e.outcome]).sort()).toEqual([['create', 'success'], ['update', 'success']]);
+    expect(entries.map((e) => [e.action, e.outcome]).sort()).toEqual([
+      ['create', 'success'],
+      ['update', 'success'],
+    ]);
   });
 });

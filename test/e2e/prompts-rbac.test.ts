@@ -26,7 +26,18 @@ describe.each(['direct', 'lambda'] as const)('prompt security settings (%s mode)
 
   const store = async (type: ApiKeyType, scopes: readonly string[], userId: string | null = null) => {
     const made = newKeyRecord(
-      { organisation_id: gw.boot.organisationId, workspace_id: type === 'organisation-service' ? null : gw.boot.workspaceId, user_id: userId, type, name: `rbac ${type}`, description: null, scopes: [...scopes], expires_at: null, owner: false, created_by: null },
+      {
+        organisation_id: gw.boot.organisationId,
+        workspace_id: type === 'organisation-service' ? null : gw.boot.workspaceId,
+        user_id: userId,
+        type,
+        name: `rbac ${type}`,
+        description: null,
+        scopes: [...scopes],
+        expires_at: null,
+        owner: false,
+        created_by: null,
+      },
       Date.now(),
     );
     await gw.deps.repos.apiKeys.create(made.record);

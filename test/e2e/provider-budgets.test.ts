@@ -51,7 +51,16 @@ describe.each(['direct', 'lambda'] as const)('usage limits on providers (%s mode
     wsKey = await gw.workspaceKey(['completions.write']);
     // An organisation owner, who receives the provider's alerts.
     const at = new Date(clock.now()).toISOString();
-    const owner = { id: `owner-${mode}`, organisation_id: gw.boot.organisationId, email: `owner-${mode}@example.com`, first_name: null, last_name: null, role: 'owner' as const, created_at: at, last_updated_at: at };
+    const owner = {
+      id: `owner-${mode}`,
+      organisation_id: gw.boot.organisationId,
+      email: `owner-${mode}@example.com`,
+      first_name: null,
+      last_name: null,
+      role: 'owner' as const,
+      created_at: at,
+      last_updated_at: at,
+    };
     await gw.deps.repos.table.doc.send(new PutCommand({ TableName: gw.deps.repos.table.tableName, Item: User.toItem(owner) }));
     const r = await gw.admin('POST', '/v1/integrations', {
       name: 'Budgeted',
@@ -132,7 +141,12 @@ describe.each(['direct', 'lambda'] as const)('usage limits on providers (%s mode
     expect(await used(cappedId)).toBe(12);
 
     // A fallback whose every target is exhausted answers the refusal.
-    const both = await chat({ 'x-gw-config': JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ provider: '@capped' }, { provider: '@capped', override_params: { model: 'gpt-4o' } }] }) });
+    const both = await chat({
+      'x-gw-config': JSON.stringify({
+        strategy: { mode: 'fallback' },
+        targets: [{ provider: '@capped' }, { provider: '@capped', override_params: { model: 'gpt-4o' } }],
+      }),
+    });
     expect(both.status).toBe(402);
     expect(mock.received).toHaveLength(2);
 

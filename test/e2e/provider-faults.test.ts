@@ -14,10 +14,17 @@ import { startGantry, type TestGantry } from '../support/gantry.ts';
 
 type Behaviour = (res: http.ServerResponse) => void;
 
-const CHUNK = (content: string) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta: { content } }] })}\n\n`;
+const CHUNK = (content: string) =>
+  `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', model: 'm', choices: [{ index: 0, delta: { content } }] })}\n\n`;
 
 const ANTHROPIC_START = [
-  ['message_start', { type: 'message_start', message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [], usage: { input_tokens: 1, output_tokens: 0 } } }],
+  [
+    'message_start',
+    {
+      type: 'message_start',
+      message: { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-x', content: [], usage: { input_tokens: 1, output_tokens: 0 } },
+    },
+  ],
   ['content_block_start', { type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }],
   ['content_block_delta', { type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: 'Hel' } }],
 ]
@@ -142,32 +149,40 @@ describe.each(['direct', 'lambda'] as const)('provider faults (%s mode)', (mode)
     expect(record.errorMessage).toBe(apiErr.error && (apiErr.error as { message: string }).message);
   });
 
-  it.each(['sse-stall', 'sse-drop', 'sse-short-close', 'sse-short-stall'])('ends a cut stream with an error event the openai SDK raises (%s)', async (fault) => {
-    const { data: stream, response } = await client(fault)
-      .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Hi' }], stream: true })
-      .withResponse();
-    const got: string[] = [];
-    const err = await (async () => {
-      for await (const chunk of stream) got.push(chunk.choices[0]?.delta.content ?? '');
-    })().catch((e: unknown) => e);
-    expect(got.join('')).toBe(fault.endsWith('stall') ? 'Hello' : 'Hel');
-    expect(err).toBeInstanceOf(OpenAI.APIError);
-    expect((err as Error).message).toMatch(/sent nothing for 1 s|closed the connection before its answer was complete/);
-    const record = await recordOf(response.headers.get('x-gw-trace-id'));
-    expect(record.errorCode).toBe('upstream_stream_interrupted');
-    expect(record.streamText).toContain('Hel');
-  });
+  it.each(['sse-stall', 'sse-drop', 'sse-short-close', 'sse-short-stall'])(
+    'ends a cut stream with an error event the openai SDK raises (%s)',
+    async (fault) => {
+      const { data: stream, response } = await client(fault)
+        .chat.completions.create({ model: 'm', messages: [{ role: 'user', content: 'Hi' }], stream: true })
+        .withResponse();
+      const got: string[] = [];
+      const err = await (async () => {
+        for await (const chunk of stream) got.push(chunk.choices[0]?.delta.content ?? '');
+      })().catch((e: unknown) => e);
+      expect(got.join('')).toBe(fault.endsWith('stall') ? 'Hello' : 'Hel');
+      expect(err).toBeInstanceOf(OpenAI.APIError);
+      expect((err as Error).message).toMatch(/sent nothing for 1 s|closed the connection before its answer was complete/);
+      const record = await recordOf(response.headers.get('x-gw-trace-id'));
+      expect(record.errorCode).toBe('upstream_stream_interrupted');
+      expect(record.streamText).toContain('Hel');
+    },
+  );
 
   it.each(['sse-drop', 'sse-short-close', 'sse-short-stall'])('ends a cut stream with the chunked terminator, not a dropped connection (%s)', async (fault) => {
-    const res = await rawExchange(`${gw.url}/v1/chat/completions`, 'POST', {
-      'x-gw-api-key': key,
-      'x-gw-provider': 'openai',
-      'x-gw-custom-host': `${provider.url}/v1`,
-      'x-gw-forward-headers': 'x-fault',
-      'x-fault': fault,
-      authorization: 'Bearer sk-provider',
-      'content-type': 'application/json',
-    }, JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }], stream: true }));
+    const res = await rawExchange(
+      `${gw.url}/v1/chat/completions`,
+      'POST',
+      {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${provider.url}/v1`,
+        'x-gw-forward-headers': 'x-fault',
+        'x-fault': fault,
+        authorization: 'Bearer sk-provider',
+        'content-type': 'application/json',
+      },
+      JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }], stream: true }),
+    );
     expect(res.status).toBe(200);
     expect(res.ending).toBe('clean');
     expect(res.body).toMatch(/data: \{"error":\{"message":"[^"]*(sent nothing|closed the connection)/);
@@ -182,7 +197,13 @@ describe.each(['direct', 'lambda'] as const)('provider faults (%s mode)', (mode)
       apiKey: 'sk-provider-key',
       maxRetries: 0,
       timeout: 20_000,
-      defaultHeaders: { 'x-gw-api-key': key, 'x-gw-provider': target, 'x-gw-custom-host': `${provider.url}/v1`, 'x-gw-forward-headers': 'x-fault', 'x-fault': fault },
+      defaultHeaders: {
+        'x-gw-api-key': key,
+        'x-gw-provider': target,
+        'x-gw-custom-host': `${provider.url}/v1`,
+        'x-gw-forward-headers': 'x-fault',
+        'x-fault': fault,
+      },
     });
     const { data: stream, response } = await anthropic.messages
       .create({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }], stream: true })
@@ -199,18 +220,25 @@ describe.each(['direct', 'lambda'] as const)('provider faults (%s mode)', (mode)
   });
 
   it('ends a passthrough stream the provider cut with an error event and the chunked terminator', async () => {
-    const res = await rawExchange(`${gw.url}/v1/some/provider/stream`, 'POST', {
-      'x-gw-api-key': key,
-      'x-gw-provider': 'openai',
-      'x-gw-custom-host': provider.url,
-      'x-fault': 'sse-short-close',
-      authorization: 'Bearer sk-provider',
-      'content-type': 'application/json',
-    }, '{}');
+    const res = await rawExchange(
+      `${gw.url}/v1/some/provider/stream`,
+      'POST',
+      {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': provider.url,
+        'x-fault': 'sse-short-close',
+        authorization: 'Bearer sk-provider',
+        'content-type': 'application/json',
+      },
+      '{}',
+    );
     expect(res.status).toBe(200);
     expect(res.ending).toBe('clean');
     expect(res.body.startsWith(CHUNK('Hel'))).toBe(true);
-    expect(res.body.slice(CHUNK('Hel').length)).toMatch(/^event: error\ndata: \{"type":"error","error":\{"message":"The provider closed the connection before its answer was complete[^\n]*\n\n$/);
+    expect(res.body.slice(CHUNK('Hel').length)).toMatch(
+      /^event: error\ndata: \{"type":"error","error":\{"message":"The provider closed the connection before its answer was complete[^\n]*\n\n$/,
+    );
     const record = await recordOf(String(res.headers['x-gw-trace-id']));
     expect(record.errorCode).toBe('upstream_stream_interrupted');
   });

@@ -31,7 +31,8 @@ function echo(mode: Mode, key: string): Reply {
     case 'anthropic401':
       return { status: 401, json: { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key: ${key}` } } };
     case 'sse': {
-      const event = (content: string) => `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
+      const event = (content: string) =>
+        `data: ${JSON.stringify({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'gpt-4o-mini', choices: [{ index: 0, delta: { content }, finish_reason: null }] })}\n\n`;
       const text = `${event('Your key is ')}${event(key)}data: [DONE]\n\n`;
       const at = text.indexOf(key) + half;
       return { status: 200, headers: { 'content-type': 'text/event-stream' }, chunks: [text.slice(0, at - 3), text.slice(at - 3, at), text.slice(at)] };
@@ -94,7 +95,9 @@ describe.each(['direct', 'lambda'] as const)('provider secret echo (%s mode)', (
     return log;
   }
 
-  const config = (apiKey: string, extra: Json = {}) => ({ 'x-gw-config': JSON.stringify({ provider: 'openai', api_key: apiKey, custom_host: `${provider.url}/v1`, ...extra }) });
+  const config = (apiKey: string, extra: Json = {}) => ({
+    'x-gw-config': JSON.stringify({ provider: 'openai', api_key: apiKey, custom_host: `${provider.url}/v1`, ...extra }),
+  });
 
   it('a 401 that echoes the key of x-gw-config reaches neither the client nor the log', async () => {
     next = 'json401';
@@ -102,7 +105,9 @@ describe.each(['direct', 'lambda'] as const)('provider secret echo (%s mode)', (
     const res = await call('/v1/chat/completions', config(k));
     expect(res.status).toBe(401);
     expect(provider.received.at(-1)?.headers.authorization).toBe(`Bearer ${k}`);
-    expect(JSON.parse(res.text)).toEqual({ error: { message: `Incorrect API key provided: ${MASK}.`, type: 'invalid_request_error', code: 'invalid_api_key' } });
+    expect(JSON.parse(res.text)).toEqual({
+      error: { message: `Incorrect API key provided: ${MASK}.`, type: 'invalid_request_error', code: 'invalid_api_key' },
+    });
     const log = await expectNoTrace(res, k);
     expect(log).toContain(`Incorrect API key provided: ${MASK}.`);
   });
@@ -137,7 +142,11 @@ describe.each(['direct', 'lambda'] as const)('provider secret echo (%s mode)', (
     expect(unified.headers).toContain(`req-${MASK}`);
     await expectNoTrace(unified, k);
 
-    const raw = await call('/v1/some/provider/endpoint', { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${provider.url}/v1`, authorization: `Bearer ${k}` }, { anything: true });
+    const raw = await call(
+      '/v1/some/provider/endpoint',
+      { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${provider.url}/v1`, authorization: `Bearer ${k}` },
+      { anything: true },
+    );
     expect(raw.status).toBe(401);
     expect(provider.received.at(-1)?.path).toBe('/v1/some/provider/endpoint');
     expect(raw.headers).toContain(`Bearer ${MASK}`);
@@ -152,7 +161,11 @@ describe.each(['direct', 'lambda'] as const)('provider secret echo (%s mode)', (
     expect(unified.text).toContain(`the key ${MASK} is not valid`);
     await expectNoTrace(unified, k);
 
-    const raw = await call('/v1/some/provider/endpoint', { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${provider.url}/v1`, authorization: `Bearer ${k}` }, {});
+    const raw = await call(
+      '/v1/some/provider/endpoint',
+      { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${provider.url}/v1`, authorization: `Bearer ${k}` },
+      {},
+    );
     expect(raw.text).toBe(`401 Unauthorized: the key ${MASK} is not valid`);
     await expectNoTrace(raw, k);
   });
@@ -160,7 +173,11 @@ describe.each(['direct', 'lambda'] as const)('provider secret echo (%s mode)', (
   it("a native provider's key in its own header (Anthropic's x-api-key) is masked in its translated error", async () => {
     next = 'anthropic401';
     const k = secret('anthropic');
-    const res = await call('/v1/chat/completions', { 'x-gw-config': JSON.stringify({ provider: 'anthropic', api_key: k, custom_host: provider.url }) }, { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
+    const res = await call(
+      '/v1/chat/completions',
+      { 'x-gw-config': JSON.stringify({ provider: 'anthropic', api_key: k, custom_host: provider.url }) },
+      { model: 'claude-sonnet-4-5', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] },
+    );
     expect(provider.received.at(-1)?.headers['x-api-key']).toBe(k);
     expect(res.status).toBe(401);
     expect(res.text).toContain(MASK);

@@ -16,12 +16,17 @@ const FORBIDDEN = 'glpat-0123';
 const block = (words: string[], extra: Json = {}) => ({ 'default.contains': { operator: 'none', words }, deny: true, ...extra });
 
 const say = (text: string, extra: Json = {}) => ({ type: 'response.create', response: { metadata: { text, chunk: 3, ...extra } } });
-const userText = (text: string, id = 'evt_client_1') => ({ type: 'conversation.item.create', event_id: id, item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] } });
+const userText = (text: string, id = 'evt_client_1') => ({
+  type: 'conversation.item.create',
+  event_id: id,
+  item: { type: 'message', role: 'user', content: [{ type: 'input_text', text }] },
+});
 /** Polls until `get` finds something (the provider's socket is read apart from the client's). */
 const eventually = <T>(get: () => T | undefined): Promise<T> => until(get, 'the event');
 
 /** Events without their ids (fresh in every session), to compare two sessions. */
-const shapeOf = (events: readonly Json[]) => JSON.parse(JSON.stringify(events).replace(/"(event_mock|resp_mock|item_mock|call|sess_mock)_\d+"/g, '"$1"')) as Json[];
+const shapeOf = (events: readonly Json[]) =>
+  JSON.parse(JSON.stringify(events).replace(/"(event_mock|resp_mock|item_mock|call|sess_mock)_\d+"/g, '"$1"')) as Json[];
 
 describe.each(['direct', 'lambda'] as const)('realtime guardrails (%s mode)', (mode) => {
   let gw: TestGantry;
@@ -51,9 +56,17 @@ describe.each(['direct', 'lambda'] as const)('realtime guardrails (%s mode)', (m
     const c = await session({ input_guardrails: [block([FORBIDDEN])] }, t);
     await c.until('session.created');
     c.send(userText(`my token is ${FORBIDDEN}`, 'evt_item'));
-    c.send({ type: 'conversation.item.create', event_id: 'evt_tool', item: { type: 'function_call_output', call_id: 'c1', output: `{"token":"${FORBIDDEN}"}` } });
+    c.send({
+      type: 'conversation.item.create',
+      event_id: 'evt_tool',
+      item: { type: 'function_call_output', call_id: 'c1', output: `{"token":"${FORBIDDEN}"}` },
+    });
     c.send({ type: 'response.create', event_id: 'evt_resp', response: { instructions: `Repeat ${FORBIDDEN}` } });
-    c.send({ type: 'response.create', event_id: 'evt_input', response: { input: [{ type: 'message', role: 'system', content: [{ type: 'input_text', text: FORBIDDEN }] }] } });
+    c.send({
+      type: 'response.create',
+      event_id: 'evt_input',
+      response: { input: [{ type: 'message', role: 'system', content: [{ type: 'input_text', text: FORBIDDEN }] }] },
+    });
     c.send({ type: 'session.update', event_id: 'evt_session', session: { instructions: `Say ${FORBIDDEN}` } });
     const errors = await c.until('error', 5);
     expect(errors.map((e) => (e.error as Json).event_id)).toEqual(['evt_item', 'evt_tool', 'evt_resp', 'evt_input', 'evt_session']);
@@ -98,7 +111,9 @@ describe.each(['direct', 'lambda'] as const)('realtime guardrails (%s mode)', (m
     expect(binary).toMatchObject({ error: { code: 'invalid_event' } });
     expect(lenient).toMatchObject({ error: { code: 'invalid_event' } });
     // A duplicate key: the provider is sent the event that was checked, re-serialised.
-    c.ws.send(`{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"ok"}]},"type":"input_audio_buffer.commit"}`);
+    c.ws.send(
+      `{"type":"conversation.item.create","item":{"type":"message","role":"user","content":[{"type":"input_text","text":"ok"}]},"type":"input_audio_buffer.commit"}`,
+    );
     c.send({ type: 'session.update', session: { voice: 'alloy' } });
     await c.until('session.updated', 2);
     const seen = provider().events;
@@ -133,7 +148,12 @@ describe.each(['direct', 'lambda'] as const)('realtime guardrails (%s mode)', (m
     // The session goes on.
     c.send(say('All is well.'));
     await c.until('response.done', 2);
-    expect(c.of('response.output_text.delta').map((e) => e.delta).join('')).toBe('All is well.');
+    expect(
+      c
+        .of('response.output_text.delta')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('All is well.');
     expect(c.of('response.done')[1]).toMatchObject({ response: { status: 'completed' } });
     expect(c.of('error')).toHaveLength(1);
     expect(c.of('conversation.item.deleted')).toEqual([]);
@@ -152,7 +172,10 @@ describe.each(['direct', 'lambda'] as const)('realtime guardrails (%s mode)', (m
     const text = `Hello there, my friend. Here it is: ${FORBIDDEN} and the rest.`;
     c.send(say(text));
     await c.until('response.done');
-    const sent = c.of('response.output_text.delta').map((e) => e.delta).join('');
+    const sent = c
+      .of('response.output_text.delta')
+      .map((e) => e.delta)
+      .join('');
     expect(sent.length).toBeGreaterThan(0);
     expect(text.startsWith(sent)).toBe(true);
     expect(sent.length).toBeLessThan(text.indexOf(FORBIDDEN) + FORBIDDEN.length);
@@ -171,7 +194,10 @@ describe.each(['direct', 'lambda'] as const)('realtime guardrails (%s mode)', (m
     expect(c.of('error')).toHaveLength(2);
     expect(JSON.stringify(c.events)).not.toContain('glpat');
     // Audio is not checked: only what came before the first unchecked transcript text went out.
-    const heard = c.of('response.output_audio.delta').map((e) => Buffer.from(String(e.delta), 'base64').toString()).join('');
+    const heard = c
+      .of('response.output_audio.delta')
+      .map((e) => Buffer.from(String(e.delta), 'base64').toString())
+      .join('');
     expect(heard).not.toContain('glpat');
     expect(heard.length).toBeLessThan(8);
     expect(c.of('response.done').map((e) => (e.response as Json).status)).toEqual(['incomplete', 'incomplete']);

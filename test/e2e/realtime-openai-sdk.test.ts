@@ -28,13 +28,39 @@ const PROVIDER_KEY = 'sk-my-openai-0123456789';
 function selfSigned(dir: string): { cert: string; key: string } {
   const cert = path.join(dir, 'cert.pem');
   const key = path.join(dir, 'key.pem');
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', key, '-out', cert, '-days', '1', '-subj', '/CN=localhost', '-addext', 'subjectAltName=DNS:localhost,IP:127.0.0.1'], { stdio: 'ignore' });
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'rsa:2048',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '1',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
   return { cert, key };
 }
 
 /** The managed provider `@my-openai` the examples name, whose integration points at the mock. */
 async function myOpenAI(gw: TestGantry, mock: MockRealtime): Promise<void> {
-  const integration = await gw.admin('POST', '/v1/integrations', { name: 'My OpenAI', slug: 'my-openai', ai_provider_id: 'openai', key: PROVIDER_KEY, configurations: { custom_host: `${mock.url}/v1` } });
+  const integration = await gw.admin('POST', '/v1/integrations', {
+    name: 'My OpenAI',
+    slug: 'my-openai',
+    ai_provider_id: 'openai',
+    key: PROVIDER_KEY,
+    configurations: { custom_host: `${mock.url}/v1` },
+  });
   expect(integration.status, JSON.stringify(integration.json)).toBe(200);
   const provider = await gw.admin('POST', '/v1/providers', { name: 'My OpenAI', slug: 'my-openai', integration_id: 'my-openai', workspace_id: 'default' });
   expect(provider.status, JSON.stringify(provider.json)).toBe(200);
@@ -72,7 +98,12 @@ describe('the openai SDK realtime client through Gantry', () => {
   /** What the provider received on the last session, and with which key. */
   const lastSession = () => {
     const conn = mock.connections.at(-1)!;
-    return { url: conn.url, authorization: conn.headers.authorization, gwHeaders: Object.keys(conn.headers).filter((h) => h.startsWith('x-gw-')), types: conn.events.map((e) => e.type) };
+    return {
+      url: conn.url,
+      authorization: conn.headers.authorization,
+      gwHeaders: Object.keys(conn.headers).filter((h) => h.startsWith('x-gw-')),
+      types: conn.events.map((e) => e.type),
+    };
   };
 
   it('connects over wss:// to a Gantry serving TLS, with the gateway key as the SDK API key and a managed provider header', async () => {
@@ -82,7 +113,14 @@ describe('the openai SDK realtime client through Gantry', () => {
     const events: string[] = [];
     rt.on('event', (e) => events.push(e.type));
     expect(await ask(rt, 'Hello')).toBe('01');
-    expect(events).toEqual(['session.created', 'session.updated', 'response.created', 'response.output_text.delta', 'response.output_text.delta', 'response.done']);
+    expect(events).toEqual([
+      'session.created',
+      'session.updated',
+      'response.created',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.done',
+    ]);
     expect(lastSession()).toEqual({
       url: '/v1/realtime?model=gpt-realtime',
       authorization: `Bearer ${PROVIDER_KEY}`,
@@ -108,7 +146,11 @@ describe('the openai SDK realtime client through Gantry', () => {
     const rt = await connectOverHttp(`${plain.url}/v1`, plainKey);
     expect(rt.url.protocol).toBe('wss:');
     expect(await ask(rt, 'Hello')).toBe('01');
-    expect(lastSession()).toMatchObject({ authorization: `Bearer ${PROVIDER_KEY}`, gwHeaders: [], types: ['session.update', 'conversation.item.create', 'response.create'] });
+    expect(lastSession()).toMatchObject({
+      authorization: `Bearer ${PROVIDER_KEY}`,
+      gwHeaders: [],
+      types: ['session.update', 'conversation.item.create', 'response.create'],
+    });
     rt.close();
   });
 

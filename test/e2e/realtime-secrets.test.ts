@@ -106,7 +106,10 @@ describe.each(['direct', 'lambda'] as const)('realtime client secret policy (%s 
   });
 
   it('caps the secret’s life: longer is refused naming expires_after.seconds, none gets the cap', async () => {
-    const long = await post('client_secrets', { expires_after: { anchor: 'created_at', seconds: REALTIME_SECRET_MAX_SECONDS + 1 }, session: { model: 'gpt-realtime' } });
+    const long = await post('client_secrets', {
+      expires_after: { anchor: 'created_at', seconds: REALTIME_SECRET_MAX_SECONDS + 1 },
+      session: { model: 'gpt-realtime' },
+    });
     expect([long.status, param(long)]).toEqual([400, 'expires_after.seconds']);
     expect((await post('client_secrets', { session: { model: 'gpt-realtime' } })).status).toBe(200);
     expect(mock.secrets.at(-1)!.body.expires_after).toEqual({ anchor: 'created_at', seconds: REALTIME_SECRET_MAX_SECONDS });

@@ -10,7 +10,6 @@ import { connected, openRealtime, RealtimeClient, type Json } from '../support/r
 import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from '../support/mock-realtime.ts';
 import { storedLog, waitFor } from '../support/observability.ts';
 
-
 describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) => {
   let gw: TestGantry;
   let mock: MockRealtime;
@@ -146,11 +145,12 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
   it('keeps the order of 1,000 events each way, and relays binary frames unchanged', async () => {
     const c = connected(await openRealtime(wsUrl(), viaMock()));
     await c.until('session.created');
-    for (let i = 0; i < 1000; i++) c.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: String(i) }] } });
+    for (let i = 0; i < 1000; i++)
+      c.send({ type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: String(i) }] } });
     c.send({ type: 'response.create', response: { metadata: { deltas: 1000 } } });
     await c.until('response.done');
     const sent = mock.connections[0]!.events.filter((e) => e.type === 'conversation.item.create');
-    expect(sent.map((e) => ((e.item as { content: Array<{ text: string }> }).content[0]!.text))).toEqual(Array.from({ length: 1000 }, (_, i) => String(i)));
+    expect(sent.map((e) => (e.item as { content: Array<{ text: string }> }).content[0]!.text)).toEqual(Array.from({ length: 1000 }, (_, i) => String(i)));
     const deltas = c.events.filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta);
     expect(deltas).toEqual(Array.from({ length: 1000 }, (_, i) => String(i)));
 
@@ -230,8 +230,15 @@ describe.each(['direct', 'lambda'] as const)('realtime proxy (%s mode)', (mode) 
   it('mints a client secret through the provider, with the session model required and the request logged', async () => {
     const t = trace('secret');
     const post = (path: string, body: Json) =>
-      fetch(`${gw.url}/v1/realtime/${path}`, { method: 'POST', headers: { ...viaMock({ 'x-gw-trace-id': t }), 'content-type': 'application/json' }, body: JSON.stringify(body) });
-    const res = await post('client_secrets', { expires_after: { anchor: 'created_at', seconds: 600 }, session: { type: 'realtime', model: 'gpt-realtime', instructions: 'Be brief.' } });
+      fetch(`${gw.url}/v1/realtime/${path}`, {
+        method: 'POST',
+        headers: { ...viaMock({ 'x-gw-trace-id': t }), 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    const res = await post('client_secrets', {
+      expires_after: { anchor: 'created_at', seconds: 600 },
+      session: { type: 'realtime', model: 'gpt-realtime', instructions: 'Be brief.' },
+    });
     expect(res.status).toBe(200);
     expect(await res.json()).toMatchObject({ value: expect.stringMatching(/^ek_mock_/), session: { model: 'gpt-realtime' } });
     const seen = mock.secrets.at(-1)!;

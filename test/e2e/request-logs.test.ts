@@ -24,7 +24,14 @@ describe.each(['direct', 'lambda'] as const)('request logs (%s mode)', (mode) =>
   const chat = (body: Json, headers: Record<string, string> = {}, signal?: AbortSignal) =>
     fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x', 'content-type': 'application/json', ...headers },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: 'Bearer sk-x',
+        'content-type': 'application/json',
+        ...headers,
+      },
       body: JSON.stringify(body),
       ...(signal ? { signal } : {}),
     });
@@ -140,7 +147,12 @@ describe.each(['direct', 'lambda'] as const)('request logs (%s mode)', (mode) =>
   });
 
   it('logs a refusal by a rate limit', async () => {
-    const created = await gw.admin('POST', '/v1/api-keys/workspace/service', { name: 'limited', workspace_id: 'default', scopes: ['completions.write'], rate_limits: [{ type: 'requests', unit: 'rpd', value: 1 }] });
+    const created = await gw.admin('POST', '/v1/api-keys/workspace/service', {
+      name: 'limited',
+      workspace_id: 'default',
+      scopes: ['completions.write'],
+      rate_limits: [{ type: 'requests', unit: 'rpd', value: 1 }],
+    });
     expect(created.status).toBe(200);
     const limited = created.json.key as string;
     await (await chat(ask(), { 'x-gw-api-key': limited })).text();
@@ -170,7 +182,13 @@ describe.each(['direct', 'lambda'] as const)('request logs (%s mode)', (mode) =>
   it('logs which fallback target answered', async () => {
     const t = trace('fallback');
     mock.queue.push({ kind: 'error', status: 500, body: '{"error":{"message":"down"}}' });
-    const config = { strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: 'sk-a', custom_host: `${mock.url}/v1` }, { provider: 'openai', api_key: 'sk-b', custom_host: `${mock.url}/v1` }] };
+    const config = {
+      strategy: { mode: 'fallback' },
+      targets: [
+        { provider: 'openai', api_key: 'sk-a', custom_host: `${mock.url}/v1` },
+        { provider: 'openai', api_key: 'sk-b', custom_host: `${mock.url}/v1` },
+      ],
+    };
     const res = await chat(ask(), { 'x-gw-config': JSON.stringify(config), 'x-gw-trace-id': t });
     expect(res.status).toBe(200);
     await res.text();

@@ -128,7 +128,10 @@ describe.each(['direct', 'lambda'] as const)('routing (%s mode)', (mode) => {
         strategy: {
           mode: 'conditional',
           conditions: [
-            { query: { 'metadata.plan.tier': 'pro', $or: [{ 'params.model': { $regex: '^gpt-4' } }, { 'params.temperature': { $lt: 0.5 } }] }, then: 'premium' },
+            {
+              query: { 'metadata.plan.tier': 'pro', $or: [{ 'params.model': { $regex: '^gpt-4' } }, { 'params.temperature': { $lt: 0.5 } }] },
+              then: 'premium',
+            },
             { query: { 'url.pathname': { $eq: '/v1/chat/completions' }, 'params.max_tokens': { $gte: 1000 } }, then: 'long' },
           ],
           default: 'basic',
@@ -252,7 +255,10 @@ describe.each(['direct', 'lambda'] as const)('routing (%s mode)', (mode) => {
       const bad = await call('{not json');
       expect(bad.status).toBe(400);
       expect((bad.json.error as { param: string }).param).toBe('x-gw-config');
-      const unknown = await call({ strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.x': 1 }, then: 'ghost' }] }, targets: [target(a, { name: 'real' })] });
+      const unknown = await call({
+        strategy: { mode: 'conditional', conditions: [{ query: { 'metadata.x': 1 }, then: 'ghost' }] },
+        targets: [target(a, { name: 'real' })],
+      });
       expect(unknown.status).toBe(400);
       expect((unknown.json.error as { message: string }).message).toContain('strategy.conditions[0].then');
     });
@@ -314,7 +320,9 @@ describe.each(['direct', 'lambda'] as const)('routing (%s mode)', (mode) => {
       expect([a.received[0]?.headers.authorization, b.received[0]?.headers.authorization]).toEqual([`Bearer ${secret}`, `Bearer ${secondSecret}`]);
 
       // Saving back what was read keeps the keys; a new key replaces one.
-      const saved = await gw.admin('PUT', `/v1/configs/${id}`, { config: { ...got.config, targets: [{ ...got.config.targets[0], api_key: 'sk-new-key-00000000001' }, got.config.targets[1]] } });
+      const saved = await gw.admin('PUT', `/v1/configs/${id}`, {
+        config: { ...got.config, targets: [{ ...got.config.targets[0], api_key: 'sk-new-key-00000000001' }, got.config.targets[1]] },
+      });
       expect(saved.status, JSON.stringify(saved.json)).toBe(200);
       a.queue.push({ kind: 'error', status: 503, body: '{"error":{"message":"down"}}' });
       expect((await call(id)).status).toBe(200);
@@ -372,7 +380,10 @@ describe.each(['direct', 'lambda'] as const)('routing (%s mode)', (mode) => {
 
     it('routes on the key default metadata, request metadata winning', async () => {
       const created = await gw.admin('POST', '/v1/api-keys/workspace/service', {
-        name: 'meta', workspace_id: 'default', scopes: ['completions.write'], defaults: { metadata: { tier: 'gold' } },
+        name: 'meta',
+        workspace_id: 'default',
+        scopes: ['completions.write'],
+        defaults: { metadata: { tier: 'gold' } },
       });
       const metaKey = (created.json as { key: string }).key;
       const config = {
@@ -392,7 +403,10 @@ describe.each(['direct', 'lambda'] as const)('routing (%s mode)', (mode) => {
 
     it('refuses a default config that does not exist, naming defaults.config_id', async () => {
       const r = await gw.admin('POST', '/v1/api-keys/workspace/service', {
-        name: 'x', workspace_id: 'default', scopes: ['completions.write'], defaults: { config_id: 'pc-nope' },
+        name: 'x',
+        workspace_id: 'default',
+        scopes: ['completions.write'],
+        defaults: { config_id: 'pc-nope' },
       });
       expect(r.status).toBe(400);
       expect((r.json.errors as Array<{ path: string }>)[0]?.path).toBe('defaults.config_id');

@@ -43,7 +43,14 @@ describe.each(['direct', 'lambda'] as const)('SDK clients (%s mode)', (mode) => 
     await ok('POST', '/v1/integrations', { name: 'Narrow', slug: 'narrow', ...integration, allowed_models: ['gpt-4o-mini', 'gpt-4o'] });
     await ok('POST', '/v1/providers', { name: 'Main', slug: 'main', integration_id: 'main', workspace_id: 'default' });
     await ok('POST', '/v1/providers', { name: 'Narrow', slug: 'narrow', integration_id: 'narrow', workspace_id: 'default' });
-    await ok('POST', '/v1/virtual-keys', { name: 'legacy', slug: 'vk-sdk', workspace_id: 'default', provider: 'openai', key: VK_KEY, configurations: { custom_host: `${mock.url}/v1` } });
+    await ok('POST', '/v1/virtual-keys', {
+      name: 'legacy',
+      slug: 'vk-sdk',
+      workspace_id: 'default',
+      provider: 'openai',
+      key: VK_KEY,
+      configurations: { custom_host: `${mock.url}/v1` },
+    });
   });
   afterAll(async () => {
     await Promise.all([gw?.close(), mock?.close()]);
@@ -86,7 +93,13 @@ describe.each(['direct', 'lambda'] as const)('SDK clients (%s mode)', (mode) => 
     it('never forwards a gw_ bearer, even beside x-gw-api-key', async () => {
       const res = await fetch(`${gw.url}/v1/chat/completions`, {
         method: 'POST',
-        headers: { 'x-gw-api-key': wsKey, authorization: `Bearer ${wsKey}`, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, 'content-type': 'application/json' },
+        headers: {
+          'x-gw-api-key': wsKey,
+          authorization: `Bearer ${wsKey}`,
+          'x-gw-provider': 'openai',
+          'x-gw-custom-host': `${mock.url}/v1`,
+          'content-type': 'application/json',
+        },
         body: JSON.stringify({ model: 'gpt-4o-mini', messages: MSG }),
       });
       expect(res.status).toBe(200);
@@ -94,10 +107,14 @@ describe.each(['direct', 'lambda'] as const)('SDK clients (%s mode)', (mode) => 
     });
 
     it('is refused as any bad key is (401), and a provider key in Bearer still needs x-gw-api-key', async () => {
-      await expect(new OpenAI({ apiKey: 'gw_not-a-key', baseURL: `${gw.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: '@main/gpt-4o-mini', messages: MSG })).rejects.toMatchObject({
+      await expect(
+        new OpenAI({ apiKey: 'gw_not-a-key', baseURL: `${gw.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: '@main/gpt-4o-mini', messages: MSG }),
+      ).rejects.toMatchObject({
         status: 401,
       });
-      await expect(new OpenAI({ apiKey: 'sk-provider', baseURL: `${gw.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: '@main/gpt-4o-mini', messages: MSG })).rejects.toMatchObject({
+      await expect(
+        new OpenAI({ apiKey: 'sk-provider', baseURL: `${gw.url}/v1`, maxRetries: 0 }).chat.completions.create({ model: '@main/gpt-4o-mini', messages: MSG }),
+      ).rejects.toMatchObject({
         status: 401,
         error: { message: expect.stringContaining('x-gw-api-key') },
       });
@@ -144,14 +161,23 @@ describe.each(['direct', 'lambda'] as const)('SDK clients (%s mode)', (mode) => 
     it('sends organization and project to OpenAI, never to another provider', async () => {
       const headers = { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1` };
       const opts = { organization: 'org-123', project: 'proj_abc' };
-      await new OpenAI({ apiKey: 'sk-x', baseURL: `${gw.url}/v1`, maxRetries: 0, defaultHeaders: { ...headers, 'x-gw-api-key': wsKey }, ...opts }).chat.completions.create({
+      await new OpenAI({
+        apiKey: 'sk-x',
+        baseURL: `${gw.url}/v1`,
+        maxRetries: 0,
+        defaultHeaders: { ...headers, 'x-gw-api-key': wsKey },
+        ...opts,
+      }).chat.completions.create({
         model: 'gpt-4o-mini',
         messages: MSG,
       });
       expect(lastReceived().headers['openai-organization']).toBe('org-123');
       expect(lastReceived().headers['openai-project']).toBe('proj_abc');
       const groq = { 'x-gw-provider': 'groq', 'x-gw-custom-host': `${mock.url}/v1`, 'x-gw-api-key': wsKey };
-      await new OpenAI({ apiKey: 'sk-x', baseURL: `${gw.url}/v1`, maxRetries: 0, defaultHeaders: groq, ...opts }).chat.completions.create({ model: 'llama-3.1-8b-instant', messages: MSG });
+      await new OpenAI({ apiKey: 'sk-x', baseURL: `${gw.url}/v1`, maxRetries: 0, defaultHeaders: groq, ...opts }).chat.completions.create({
+        model: 'llama-3.1-8b-instant',
+        messages: MSG,
+      });
       expect(lastReceived().headers['openai-organization']).toBeUndefined();
       expect(lastReceived().headers['openai-project']).toBeUndefined();
     });
@@ -159,15 +185,21 @@ describe.each(['direct', 'lambda'] as const)('SDK clients (%s mode)', (mode) => 
     it('prices /v1/responses from input_tokens and output_tokens, streamed too', async () => {
       const price = findModel('openai', 'gpt-4o')?.price;
       if (!price) throw new Error('gpt-4o has no catalog price');
-      const expected = costMicrosOf(price, { prompt_tokens: RESPONSE_USAGE.input_tokens, completion_tokens: RESPONSE_USAGE.output_tokens, total_tokens: RESPONSE_USAGE.total_tokens });
+      const expected = costMicrosOf(price, {
+        prompt_tokens: RESPONSE_USAGE.input_tokens,
+        completion_tokens: RESPONSE_USAGE.output_tokens,
+        total_tokens: RESPONSE_USAGE.total_tokens,
+      });
       expect(expected).toBeGreaterThan(0);
-      const res = await sdk()
-        .responses.create({ model: '@main/gpt-4o', input: 'Hi' })
-        .withResponse();
+      const res = await sdk().responses.create({ model: '@main/gpt-4o', input: 'Hi' }).withResponse();
       expect(res.data.usage?.input_tokens).toBe(RESPONSE_USAGE.input_tokens);
       expect(res.response.headers.get('x-gw-cost')).toBe(formatUsd(expected ?? 0));
 
-      const stream = await sdk({ defaultHeaders: { 'x-gw-trace-id': `${mode}-responses-stream` } }).responses.create({ model: '@main/gpt-4o', input: 'Hi', stream: true });
+      const stream = await sdk({ defaultHeaders: { 'x-gw-trace-id': `${mode}-responses-stream` } }).responses.create({
+        model: '@main/gpt-4o',
+        input: 'Hi',
+        stream: true,
+      });
       const types: string[] = [];
       for await (const e of stream) types.push(e.type);
       expect(types.at(-1)).toBe('response.completed');

@@ -19,7 +19,14 @@ import type { Logger } from '../../layers/core/src/ports/logger.ts';
 import { startGantry, type TestGantry } from '../support/gantry.ts';
 import { startMockServer, type MockServer } from '../support/mock-http.ts';
 import { completion } from '../support/mock-openai.ts';
-import { startMockKeyVault, startMockSecretsManager, startMockVault, type MockKeyVault, type MockSecretsManager, type MockVault } from '../support/mock-secret-managers.ts';
+import {
+  startMockKeyVault,
+  startMockSecretsManager,
+  startMockVault,
+  type MockKeyVault,
+  type MockSecretsManager,
+  type MockVault,
+} from '../support/mock-secret-managers.ts';
 import { settleLogs, waitFor } from '../support/observability.ts';
 import { scanTable } from '../support/records.ts';
 
@@ -55,7 +62,15 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
   /** Keys the mock provider accepts right now. */
   const accepted = new Set<string>();
   const used: string[] = [];
-  const keys = { v1: value('vault-v1'), v2: value('vault-v2'), v3: value('vault-v3'), k8s: value('vault-k8s'), token: value('vault-token'), azure: value('azure'), aws: value('aws') };
+  const keys = {
+    v1: value('vault-v1'),
+    v2: value('vault-v2'),
+    v3: value('vault-v3'),
+    k8s: value('vault-k8s'),
+    token: value('vault-token'),
+    azure: value('azure'),
+    aws: value('aws'),
+  };
 
   const capture: Logger = {
     debug: (...a) => void logLines.push(JSON.stringify(a)),
@@ -93,7 +108,12 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     return { status: res.status, json: JSON.parse(text) as Json };
   }
 
-  const vaultAuth = () => ({ vault_addr: vault.url, vault_auth_type: 'approle', vault_role_id: vault.approle.role_id, vault_secret_id: vault.approle.secret_id });
+  const vaultAuth = () => ({
+    vault_addr: vault.url,
+    vault_auth_type: 'approle',
+    vault_role_id: vault.approle.role_id,
+    vault_secret_id: vault.approle.secret_id,
+  });
 
   /** A reference, an integration whose key is mapped to it, and a provider `@slug` in the default workspace. */
   async function wire(slug: string, reference: Json): Promise<string> {
@@ -117,13 +137,19 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
       startMockServer((req) => {
         const key = /^Bearer (.+)$/.exec(String(req.headers.authorization ?? ''))?.[1] ?? '';
         used.push(key);
-        if (!accepted.has(key)) return { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } };
+        if (!accepted.has(key))
+          return { status: 401, json: { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } } };
         return { json: completion('gpt-4o-mini', 'Hello') };
       }),
     ]);
     const tokenFile = path.join(mkdtempSync(path.join(os.tmpdir(), 'gantry-k8s-')), 'token');
     writeFileSync(tokenFile, `${vault.kubernetes.jwt}\n`);
-    const env = { GW_SECRETS_MANAGER_ENDPOINT: sm.url, GW_AZURE_AUTHORITY_HOST: keyVault.url, GW_SECRET_CACHE_TTL_SECONDS: '60', GW_VAULT_K8S_TOKEN_FILE: tokenFile };
+    const env = {
+      GW_SECRETS_MANAGER_ENDPOINT: sm.url,
+      GW_AZURE_AUTHORITY_HOST: keyVault.url,
+      GW_SECRET_CACHE_TTL_SECONDS: '60',
+      GW_VAULT_K8S_TOKEN_FILE: tokenFile,
+    };
     gw = await startGantry(mode, env, { clock, logger: capture });
     wsKey = await gw.workspaceKey();
   });
@@ -142,7 +168,15 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     });
     expect(created).toEqual({ id: expect.any(String), slug: 'vault-openai', object: 'secret-reference' });
     const got = await ok('GET', '/v1/secret-references/vault-openai');
-    expect(got).toMatchObject({ id: created.id, manager_type: 'hashicorp_vault', secret_path: 'secret/gantry/admin', secret_key: 'api_key', allow_all_workspaces: true, status: 'ACTIVE', object: 'secret-reference' });
+    expect(got).toMatchObject({
+      id: created.id,
+      manager_type: 'hashicorp_vault',
+      secret_path: 'secret/gantry/admin',
+      secret_key: 'api_key',
+      allow_all_workspaces: true,
+      status: 'ACTIVE',
+      object: 'secret-reference',
+    });
     const auth = got.auth_config as Json;
     expect(auth.vault_addr).toBe(vault.url);
     expect(auth.vault_secret_id).not.toBe(vault.approle.secret_id);
@@ -159,7 +193,10 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     expectProblem(await admin('GET', '/v1/secret-references?manager_type=gcp'), 400, 'AB01', 'manager_type');
 
     // A masked credential sent back keeps the stored one; the workspace list replaces "all".
-    const updated = await ok('PUT', '/v1/secret-references/vault-openai', { auth_config: { vault_secret_id: auth.vault_secret_id }, allowed_workspaces: ['default'] });
+    const updated = await ok('PUT', '/v1/secret-references/vault-openai', {
+      auth_config: { vault_secret_id: auth.vault_secret_id },
+      allowed_workspaces: ['default'],
+    });
     expect(updated).toMatchObject({ allow_all_workspaces: false, allowed_workspaces: [gw.boot.workspaceId] });
     expect((await ok('GET', '/v1/secret-references/vault-openai')).auth_config).toEqual(auth);
     await ok('DELETE', '/v1/secret-references/aws-one');
@@ -169,27 +206,74 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
   it('names every bad field of a reference with a 400', async () => {
     const missing = await admin('POST', '/v1/secret-references', { manager_type: 'azure_kv', auth_config: { azure_auth_mode: 'entra' } });
     expectProblem(missing, 400, 'AB01', 'name', 'secret_path');
-    const azure = await admin('POST', '/v1/secret-references', { name: 'a', manager_type: 'azure_kv', auth_config: { azure_auth_mode: 'entra', azure_vault_url: keyVault.url }, secret_path: 'k' });
+    const azure = await admin('POST', '/v1/secret-references', {
+      name: 'a',
+      manager_type: 'azure_kv',
+      auth_config: { azure_auth_mode: 'entra', azure_vault_url: keyVault.url },
+      secret_path: 'k',
+    });
     expectProblem(azure, 400, 'AB01', 'auth_config.azure_entra_tenant_id', 'auth_config.azure_entra_client_id', 'auth_config.azure_entra_client_secret');
-    const vaultBad = await admin('POST', '/v1/secret-references', { name: 'v', manager_type: 'hashicorp_vault', auth_config: { vault_auth_type: 'ldap', vault_token: 't', colour: 'red' }, secret_path: 'no-mount' });
+    const vaultBad = await admin('POST', '/v1/secret-references', {
+      name: 'v',
+      manager_type: 'hashicorp_vault',
+      auth_config: { vault_auth_type: 'ldap', vault_token: 't', colour: 'red' },
+      secret_path: 'no-mount',
+    });
     expectProblem(vaultBad, 400, 'AB01', 'auth_config.vault_addr', 'auth_config.vault_auth_type', 'auth_config.colour', 'secret_path');
     expectProblem(await admin('GET', '/v1/secret-references?tags=%7Bnot-json'), 400, 'AB01', 'tags');
-    const aws = await admin('POST', '/v1/secret-references', { name: 'w', manager_type: 'aws_sm', auth_config: { aws_auth_type: 'accessKey', aws_region: 'nowhere' }, secret_path: 'p' });
+    const aws = await admin('POST', '/v1/secret-references', {
+      name: 'w',
+      manager_type: 'aws_sm',
+      auth_config: { aws_auth_type: 'accessKey', aws_region: 'nowhere' },
+      secret_path: 'p',
+    });
     expectProblem(aws, 400, 'AB01', 'auth_config.aws_region', 'auth_config.aws_access_key_id', 'auth_config.aws_secret_access_key');
-    expectProblem(await admin('POST', '/v1/secret-references', { name: 'x', manager_type: 'gcp_sm', auth_config: {}, secret_path: 'p' }), 400, 'AB01', 'manager_type');
-    const both = await admin('POST', '/v1/secret-references', { name: 'y', manager_type: 'aws_sm', auth_config: {}, secret_path: 'p', allow_all_workspaces: true, allowed_workspaces: ['default'] });
+    expectProblem(
+      await admin('POST', '/v1/secret-references', { name: 'x', manager_type: 'gcp_sm', auth_config: {}, secret_path: 'p' }),
+      400,
+      'AB01',
+      'manager_type',
+    );
+    const both = await admin('POST', '/v1/secret-references', {
+      name: 'y',
+      manager_type: 'aws_sm',
+      auth_config: {},
+      secret_path: 'p',
+      allow_all_workspaces: true,
+      allowed_workspaces: ['default'],
+    });
     expectProblem(both, 400, 'AB01', 'allowed_workspaces');
-    const unknownWs = await admin('POST', '/v1/secret-references', { name: 'z', manager_type: 'aws_sm', auth_config: {}, secret_path: 'p', allowed_workspaces: ['nope'] });
+    const unknownWs = await admin('POST', '/v1/secret-references', {
+      name: 'z',
+      manager_type: 'aws_sm',
+      auth_config: {},
+      secret_path: 'p',
+      allowed_workspaces: ['nope'],
+    });
     expectProblem(unknownWs, 400, 'AB01', 'allowed_workspaces[0]');
     // A Vault on a private address is refused unless the operator trusts it.
-    const privateVault = await admin('POST', '/v1/secret-references', { name: 'p', manager_type: 'hashicorp_vault', auth_config: { vault_addr: 'http://10.1.2.3:8200', vault_auth_type: 'token', vault_token: 't' }, secret_path: 's/x' });
+    const privateVault = await admin('POST', '/v1/secret-references', {
+      name: 'p',
+      manager_type: 'hashicorp_vault',
+      auth_config: { vault_addr: 'http://10.1.2.3:8200', vault_auth_type: 'token', vault_token: 't' },
+      secret_path: 's/x',
+    });
     expectProblem(privateVault, 400, 'AB01', 'auth_config.vault_addr');
-    const mapping = await admin('POST', '/v1/integrations', { name: 'm', ai_provider_id: 'openai', secret_mappings: [{ target_field: 'configurations.colour', secret_reference_id: 'nope' }] });
+    const mapping = await admin('POST', '/v1/integrations', {
+      name: 'm',
+      ai_provider_id: 'openai',
+      secret_mappings: [{ target_field: 'configurations.colour', secret_reference_id: 'nope' }],
+    });
     expectProblem(mapping, 400, 'AB01', 'secret_mappings[0].target_field', 'secret_mappings[0].secret_reference_id');
   });
 
   it('is for organisation owners and admins: a workspace key gets 403', async () => {
-    for (const [method, p] of [['GET', '/v1/secret-references'], ['POST', '/v1/secret-references'], ['GET', '/v1/secret-references/vault-openai'], ['DELETE', '/v1/secret-references/vault-openai']] as const) {
+    for (const [method, p] of [
+      ['GET', '/v1/secret-references'],
+      ['POST', '/v1/secret-references'],
+      ['GET', '/v1/secret-references/vault-openai'],
+      ['DELETE', '/v1/secret-references/vault-openai'],
+    ] as const) {
       const r = await admin(method, p, method === 'POST' ? { name: 'n', manager_type: 'aws_sm', auth_config: {}, secret_path: 'p' } : undefined, wsKey);
       expect(r.status, `${method} ${p}`).toBe(403);
     }
@@ -226,8 +310,16 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     vault.put('kv/team/k8s', { key: k8sKey });
     vault.put('kv/team/token', { key: tokenKey });
     accepted.add(k8sKey).add(tokenKey);
-    await wire('vault-k8s', { manager_type: 'hashicorp_vault', auth_config: { vault_addr: vault.url, vault_auth_type: 'kubernetes', vault_role: vault.kubernetes.role }, secret_path: 'kv/team/k8s' });
-    await wire('vault-token', { manager_type: 'hashicorp_vault', auth_config: { vault_addr: vault.url, vault_auth_type: 'token', vault_token: vault.rootToken }, secret_path: 'kv/data/team/token' });
+    await wire('vault-k8s', {
+      manager_type: 'hashicorp_vault',
+      auth_config: { vault_addr: vault.url, vault_auth_type: 'kubernetes', vault_role: vault.kubernetes.role },
+      secret_path: 'kv/team/k8s',
+    });
+    await wire('vault-token', {
+      manager_type: 'hashicorp_vault',
+      auth_config: { vault_addr: vault.url, vault_auth_type: 'token', vault_token: vault.rootToken },
+      secret_path: 'kv/data/team/token',
+    });
     expect((await chat('vault-k8s')).status).toBe(200);
     expect(used.at(-1)).toBe(k8sKey);
     expect(vault.received.some((r) => r.path === '/v1/auth/kubernetes/login')).toBe(true);
@@ -251,7 +343,7 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     expect((await chat('vault')).status).toBe(200);
   });
 
-  it('Vault revoked: the manager\'s refusal fails closed at once, naming the reference and status', async () => {
+  it("Vault revoked: the manager's refusal fails closed at once, naming the reference and status", async () => {
     clock.advance(61_000);
     vault.revokeAll();
     const revoked = await chat('vault');
@@ -264,7 +356,13 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     accepted.add(keys.azure);
     await wire('azure', {
       manager_type: 'azure_kv',
-      auth_config: { azure_auth_mode: 'entra', azure_vault_url: keyVault.url, azure_entra_tenant_id: keyVault.tenant, azure_entra_client_id: keyVault.clientId, azure_entra_client_secret: keyVault.clientSecret },
+      auth_config: {
+        azure_auth_mode: 'entra',
+        azure_vault_url: keyVault.url,
+        azure_entra_tenant_id: keyVault.tenant,
+        azure_entra_client_id: keyVault.clientId,
+        azure_entra_client_secret: keyVault.clientSecret,
+      },
       secret_path: 'openai-key',
     });
     expect((await chat('azure')).status).toBe(200);
@@ -290,7 +388,12 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     accepted.add(keys.aws);
     await wire('aws', {
       manager_type: 'aws_sm',
-      auth_config: { aws_auth_type: 'accessKey', aws_access_key_id: 'AKIAEXAMPLE0000000001', aws_secret_access_key: value('aws-secret'), aws_region: 'eu-west-1' },
+      auth_config: {
+        aws_auth_type: 'accessKey',
+        aws_access_key_id: 'AKIAEXAMPLE0000000001',
+        aws_secret_access_key: value('aws-secret'),
+        aws_region: 'eu-west-1',
+      },
       secret_path: 'gantry/openai',
     });
     expect((await chat('aws')).status).toBe(200);
@@ -310,12 +413,19 @@ describe.each(['direct', 'lambda'] as const)('secret references (%s mode)', (mod
     const assumed: AssumeRoleInput[] = [];
     gw.deps.assumeRole = (input) => {
       assumed.push(input);
-      return stsAssumeRole({ clock: systemClock, authEndpoints: { sts: `${sm.url}/sts/` } })({ ...input, base: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'gateway-own-secret' } });
+      return stsAssumeRole({ clock: systemClock, authEndpoints: { sts: `${sm.url}/sts/` } })({
+        ...input,
+        base: { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'gateway-own-secret' },
+      });
     };
     sm.denied = false;
     sm.set('gantry/role', keys.aws);
     const role = 'arn:aws:iam::123456789012:role/gantry-secrets';
-    await wire('role', { manager_type: 'aws_sm', auth_config: { aws_auth_type: 'assumedRole', aws_role_arn: role, aws_external_id: 'ext-1', aws_region: 'eu-west-1' }, secret_path: 'gantry/role' });
+    await wire('role', {
+      manager_type: 'aws_sm',
+      auth_config: { aws_auth_type: 'assumedRole', aws_role_arn: role, aws_external_id: 'ext-1', aws_region: 'eu-west-1' },
+      secret_path: 'gantry/role',
+    });
     expect((await chat('role')).status).toBe(200);
     expect(used.at(-1)).toBe(keys.aws);
     expect(assumed).toEqual([expect.objectContaining({ roleArn: role, externalId: 'ext-1', region: 'eu-west-1' })]);

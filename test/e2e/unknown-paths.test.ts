@@ -92,7 +92,9 @@ describe.each(['direct', 'lambda'] as const)('unknown paths (%s mode)', (mode) =
     ]) {
       const res = await send('POST', path as string, { 'x-gw-api-key': workspaceKey });
       expect(res.status, path).toBe(400);
-      expect(await res.json(), path).toMatchObject({ error: { code: 'non_canonical_path', param: 'path', message: expect.stringContaining(canonical as string) } });
+      expect(await res.json(), path).toMatchObject({
+        error: { code: 'non_canonical_path', param: 'path', message: expect.stringContaining(canonical as string) },
+      });
     }
     expect(mock.received).toEqual([]);
   });

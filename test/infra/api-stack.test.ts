@@ -158,7 +158,13 @@ describe('ApiStack', () => {
     const gatewayUnder = GATEWAY_PATHS_UNDER_ADMIN.map((p) => `ANY /v1/${p}`);
     // The /v2 prefixes (the MCP connection routes, docs/design/spec.md#surfaces-and-paths) are admin only.
     const v2Paths = ADMIN_V2_PREFIXES.flatMap((p) => [`/v2/${p}`, `/v2/${p}/{proxy+}`]);
-    const expected = ['ANY /v1/{proxy+}', 'ANY /mcp/{slug}', ...gatewayUnder, ...ADMIN_PREFIXES.flatMap((p) => adminPaths(p).map((path) => `ANY ${path}`)), ...v2Paths.map((path) => `ANY ${path}`)];
+    const expected = [
+      'ANY /v1/{proxy+}',
+      'ANY /mcp/{slug}',
+      ...gatewayUnder,
+      ...ADMIN_PREFIXES.flatMap((p) => adminPaths(p).map((path) => `ANY ${path}`)),
+      ...v2Paths.map((path) => `ANY ${path}`),
+    ];
     expect([...routes.keys()].sort()).toEqual(expected.sort());
     expect(integrationTarget((routes.get('ANY /mcp/{slug}') as { Integration: Json } | undefined)?.Integration.Uri)).toBe(gatewayId);
     for (const path of [...ADMIN_PREFIXES.flatMap(adminPaths), ...v2Paths]) {
@@ -203,9 +209,7 @@ describe('ApiStack', () => {
     for (const fnId of [gatewayId, adminId]) {
       const roleId = (functions[fnId]?.Properties.Role as { 'Fn::GetAtt': string[] })['Fn::GetAtt'][0] ?? '';
       expect(roles[roleId]?.Properties.ManagedPolicyArns).toBeUndefined();
-      const attached = Object.values(policies).filter((p) =>
-        (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId),
-      );
+      const attached = Object.values(policies).filter((p) => (p.Properties.Roles as { Ref: string }[]).some((r) => r.Ref === roleId));
       expect(attached).toHaveLength(1);
       const statements = attached[0]?.Properties.PolicyDocument.Statement as Statement[];
       const logGroup = (functions[fnId]?.Properties.LoggingConfig.LogGroup as { Ref: string }).Ref;
@@ -275,12 +279,8 @@ describe('ApiStack', () => {
       code: Code.fromInline('export const handler = async () => 1;'),
     });
     Template.fromStack(stack);
-    const rules = [new AwsSolutionsChecks(), new ServerlessChecks()].flatMap((p) =>
-      p.validateScope(app).violations.map((v) => v.ruleName),
-    );
-    expect(rules).toEqual(
-      expect.arrayContaining(['AwsSolutions-L1', 'Serverless-LambdaDLQ', 'Serverless-LambdaTracing']),
-    );
+    const rules = [new AwsSolutionsChecks(), new ServerlessChecks()].flatMap((p) => p.validateScope(app).violations.map((v) => v.ruleName));
+    expect(rules).toEqual(expect.arrayContaining(['AwsSolutions-L1', 'Serverless-LambdaDLQ', 'Serverless-LambdaTracing']));
   });
 });
 

@@ -25,8 +25,7 @@ function logicalId(construct: { node: { defaultChild?: unknown } }): string {
 function definitionOf(template: Template): Json {
   const [machine] = Object.values(template.findResources('AWS::StepFunctions::StateMachine')) as { Properties: { DefinitionString: unknown } }[];
   const def = machine!.Properties.DefinitionString as string | { 'Fn::Join': [string, unknown[]] };
-  const sample = (token: unknown) =>
-    JSON.stringify(token).includes('AWS::Partition') ? 'aws' : 'arn:aws:lambda:eu-west-1:123456789012:function:gantry-batch';
+  const sample = (token: unknown) => (JSON.stringify(token).includes('AWS::Partition') ? 'aws' : 'arn:aws:lambda:eu-west-1:123456789012:function:gantry-batch');
   const text = typeof def === 'string' ? def : def['Fn::Join'][1].map((p) => (typeof p === 'string' ? p : sample(p))).join('');
   return JSON.parse(text) as Json;
 }
@@ -62,11 +61,18 @@ describe('BatchesStack', () => {
     expect(s.Chunks).toMatchObject({ Type: 'Map', ItemsPath: '$.start.chunks', MaxConcurrency: BATCH_CHUNK_CONCURRENCY, Next: 'Finalize' });
     const chunk = s.Chunks.ItemProcessor.States.RunChunk;
     expect(chunk.Parameters.Payload).toEqual({ action: 'chunk', 'batchId.$': '$.batchId', 'chunk.$': '$.chunk', maxConcurrency: BATCH_LINE_CONCURRENCY });
-    expect(chunk.Retry).toContainEqual({ ErrorEquals: [BATCH_THROTTLED], IntervalSeconds: 5, BackoffRate: 2, MaxAttempts: BATCH_THROTTLE_RETRIES, MaxDelaySeconds: 300 });
+    expect(chunk.Retry).toContainEqual({
+      ErrorEquals: [BATCH_THROTTLED],
+      IntervalSeconds: 5,
+      BackoffRate: 2,
+      MaxAttempts: BATCH_THROTTLE_RETRIES,
+      MaxDelaySeconds: 300,
+    });
     // A chunk whose function died (timeout, out of memory) runs again; its lines in flight run once more.
     expect(chunk.Retry).toContainEqual({ ErrorEquals: ['Lambda.Unknown', 'Sandbox.Timedout'], IntervalSeconds: 5, MaxAttempts: BATCH_CHUNK_RERUNS });
     expect(s.Finalize).toMatchObject({ Next: 'Done', Parameters: { Payload: { action: 'finalize' } } });
-    for (const name of ['Start', 'Chunks', 'Finalize']) expect(s[name].Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'MarkFailed' }]);
+    for (const name of ['Start', 'Chunks', 'Finalize'])
+      expect(s[name].Catch).toEqual([{ ErrorEquals: ['States.ALL'], ResultPath: '$.error', Next: 'MarkFailed' }]);
     expect(s.MarkFailed).toMatchObject({ Next: 'BatchFailed', Parameters: { Payload: { action: 'fail', 'error.$': '$.error' } } });
     expect(s.BatchFailed.Type).toBe('Fail');
   });
@@ -88,8 +94,13 @@ describe('BatchesStack', () => {
     expect(invoke).toHaveLength(1);
     expect(JSON.stringify(invoke[0]!.Resource)).toContain(fnId);
     const api = Template.fromStack(gantry.api);
-    const inline = (Object.values(api.findResources('AWS::IAM::Role')) as { Properties: { Policies?: { PolicyDocument: { Statement: Json[] } }[] } }[]).flatMap((r) => r.Properties.Policies ?? []);
-    const attached = Object.values(api.findResources('AWS::IAM::Policy')) as { PolicyDocument?: unknown; Properties: { PolicyDocument: { Statement: Json[] } } }[];
+    const inline = (Object.values(api.findResources('AWS::IAM::Role')) as { Properties: { Policies?: { PolicyDocument: { Statement: Json[] } }[] } }[]).flatMap(
+      (r) => r.Properties.Policies ?? [],
+    );
+    const attached = Object.values(api.findResources('AWS::IAM::Policy')) as {
+      PolicyDocument?: unknown;
+      Properties: { PolicyDocument: { Statement: Json[] } };
+    }[];
     const apiStatements = [...inline, ...attached.map((p) => p.Properties)].flatMap((p) => p.PolicyDocument.Statement);
     const start = apiStatements.filter((st) => JSON.stringify(st.Action).includes('states:'));
     expect(start).toHaveLength(1);

@@ -18,7 +18,12 @@ const KEY = 'gw_container-test-owner-key-00000000000001';
 async function waitFor(check: () => boolean | Promise<boolean>, what: string, ms: number): Promise<void> {
   const deadline = Date.now() + ms;
   while (Date.now() < deadline) {
-    if (await Promise.resolve().then(check).catch(() => false)) return;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return;
     await new Promise((r) => setTimeout(r, 500));
   }
   throw new Error(`timed out waiting for ${what}`);

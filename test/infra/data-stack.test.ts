@@ -49,9 +49,7 @@ describe('DataStack', () => {
   it('takes keys, indexes and TTL from the TABLE declaration', () => {
     template.hasResourceProperties('AWS::DynamoDB::Table', {
       KeySchema: keySchema(TABLE.partitionKey.name, TABLE.sortKey.name),
-      AttributeDefinitions: Match.arrayWith(
-        keyAttributes().map((a) => ({ AttributeName: a.name, AttributeType: TYPE_NAMES[a.type] })),
-      ),
+      AttributeDefinitions: Match.arrayWith(keyAttributes().map((a) => ({ AttributeName: a.name, AttributeType: TYPE_NAMES[a.type] }))),
       GlobalSecondaryIndexes: TABLE.globalIndexes.map((i) => ({
         IndexName: i.name,
         KeySchema: keySchema(i.partitionKey.name, i.sortKey.name),

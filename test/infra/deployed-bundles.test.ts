@@ -34,7 +34,19 @@ import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
 import { REALTIME_ENTRY } from '../../infra/stacks/realtime-stack.ts';
 import { BATCH_ENTRY } from '../../infra/stacks/batches-stack.ts';
 
-const ENTRIES = [GATEWAY_ENTRY, ADMIN_ENTRY, LOG_INGEST_ENTRY, LOG_EXPORT_ENTRY, ALERTS_WORKER_ENTRY, USAGE_RESET_ENTRY, KEY_LIFECYCLE_ENTRY, BOOTSTRAP_ENTRY, REALTIME_ENTRY, BATCH_ENTRY, MCP_SYNC_ENTRY];
+const ENTRIES = [
+  GATEWAY_ENTRY,
+  ADMIN_ENTRY,
+  LOG_INGEST_ENTRY,
+  LOG_EXPORT_ENTRY,
+  ALERTS_WORKER_ENTRY,
+  USAGE_RESET_ENTRY,
+  KEY_LIFECYCLE_ENTRY,
+  BOOTSTRAP_ENTRY,
+  REALTIME_ENTRY,
+  BATCH_ENTRY,
+  MCP_SYNC_ENTRY,
+];
 const SECRET_ARN = 'arn:aws:secretsmanager:eu-west-1:123456789012:secret:gantry-admin-key-AbCdEf';
 const context = { functionName: 'gantry', awsRequestId: 'req-1', getRemainingTimeInMillis: () => 60_000 } as unknown as Context;
 
@@ -143,7 +155,10 @@ describe('a fresh deployment, played through the built bundles', () => {
     const handler = await load(GATEWAY_ENTRY);
     let prelude: Prelude | undefined;
     const chunks: string[] = [];
-    const decoder = new PreludeDecoder((p) => (prelude = p), (c) => chunks.push(c.toString('utf8')));
+    const decoder = new PreludeDecoder(
+      (p) => (prelude = p),
+      (c) => chunks.push(c.toString('utf8')),
+    );
     const stream = new ResponseStream((c) => decoder.push(c));
     await handler(event, stream, context);
     if (!stream.writableFinished) await new Promise((r) => stream.once('finish', r));
@@ -189,7 +204,13 @@ describe('a fresh deployment, played through the built bundles', () => {
       requestEvent(
         'POST',
         '/v1/chat/completions',
-        { 'x-gw-api-key': wsKey, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-test', 'content-type': 'application/json' },
+        {
+          'x-gw-api-key': wsKey,
+          'x-gw-provider': 'openai',
+          'x-gw-custom-host': `${mock.url}/v1`,
+          authorization: 'Bearer sk-test',
+          'content-type': 'application/json',
+        },
         JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello' }] }),
       ),
     );
@@ -197,7 +218,7 @@ describe('a fresh deployment, played through the built bundles', () => {
     expect((JSON.parse(chat.body) as { choices: { message: { content: string } }[] }).choices[0]?.message.content).toBeTruthy();
 
     // The log event leaves through SQS after the response.
-    for (let i = 0; i < 100 && !(stand.messages.get(logsQueue())?.length); i++) await new Promise((r) => setTimeout(r, 50));
+    for (let i = 0; i < 100 && !stand.messages.get(logsQueue())?.length; i++) await new Promise((r) => setTimeout(r, 50));
     const bodies = stand.messages.get(logsQueue()) ?? [];
     expect(bodies.length).toBeGreaterThan(0);
     const sqsEvent = {

@@ -29,7 +29,12 @@ describe('deployment settings', () => {
   });
 
   it('take strings from the command line and values from cdk.json', () => {
-    const s = read({ 'gantry:memory:gateway': '512', 'gantry:disabledFeatures': 'scim, guardrails', 'gantry:gatewayReservedConcurrency': 50, 'gantry:logLevel': 'INFO' });
+    const s = read({
+      'gantry:memory:gateway': '512',
+      'gantry:disabledFeatures': 'scim, guardrails',
+      'gantry:gatewayReservedConcurrency': 50,
+      'gantry:logLevel': 'INFO',
+    });
     expect(s.memoryMb.gateway).toBe(512);
     expect(s.disabledFeatures).toEqual(['scim', 'guardrails']);
     expect(s.gatewayReservedConcurrency).toBe(50);
@@ -77,7 +82,13 @@ describe('the synthesized app (issue 14)', () => {
     for (const stack of stacks(gantry)) {
       for (const fn of Object.values(Template.fromStack(stack).findResources('AWS::Lambda::Function') as Resources)) {
         expect(fn.Properties.Environment).toMatchObject({
-          Variables: { LOG_LEVEL: 'INFO', SCIM_ENABLED: 'OFF', GW_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json', GW_JWT_ISSUER: 'https://idp.example.com/', GW_JWT_AUDIENCE: 'gantry' },
+          Variables: {
+            LOG_LEVEL: 'INFO',
+            SCIM_ENABLED: 'OFF',
+            GW_JWKS_URL: 'https://idp.example.com/.well-known/jwks.json',
+            GW_JWT_ISSUER: 'https://idp.example.com/',
+            GW_JWT_AUDIENCE: 'gantry',
+          },
         });
       }
     }
@@ -88,7 +99,9 @@ describe('the synthesized app (issue 14)', () => {
   it('lets the gateway, and no other function, assume the listed Bedrock roles only', () => {
     const assume = stacks(gantry).flatMap((s) =>
       Object.values(Template.fromStack(s).findResources('AWS::IAM::Policy') as Resources).flatMap((p) =>
-        (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((x) => [x.Action].flat().includes('sts:AssumeRole')).map((x) => ({ x, roles: p.Properties.Roles })),
+        (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement.filter((x) =>
+          [x.Action].flat().includes('sts:AssumeRole'),
+        ).map((x) => ({ x, roles: p.Properties.Roles })),
       ),
     );
     expect(assume).toHaveLength(1);
@@ -126,7 +139,13 @@ describe('the synthesized app (issue 14)', () => {
     expect(throttles.match(/"Throttles"/g)).toHaveLength(functions.length);
     expect(alarms.find((a) => a.MetricName === '5XXError' && a.Namespace === 'AWS/ApiGateway')).toBeDefined();
     const deadLetterAlarms = alarms.filter((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
-    const deadLetterQueues = [gantry.observability.logsDeadLetters, gantry.observability.exportsDeadLetters, gantry.limits.alertsDeadLetters, gantry.limits.resetDeadLetters, gantry.identity.lifecycleDeadLetters];
+    const deadLetterQueues = [
+      gantry.observability.logsDeadLetters,
+      gantry.observability.exportsDeadLetters,
+      gantry.limits.alertsDeadLetters,
+      gantry.limits.resetDeadLetters,
+      gantry.identity.lifecycleDeadLetters,
+    ];
     expect(deadLetterAlarms).toHaveLength(deadLetterQueues.length);
     const schedules = alarms.filter((a) => a.MetricName === 'Invocations');
     expect(schedules).toHaveLength(2);
@@ -137,7 +156,11 @@ describe('the synthesized app (issue 14)', () => {
   it('exports nothing but the retained data resources, so queues and functions can be replaced', () => {
     for (const stack of stacks(gantry).filter((s) => s !== gantry.data)) {
       const outputs = (Template.fromStack(stack).toJSON().Outputs ?? {}) as Record<string, { Export?: unknown }>;
-      expect(Object.entries(outputs).filter(([, o]) => o.Export).map(([k]) => `${stack.stackName}.${k}`)).toEqual([]);
+      expect(
+        Object.entries(outputs)
+          .filter(([, o]) => o.Export)
+          .map(([k]) => `${stack.stackName}.${k}`),
+      ).toEqual([]);
     }
     const data = Template.fromStack(gantry.data).toJSON() as { Outputs: Record<string, { Value: unknown }>; Resources: Resources };
     const exported = new Set(Object.values(data.Outputs).map((o) => JSON.stringify(o.Value).match(/"(?:Ref|Fn::GetAtt)":\[?"([A-Za-z0-9]+)"/)?.[1]));
@@ -149,7 +172,14 @@ describe('the synthesized app (issue 14)', () => {
 describe('two deployments in one account', () => {
   it('prefix every stack and the dashboard, and stay cdk-nag clean', () => {
     const staging = buildApp({ appProps: { context: { ...NO_BUNDLING, 'gantry:prefix': 'Staging' } } });
-    expect(stacks(staging).map((s) => s.stackName)).toEqual(['Staging-Data', 'Staging-Api', 'Staging-Limits', 'Staging-Identity', 'Staging-Observability', 'Staging-Monitoring']);
+    expect(stacks(staging).map((s) => s.stackName)).toEqual([
+      'Staging-Data',
+      'Staging-Api',
+      'Staging-Limits',
+      'Staging-Identity',
+      'Staging-Observability',
+      'Staging-Monitoring',
+    ]);
     // Synthesizing runs the cdk-nag plugins: an acknowledgement that missed its prefixed resource fails here.
     Template.fromStack(staging.monitoring).hasResourceProperties('AWS::CloudWatch::Dashboard', { DashboardName: 'Staging' });
     expect(Annotations.fromStack(staging.api).findError('*', Match.anyValue())).toEqual([]);

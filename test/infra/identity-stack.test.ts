@@ -30,7 +30,9 @@ describe('IdentityStack', () => {
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Timeout: 300,
-      Environment: { Variables: { POWERTOOLS_SERVICE_NAME: 'gantry-key-lifecycle', TABLE_NAME: { 'Fn::ImportValue': expect.stringContaining('Gantry-Data') } } },
+      Environment: {
+        Variables: { POWERTOOLS_SERVICE_NAME: 'gantry-key-lifecycle', TABLE_NAME: { 'Fn::ImportValue': expect.stringContaining('Gantry-Data') } },
+      },
     });
   });
 
@@ -53,7 +55,9 @@ describe('IdentityStack', () => {
 
   it('the scheduler role may invoke the worker and nothing else', () => {
     const policies = template.findResources('AWS::IAM::Policy');
-    const statements = Object.values(policies).flatMap((p) => (p.Properties as { PolicyDocument: { Statement: { Action: string | string[] }[] } }).PolicyDocument.Statement);
+    const statements = Object.values(policies).flatMap(
+      (p) => (p.Properties as { PolicyDocument: { Statement: { Action: string | string[] }[] } }).PolicyDocument.Statement,
+    );
     const invoke = statements.filter((s) => [s.Action].flat().includes('lambda:InvokeFunction'));
     expect(invoke.length).toBe(1);
   });

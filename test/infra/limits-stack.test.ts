@@ -86,14 +86,16 @@ describe('LimitsStack', () => {
     const gatewayId = logicalId(gantry.api.gateway);
     const adminId = logicalId(gantry.api.admin);
     const functions = api.findResources('AWS::Lambda::Function');
-    const env = (id: string) => ((functions[id] as { Properties: { Environment: { Variables: Json } } }).Properties.Environment.Variables);
+    const env = (id: string) => (functions[id] as { Properties: { Environment: { Variables: Json } } }).Properties.Environment.Variables;
     expect(env(gatewayId)).toHaveProperty('QUEUE_URL_ALERTS');
     expect(env(adminId)).not.toHaveProperty('QUEUE_URL_ALERTS');
     type Policy = { Properties: { Roles: unknown[]; PolicyDocument: { Statement: { Action: string | string[]; Resource: unknown }[] } } };
     // Statements that may send to the alerts queue (read from Gantry-Limits' outputs: issue 14 made
     // queue references weak, so no export blocks replacing the queue), and whose roles hold them.
     const holders = (Object.values(api.findResources('AWS::IAM::Policy')) as Policy[]).filter((p) =>
-      p.Properties.PolicyDocument.Statement.some((s) => [s.Action].flat().includes('sqs:SendMessage') && JSON.stringify(s.Resource).includes('"StackName":"Gantry-Limits"')),
+      p.Properties.PolicyDocument.Statement.some(
+        (s) => [s.Action].flat().includes('sqs:SendMessage') && JSON.stringify(s.Resource).includes('"StackName":"Gantry-Limits"'),
+      ),
     );
     expect(holders).toHaveLength(1);
     expect(holders[0]?.Properties.Roles).toEqual([{ Ref: logicalId(gantry.api.gateway.role as never) }]);

@@ -33,7 +33,9 @@ describe('local server heap flags', () => {
   it('are on the npm start line and on the container image command', () => {
     const start = (JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
     expect(start).toContain(`node --enable-source-maps ${LOCAL_SERVER_NODE_FLAGS.join(' ')} dist/local/main.mjs`);
-    const cmd = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8').split('\n').findLast((l) => l.startsWith('CMD '));
+    const cmd = readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8')
+      .split('\n')
+      .findLast((l) => l.startsWith('CMD '));
     expect(cmd).toBe(`CMD ${JSON.stringify(['node', '--enable-source-maps', ...LOCAL_SERVER_NODE_FLAGS, 'dist/local/main.mjs']).replaceAll(',', ', ')}`);
   });
 

@@ -58,7 +58,13 @@ describe('McpStack', () => {
       Runtime: 'nodejs24.x',
       Architectures: ['arm64'],
       Timeout: MCP_SYNC_TIMEOUT.toSeconds(),
-      Environment: { Variables: { POWERTOOLS_SERVICE_NAME: 'gantry-mcp-sync', TABLE_NAME: { 'Fn::ImportValue': expect.stringContaining('Staging-Data:') }, CIPHER_KMS_KEY_ID: { 'Fn::ImportValue': expect.stringContaining('CredentialsKey') } } },
+      Environment: {
+        Variables: {
+          POWERTOOLS_SERVICE_NAME: 'gantry-mcp-sync',
+          TABLE_NAME: { 'Fn::ImportValue': expect.stringContaining('Staging-Data:') },
+          CIPHER_KMS_KEY_ID: { 'Fn::ImportValue': expect.stringContaining('CredentialsKey') },
+        },
+      },
     });
     // Outside any VPC: discovery reaches the MCP servers over the internet.
     expect(fn?.Properties.VpcConfig).toBeUndefined();
@@ -101,7 +107,10 @@ describe('McpStack', () => {
   it('alarms on dead letters, worker errors and throttles to the alarm topic, and stays cdk-nag clean', () => {
     const alarms = Object.values(template.findResources('AWS::CloudWatch::Alarm') as Record<string, { Properties: Json }>).map((a) => a.Properties);
     const dead = alarms.find((a) => a.MetricName === 'ApproximateNumberOfMessagesVisible');
-    expect(dead).toMatchObject({ Threshold: 0, Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(gantry.mcp.syncDeadLetters), 'QueueName'] } }] });
+    expect(dead).toMatchObject({
+      Threshold: 0,
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [logicalId(gantry.mcp.syncDeadLetters), 'QueueName'] } }],
+    });
     expect(alarms.map((a) => a.MetricName).sort()).toEqual(['ApproximateNumberOfMessagesVisible', 'Errors', 'Throttles']);
     for (const a of alarms) expect(JSON.stringify(a.AlarmActions)).toContain('Alarms');
     expect(Annotations.fromStack(gantry.mcp).findError('*', Match.anyValue())).toEqual([]);

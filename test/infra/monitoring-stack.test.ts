@@ -77,11 +77,17 @@ describe('ObservabilityStack', () => {
   it('lets the gateway and admin functions send log events, and the admin function start exports', () => {
     const api = Template.fromStack(gantry.api);
     const fns = api.findResources('AWS::Lambda::Function');
-    const env = (id: string) => ((fns[id] as { Properties: { Environment: { Variables: Json } } }).Properties.Environment.Variables);
-    expect(env(logicalId(gantry.api.gateway))).toMatchObject({ QUEUE_URL_LOGS: expect.anything(), GW_EMF_METRICS: 'ON', POWERTOOLS_SERVICE_NAME: GATEWAY_SERVICE });
+    const env = (id: string) => (fns[id] as { Properties: { Environment: { Variables: Json } } }).Properties.Environment.Variables;
+    expect(env(logicalId(gantry.api.gateway))).toMatchObject({
+      QUEUE_URL_LOGS: expect.anything(),
+      GW_EMF_METRICS: 'ON',
+      POWERTOOLS_SERVICE_NAME: GATEWAY_SERVICE,
+    });
     expect(env(logicalId(gantry.api.admin))).toMatchObject({ QUEUE_URL_LOGS: expect.anything(), QUEUE_URL_LOG_EXPORTS: expect.anything() });
     expect(env(logicalId(gantry.api.admin)).GW_EMF_METRICS).toBeUndefined();
-    const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap((p) => (p as { Properties: { PolicyDocument: { Statement: Json[] } } }).Properties.PolicyDocument.Statement);
+    const statements = Object.values(api.findResources('AWS::IAM::Policy')).flatMap(
+      (p) => (p as { Properties: { PolicyDocument: { Statement: Json[] } } }).Properties.PolicyDocument.Statement,
+    );
     const sends = statements.filter((s) => JSON.stringify(s.Action).includes('sqs:SendMessage'));
     expect(sends.length).toBeGreaterThanOrEqual(3);
   });
@@ -120,7 +126,9 @@ describe('MonitoringStack', () => {
     });
     // CloudWatch may use the key to publish.
     template.hasResourceProperties('AWS::KMS::Key', {
-      KeyPolicy: { Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] })]) },
+      KeyPolicy: {
+        Statement: Match.arrayWith([Match.objectLike({ Principal: { Service: 'cloudwatch.amazonaws.com' }, Action: ['kms:Decrypt', 'kms:GenerateDataKey*'] })]),
+      },
     });
     for (const a of alarms) {
       expect(a.Properties.AlarmActions).toEqual([{ Ref: topicId }]);
@@ -131,16 +139,29 @@ describe('MonitoringStack', () => {
   it('alarms on the 5xx rate, p99 latency, throttling, dead letters and ingest lag', () => {
     const byDescription = (text: string) => alarms.find((a) => String(a.Properties.AlarmDescription).includes(text))?.Properties;
     const errorRate = byDescription('answered 5xx');
-    expect(errorRate).toMatchObject({ Threshold: DEFAULT_THRESHOLDS.errorRatePercent, ComparisonOperator: 'GreaterThanThreshold', TreatMissingData: 'notBreaching' });
+    expect(errorRate).toMatchObject({
+      Threshold: DEFAULT_THRESHOLDS.errorRatePercent,
+      ComparisonOperator: 'GreaterThanThreshold',
+      TreatMissingData: 'notBreaching',
+    });
     const metrics = JSON.stringify(errorRate?.Metrics);
     expect(metrics).toContain(METRICS_NAMESPACE);
     expect(metrics).toContain('"statusClass"');
     expect(metrics).toContain(`"${GATEWAY_SERVICE}"`);
-    expect(byDescription('p99 latency')).toMatchObject({ Threshold: DEFAULT_THRESHOLDS.p99LatencyMs, ExtendedStatistic: 'p99', MetricName: METRIC.latency, Namespace: METRICS_NAMESPACE });
+    expect(byDescription('p99 latency')).toMatchObject({
+      Threshold: DEFAULT_THRESHOLDS.p99LatencyMs,
+      ExtendedStatistic: 'p99',
+      MetricName: METRIC.latency,
+      Namespace: METRICS_NAMESPACE,
+    });
     expect(JSON.stringify(byDescription('function was throttled')?.Metrics)).toContain('Throttles');
     expect(JSON.stringify(byDescription('DynamoDB throttled')?.Metrics)).toContain('WriteThrottleEvents');
     for (const queue of ['logs', 'log-exports', 'alerts']) {
-      expect(byDescription(`of the ${queue} queue failed`)).toMatchObject({ MetricName: 'ApproximateNumberOfMessagesVisible', Threshold: 0, Statistic: 'Maximum' });
+      expect(byDescription(`of the ${queue} queue failed`)).toMatchObject({
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Threshold: 0,
+        Statistic: 'Maximum',
+      });
     }
     expect(byDescription('wait more than')).toMatchObject({ MetricName: 'ApproximateAgeOfOldestMessage', Threshold: DEFAULT_THRESHOLDS.ingestLagSeconds });
   });
@@ -150,7 +171,17 @@ describe('MonitoringStack', () => {
     expect(dashboards).toHaveLength(1);
     const body = JSON.stringify(dashboards[0]!.Properties.DashboardBody);
     for (const name of Object.values(METRIC)) expect(body).toContain(`\\"${name}\\"`);
-    for (const metric of ['Invocations', 'Throttles', 'ConcurrentExecutions', 'Count', '5XXError', 'IntegrationLatency', 'ConsumedWriteCapacityUnits', 'WriteThrottleEvents', 'ApproximateAgeOfOldestMessage']) {
+    for (const metric of [
+      'Invocations',
+      'Throttles',
+      'ConcurrentExecutions',
+      'Count',
+      '5XXError',
+      'IntegrationLatency',
+      'ConsumedWriteCapacityUnits',
+      'WriteThrottleEvents',
+      'ApproximateAgeOfOldestMessage',
+    ]) {
       expect(body).toContain(`\\"${metric}\\"`);
     }
     for (const ns of ['AWS/Lambda', 'AWS/ApiGateway', 'AWS/DynamoDB', 'AWS/SQS', METRICS_NAMESPACE]) expect(body).toContain(ns);

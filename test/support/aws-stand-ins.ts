@@ -29,7 +29,8 @@ export async function startStandIns(): Promise<StandIns> {
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
       const target = String(req.headers['x-amz-target'] ?? '');
-      const json = (status: number, value: unknown, type = 'application/x-amz-json-1.1') => res.writeHead(status, { 'content-type': type }).end(JSON.stringify(value));
+      const json = (status: number, value: unknown, type = 'application/x-amz-json-1.1') =>
+        res.writeHead(status, { 'content-type': type }).end(JSON.stringify(value));
       if (req.method === 'PUT' && req.url?.startsWith('/cfn-response')) {
         s.cfnResponses.push(JSON.parse(body) as Record<string, unknown>);
         res.writeHead(200).end();

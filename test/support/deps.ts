@@ -11,10 +11,7 @@ import { localAdapters } from '../../layers/core/src/local-adapters.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { attachLocalWorkers } from '../../layers/core/src/local-adapters.ts';
 
-export async function createTestDeps(
-  env: Record<string, string> = {},
-  overrides: DepsOverrides = {},
-): Promise<CoreDeps> {
+export async function createTestDeps(env: Record<string, string> = {}, overrides: DepsOverrides = {}): Promise<CoreDeps> {
   const endpoint = inject('dynamodbEndpoint');
   const tableName = `t-${randomUUID()}`;
   const client = new DynamoDBClient({
@@ -34,15 +31,15 @@ export async function createTestDeps(
 export function createTestDepsOn(tableName: string, env: Record<string, string> = {}, overrides: DepsOverrides = {}): CoreDeps {
   const endpoint = inject('dynamodbEndpoint');
   const config = loadConfig({
-      TABLE_NAME: tableName,
-      DYNAMODB_ENDPOINT: endpoint,
-      AWS_REGION: 'local',
-      GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1,localhost',
-      // Each call its own outbox and blobs: tests never read one another's mail or bodies.
-      GW_OUTBOX_DIR: mkdtempSync(path.join(os.tmpdir(), 'gantry-outbox-')),
-      GW_BLOB_DIR: mkdtempSync(path.join(os.tmpdir(), 'gantry-blobs-')),
-      LOG_LEVEL: 'SILENT',
-      ...env,
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: endpoint,
+    AWS_REGION: 'local',
+    GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1,localhost',
+    // Each call its own outbox and blobs: tests never read one another's mail or bodies.
+    GW_OUTBOX_DIR: mkdtempSync(path.join(os.tmpdir(), 'gantry-outbox-')),
+    GW_BLOB_DIR: mkdtempSync(path.join(os.tmpdir(), 'gantry-blobs-')),
+    LOG_LEVEL: 'SILENT',
+    ...env,
   });
   const deps = createDeps(config, { ...localAdapters(config, overrides.clock), ...overrides });
   // The log-ingest and log-export workers run in-process, as with `npm start`.

@@ -32,10 +32,11 @@ export async function startFaultProxy(target: string): Promise<FaultProxy> {
     upstream.on('close', () => client.destroy());
     client.on('close', () => upstream.destroy());
   });
-  const listen = (port: number) => new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, '127.0.0.1', () => resolve());
-  });
+  const listen = (port: number) =>
+    new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, '127.0.0.1', () => resolve());
+    });
   const dropAll = () => {
     for (const s of sockets) s.destroy();
   };

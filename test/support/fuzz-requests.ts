@@ -46,7 +46,12 @@ const headerText = fc.oneof(
 
 /** A credential-like text, sometimes with a character no header can carry. */
 const secretish = fc
-  .tuple(fc.constantFrom('sk-', 'gw_', 'sk-ant-', ''), fc.string({ maxLength: 12 }), fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 2, arbitrary: odd }), fc.string({ maxLength: 4 }))
+  .tuple(
+    fc.constantFrom('sk-', 'gw_', 'sk-ant-', ''),
+    fc.string({ maxLength: 12 }),
+    fc.oneof({ weight: 3, arbitrary: fc.constant('') }, { weight: 2, arbitrary: odd }),
+    fc.string({ maxLength: 4 }),
+  )
   .map((parts) => parts.join(''));
 
 /** An id for a path or a body: plausible, over the key limits, any text, or a tricky segment. */
@@ -62,10 +67,33 @@ const pathSegment = fc.oneof(
   { weight: 1, arbitrary: fc.constantFrom('..', '.', '%2e%2e', 'a%2Fb', '%00', '%ZZ', '%', 'null', '0', '-1', '%E2%80%A8', '%F0%9F%98%80', '@x') },
 );
 
-const queryValue = fc.oneof(fc.integer({ min: -5, max: 1_000_000 }).map(String), fc.string({ maxLength: 12 }), idText, fc.constantFrom('', 'true', 'NaN', '1e309', '2026-13-45'));
-const queryName = fc.constantFrom('limit', 'page_size', 'current_page', 'after', 'before', 'order', 'workspace_id', 'api_key_id', 'time_of_generation_min', 'status', 'x', 'filter');
+const queryValue = fc.oneof(
+  fc.integer({ min: -5, max: 1_000_000 }).map(String),
+  fc.string({ maxLength: 12 }),
+  idText,
+  fc.constantFrom('', 'true', 'NaN', '1e309', '2026-13-45'),
+);
+const queryName = fc.constantFrom(
+  'limit',
+  'page_size',
+  'current_page',
+  'after',
+  'before',
+  'order',
+  'workspace_id',
+  'api_key_id',
+  'time_of_generation_min',
+  'status',
+  'x',
+  'filter',
+);
 const queryString = fc.oneof(
-  { weight: 5, arbitrary: fc.array(fc.tuple(queryName, queryValue), { maxLength: 4 }).map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')}` : '')) },
+  {
+    weight: 5,
+    arbitrary: fc
+      .array(fc.tuple(queryName, queryValue), { maxLength: 4 })
+      .map((pairs) => (pairs.length ? `?${pairs.map(([k, v]) => `${k}=${encodeURIComponent(v)}`).join('&')}` : '')),
+  },
   { weight: 1, arbitrary: fc.constantFrom('?%%%', '?a=%ZZ', '?&&=&', `?limit=${'9'.repeat(400)}`) },
 );
 
@@ -103,7 +131,13 @@ function nodeMutation(mock: string): fc.Arbitrary<[string, unknown]> {
     field('forward_headers', fc.array(fc.constantFrom('x-team', 'bad name', 'x-gw-api-key', 'authorization', 'content-length'), { maxLength: 2 })),
     field('aws_session_token', secretish),
     field('request_timeout', fc.integer({ min: -5, max: 2_000_000 })),
-    field('retry', fc.record({ attempts: fc.integer({ min: -1, max: 3 }), on_status_codes: fc.array(fc.integer({ min: 0, max: 700 }), { maxLength: 2 }) }, { requiredKeys: [] })),
+    field(
+      'retry',
+      fc.record(
+        { attempts: fc.integer({ min: -1, max: 3 }), on_status_codes: fc.array(fc.integer({ min: 0, max: 700 }), { maxLength: 2 }) },
+        { requiredKeys: [] },
+      ),
+    ),
     field('virtual_key', fc.constantFrom('vk-missing', LONG[1] as string)),
     field('weight', fc.double({ min: -1, max: 10, noNaN: true })),
     field('cache', fc.record({ mode: fc.constantFrom('simple', 'semantic', 'x'), max_age: fc.integer({ min: -1, max: 10 }) }, { requiredKeys: [] })),
@@ -124,11 +158,20 @@ function configNode(mock: string): fc.Arbitrary<Record<string, unknown>> {
 /** An x-gw-config: an inline config (one level or a strategy over targets), a saved config's id, or text that is neither. */
 function configHeader(mock: string): fc.Arbitrary<string> {
   const node = configNode(mock);
-  const strategy = fc.record({
-    mode: fc.constantFrom('single', 'fallback', 'loadbalance', 'conditional', 'x'),
-    on_status_codes: fc.array(fc.integer({ min: 100, max: 599 }), { maxLength: 2 }),
-    conditions: fc.array(fc.record({ query: fc.dictionary(fc.constantFrom('params.model', 'metadata.x', '$or', 'url.pathname'), oddValue, { maxKeys: 2 }), then: fc.constantFrom('a', 'b') }), { maxLength: 2 }),
-  }, { requiredKeys: ['mode'] });
+  const strategy = fc.record(
+    {
+      mode: fc.constantFrom('single', 'fallback', 'loadbalance', 'conditional', 'x'),
+      on_status_codes: fc.array(fc.integer({ min: 100, max: 599 }), { maxLength: 2 }),
+      conditions: fc.array(
+        fc.record({
+          query: fc.dictionary(fc.constantFrom('params.model', 'metadata.x', '$or', 'url.pathname'), oddValue, { maxKeys: 2 }),
+          then: fc.constantFrom('a', 'b'),
+        }),
+        { maxLength: 2 },
+      ),
+    },
+    { requiredKeys: ['mode'] },
+  );
   const tree = fc
     .tuple(node, strategy, fc.array(node, { minLength: 1, maxLength: 3 }))
     .map(([root, s, targets]) => ({ ...root, strategy: s, targets: targets.map((t, i) => ({ ...t, name: i % 2 ? 'b' : 'a' })) }));
@@ -145,20 +188,50 @@ function gatewayHeaders(ctx: FuzzContext): fc.Arbitrary<Record<string, string>> 
   return fc
     .record({
       auth: fc.oneof({ weight: 12, arbitrary: fc.constant('ws') }, { weight: 1, arbitrary: fc.constantFrom('bearer', 'admin', 'none', 'garbage') }),
-      route: fc.oneof({ weight: 6, arbitrary: fc.constant('provider') }, { weight: 4, arbitrary: fc.constant('config') }, { weight: 1, arbitrary: fc.constantFrom('none', 'virtual-key') }),
+      route: fc.oneof(
+        { weight: 6, arbitrary: fc.constant('provider') },
+        { weight: 4, arbitrary: fc.constant('config') },
+        { weight: 1, arbitrary: fc.constantFrom('none', 'virtual-key') },
+      ),
       config: configHeader(ctx.mock),
       provider: fc.oneof({ weight: 8, arbitrary: fc.constant('openai') }, { weight: 1, arbitrary: fc.constantFrom('nope', '@missing', `@${LONG[0]}`) }),
       host: hosts(ctx.mock, false),
       virtualKey: fc.constantFrom('vk-missing', LONG[1] as string, utf8Bytes('\u043a')),
       contentType: fc.oneof(
         { weight: 8, arbitrary: fc.constant('application/json') },
-        { weight: 1, arbitrary: fc.constantFrom('text/plain', 'multipart/form-data; boundary=X', 'application/x-www-form-urlencoded', 'application/json; charset=latin1', '') },
+        {
+          weight: 1,
+          arbitrary: fc.constantFrom(
+            'text/plain',
+            'multipart/form-data; boundary=X',
+            'application/x-www-form-urlencoded',
+            'application/json; charset=latin1',
+            '',
+          ),
+        },
       ),
       extra: fc.dictionary(
         fc.constantFrom(
-          'x-gw-forward-headers', 'x-gw-request-timeout', 'x-gw-metadata', 'x-gw-trace-id', 'x-gw-cache-force-refresh', 'x-gw-cache-namespace',
-          'x-gw-openai-organization', 'x-gw-openai-project', 'x-gw-azure-resource-name', 'x-gw-aws-region', 'x-gw-span-name', 'x-gw-prompt',
-          'openai-organization', 'anthropic-version', 'anthropic-beta', 'openai-beta', 'x-api-key', 'accept-encoding', 'x-team', 'x-gw-unknown',
+          'x-gw-forward-headers',
+          'x-gw-request-timeout',
+          'x-gw-metadata',
+          'x-gw-trace-id',
+          'x-gw-cache-force-refresh',
+          'x-gw-cache-namespace',
+          'x-gw-openai-organization',
+          'x-gw-openai-project',
+          'x-gw-azure-resource-name',
+          'x-gw-aws-region',
+          'x-gw-span-name',
+          'x-gw-prompt',
+          'openai-organization',
+          'anthropic-version',
+          'anthropic-beta',
+          'openai-beta',
+          'x-api-key',
+          'accept-encoding',
+          'x-team',
+          'x-gw-unknown',
         ),
         fc.oneof(headerText, fc.constantFrom('1', '0', '-1', 'true', '["x-team", 1]', 'x-team, bad:name', '{"a":"\\n"}', 'gzip, br')),
         { maxKeys: 2 },
@@ -185,12 +258,38 @@ function gatewayHeaders(ctx: FuzzContext): fc.Arbitrary<Record<string, string>> 
     });
 }
 
-const garbageBody = fc.constantFrom('', '{', 'null', '[]', '"x"', '{"a":1}{', '\u0000', '--X\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc\r\n--X--\r\n', 'a=1&b=2', `{"a":${'['.repeat(3_000)}`);
+const garbageBody = fc.constantFrom(
+  '',
+  '{',
+  'null',
+  '[]',
+  '"x"',
+  '{"a":1}{',
+  '\u0000',
+  '--X\r\nContent-Disposition: form-data; name="file"\r\n\r\nabc\r\n--X--\r\n',
+  'a=1&b=2',
+  `{"a":${'['.repeat(3_000)}`,
+);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** Fields of gateway bodies, for odd values and for additions. */
-const GATEWAY_FIELDS = ['model', 'messages', 'stream', 'input', 'prompt', 'n', 'temperature', 'max_tokens', 'tools', 'input_file_id', 'endpoint', 'variables', 'metadata', 'stream_options'];
+const GATEWAY_FIELDS = [
+  'model',
+  'messages',
+  'stream',
+  'input',
+  'prompt',
+  'n',
+  'temperature',
+  'max_tokens',
+  'tools',
+  'input_file_id',
+  'endpoint',
+  'variables',
+  'metadata',
+  'stream_options',
+];
 
 /**
  * A body for a route: its example (a request the route's validator accepts), streamed or not,
@@ -209,7 +308,24 @@ function exampleBody(example: unknown, fields: readonly string[]): fc.Arbitrary<
   );
 }
 
-const ADMIN_FIELDS = ['name', 'slug', 'workspace_id', 'id', 'key', 'config', 'scopes', 'provider', 'expires_at', 'url', 'email', 'role', 'data', 'metadata', 'configurations', 'input_file_id'];
+const ADMIN_FIELDS = [
+  'name',
+  'slug',
+  'workspace_id',
+  'id',
+  'key',
+  'config',
+  'scopes',
+  'provider',
+  'expires_at',
+  'url',
+  'email',
+  'role',
+  'data',
+  'metadata',
+  'configurations',
+  'input_file_id',
+];
 
 function adminHeaders(ctx: FuzzContext): fc.Arbitrary<Record<string, string>> {
   return fc
@@ -236,13 +352,21 @@ const methodFor = (method: string) => fc.oneof({ weight: 9, arbitrary: fc.consta
 function fillParams(path: string): fc.Arbitrary<string> {
   const parts = path.split(/(\{[A-Za-z0-9_]+\}|:[A-Za-z0-9_]+(?:\{[^}]*\})?)/);
   const slots = parts.filter((_, i) => i % 2 === 1).length;
-  return fc.array(pathSegment, { minLength: slots, maxLength: slots }).map((segments) => parts.map((p, i) => (i % 2 === 1 ? segments[(i - 1) / 2] : p)).join(''));
+  return fc
+    .array(pathSegment, { minLength: slots, maxLength: slots })
+    .map((segments) => parts.map((p, i) => (i % 2 === 1 ? segments[(i - 1) / 2] : p)).join(''));
 }
 
 /** Requests for a gateway route (OpenAI path below /v1). */
 export function gatewayRequests(ctx: FuzzContext, method: string, path: string, example: unknown): fc.Arbitrary<FuzzRequest> {
   return fc
-    .record({ method: methodFor(method), path: fillParams(`/v1${path}`), query: queryString, headers: gatewayHeaders(ctx), body: exampleBody(example, GATEWAY_FIELDS) })
+    .record({
+      method: methodFor(method),
+      path: fillParams(`/v1${path}`),
+      query: queryString,
+      headers: gatewayHeaders(ctx),
+      body: exampleBody(example, GATEWAY_FIELDS),
+    })
     .map((r) => ({ method: r.method, path: r.path + r.query, headers: r.headers, ...(r.body !== undefined ? { body: r.body } : {}) }));
 }
 

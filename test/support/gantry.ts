@@ -18,11 +18,7 @@ export interface TestGantry {
   close(): Promise<void>;
 }
 
-export async function startGantry(
-  mode: LocalMode,
-  env: Record<string, string> = {},
-  overrides: DepsOverrides = {},
-): Promise<TestGantry> {
+export async function startGantry(mode: LocalMode, env: Record<string, string> = {}, overrides: DepsOverrides = {}): Promise<TestGantry> {
   const deps = await createTestDeps(env, overrides);
   const boot = await ensureBootstrap(deps, ADMIN_KEY);
   const server = await startLocalServer({ deps, mode });

@@ -28,7 +28,9 @@ export async function addUser(deps: CoreDeps, organisationId: string, u: NewUser
   };
   await deps.repos.table.transact(identity.userPuts(user));
   if (u.workspaces?.length) {
-    await identity.addMembers(u.workspaces.map((w) => ({ organisation_id: organisationId, workspace_id: w.id, user_id: id, role: w.role, created_at: now, last_updated_at: now })));
+    await identity.addMembers(
+      u.workspaces.map((w) => ({ organisation_id: organisationId, workspace_id: w.id, user_id: id, role: w.role, created_at: now, last_updated_at: now })),
+    );
   }
   return user;
 }

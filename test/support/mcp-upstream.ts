@@ -67,11 +67,15 @@ export const MCP_DEFAULT_TOOLS = ['echo', 'add', 'delete_everything'] as const;
 function buildServer(opts: McpUpstreamOptions, tools: readonly string[], calls: string[]): McpServer {
   const server = new McpServer({ name: opts.name ?? 'test-upstream', version: opts.version ?? '1.2.3' }, { capabilities: { logging: {} } });
   for (const name of tools) {
-    server.registerTool(name, { description: `The ${name} tool`, inputSchema: { text: z.string().optional(), a: z.number().optional(), b: z.number().optional() } }, (args) => {
-      calls.push(name);
-      const text = name === 'add' ? String((args.a ?? 0) + (args.b ?? 0)) : name === 'echo' ? (args.text ?? '') : `${name} done`;
-      return { content: [{ type: 'text', text }] };
-    });
+    server.registerTool(
+      name,
+      { description: `The ${name} tool`, inputSchema: { text: z.string().optional(), a: z.number().optional(), b: z.number().optional() } },
+      (args) => {
+        calls.push(name);
+        const text = name === 'add' ? String((args.a ?? 0) + (args.b ?? 0)) : name === 'echo' ? (args.text ?? '') : `${name} done`;
+        return { content: [{ type: 'text', text }] };
+      },
+    );
   }
   for (const name of MCP_PROMPTS) {
     server.registerPrompt(name, { description: `The ${name} prompt`, argsSchema: { who: z.string().optional() } }, (args) => ({
@@ -137,7 +141,10 @@ export async function startMcpUpstream(opts: McpUpstreamOptions = {}): Promise<M
     const sid = req.headers['mcp-session-id'];
     if (opts.stateful && typeof sid === 'string') {
       const t = sessions.get(sid);
-      if (!t) return void res.writeHead(404, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
+      if (!t)
+        return void res
+          .writeHead(404, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', error: { code: -32001, message: 'Session not found' }, id: null }));
       return t.handleRequest(req, res, body);
     }
     const transport = new StreamableHTTPServerTransport({

@@ -61,7 +61,10 @@ export interface Part {
 }
 
 /** A multipart/form-data body with a boundary of our choosing, so tests can compare exact bytes. */
-export function multipart(parts: readonly Part[], boundary = `----gantry-test-${randomBytes(8).toString('hex')}`): { body: Uint8Array<ArrayBuffer>; contentType: string } {
+export function multipart(
+  parts: readonly Part[],
+  boundary = `----gantry-test-${randomBytes(8).toString('hex')}`,
+): { body: Uint8Array<ArrayBuffer>; contentType: string } {
   const chunks: Buffer[] = [];
   for (const p of parts) {
     const disposition = `form-data; name="${p.name}"${p.filename ? `; filename="${p.filename}"` : ''}`;

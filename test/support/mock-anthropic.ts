@@ -17,7 +17,13 @@ export function textMessage(extraUsage: Record<string, number> = {}): Record<str
     content: [{ type: 'text', text: TEXT_ANSWER.text }],
     stop_reason: 'end_turn',
     stop_sequence: null,
-    usage: { input_tokens: TEXT_ANSWER.prompt, output_tokens: TEXT_ANSWER.completion, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, ...extraUsage },
+    usage: {
+      input_tokens: TEXT_ANSWER.prompt,
+      output_tokens: TEXT_ANSWER.completion,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      ...extraUsage,
+    },
   };
 }
 
@@ -27,7 +33,12 @@ export function toolMessage(): Record<string, unknown> {
     type: 'message',
     role: 'assistant',
     model: ANTHROPIC_MODEL,
-    content: TOOL_ANSWER.calls.map((c, i) => ({ type: 'tool_use', id: `toolu_0${i + 1}A09q90qw90lq917835lq9`, name: c.name, input: JSON.parse(c.arguments) as unknown })),
+    content: TOOL_ANSWER.calls.map((c, i) => ({
+      type: 'tool_use',
+      id: `toolu_0${i + 1}A09q90qw90lq917835lq9`,
+      name: c.name,
+      input: JSON.parse(c.arguments) as unknown,
+    })),
     stop_reason: 'tool_use',
     stop_sequence: null,
     usage: { input_tokens: TOOL_ANSWER.prompt, output_tokens: TOOL_ANSWER.completion },
@@ -36,7 +47,19 @@ export function toolMessage(): Record<string, unknown> {
 
 const start = (id: string, input: number) =>
   sseEvent(
-    { type: 'message_start', message: { id, type: 'message', role: 'assistant', content: [], model: ANTHROPIC_MODEL, stop_reason: null, stop_sequence: null, usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 } } },
+    {
+      type: 'message_start',
+      message: {
+        id,
+        type: 'message',
+        role: 'assistant',
+        content: [],
+        model: ANTHROPIC_MODEL,
+        stop_reason: null,
+        stop_sequence: null,
+        usage: { input_tokens: input, cache_creation_input_tokens: 0, cache_read_input_tokens: 0, output_tokens: 1 },
+      },
+    },
     'message_start',
   );
 
@@ -47,7 +70,10 @@ export function textStream(): string[] {
     sseEvent({ type: 'ping' }, 'ping'),
     ...TEXT_ANSWER.pieces.map((t) => sseEvent({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text: t } }, 'content_block_delta')),
     sseEvent({ type: 'content_block_stop', index: 0 }, 'content_block_stop'),
-    sseEvent({ type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: TEXT_ANSWER.completion } }, 'message_delta'),
+    sseEvent(
+      { type: 'message_delta', delta: { stop_reason: 'end_turn', stop_sequence: null }, usage: { output_tokens: TEXT_ANSWER.completion } },
+      'message_delta',
+    ),
     sseEvent({ type: 'message_stop' }, 'message_stop'),
   ];
 }
@@ -55,12 +81,23 @@ export function textStream(): string[] {
 export function toolStream(): string[] {
   const out = [start('msg_stream_tool', TOOL_ANSWER.prompt)];
   TOOL_ANSWER.calls.forEach((c, i) => {
-    out.push(sseEvent({ type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `toolu_s${i}`, name: c.name, input: {} } }, 'content_block_start'));
+    out.push(
+      sseEvent(
+        { type: 'content_block_start', index: i, content_block: { type: 'tool_use', id: `toolu_s${i}`, name: c.name, input: {} } },
+        'content_block_start',
+      ),
+    );
     out.push(sseEvent({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: '' } }, 'content_block_delta'));
-    for (const p of c.pieces) out.push(sseEvent({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: p } }, 'content_block_delta'));
+    for (const p of c.pieces)
+      out.push(sseEvent({ type: 'content_block_delta', index: i, delta: { type: 'input_json_delta', partial_json: p } }, 'content_block_delta'));
     out.push(sseEvent({ type: 'content_block_stop', index: i }, 'content_block_stop'));
   });
-  out.push(sseEvent({ type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: TOOL_ANSWER.completion } }, 'message_delta'));
+  out.push(
+    sseEvent(
+      { type: 'message_delta', delta: { stop_reason: 'tool_use', stop_sequence: null }, usage: { output_tokens: TOOL_ANSWER.completion } },
+      'message_delta',
+    ),
+  );
   out.push(sseEvent({ type: 'message_stop' }, 'message_stop'));
   return out;
 }
@@ -80,7 +117,10 @@ export function thinkingStream(): string[] {
   ];
 }
 
-export const anthropicErrorReply = (status: number, type: string, message: string): Reply => ({ status, json: { type: 'error', error: { type, message }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' } });
+export const anthropicErrorReply = (status: number, type: string, message: string): Reply => ({
+  status,
+  json: { type: 'error', error: { type, message }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' },
+});
 
 /** Answers text, or the tool answer when the request offers tools and the last turn is the user's; SSE when asked to stream. */
 export function startMockAnthropic(): Promise<MockServer> {

@@ -23,7 +23,13 @@ export interface MockBatchProvider {
 }
 
 /** Each answer's usage, with the details OpenAI's answers carry (cached input, reasoning output). */
-export const USAGE = { prompt_tokens: 9, completion_tokens: 3, total_tokens: 12, prompt_tokens_details: { cached_tokens: 4 }, completion_tokens_details: { reasoning_tokens: 1 } } as const;
+export const USAGE = {
+  prompt_tokens: 9,
+  completion_tokens: 3,
+  total_tokens: 12,
+  prompt_tokens_details: { cached_tokens: 4 },
+  completion_tokens_details: { reasoning_tokens: 1 },
+} as const;
 
 export async function startMockBatchProvider(opts: { delayMs?: number; maxConcurrent?: number } = {}): Promise<MockBatchProvider> {
   let inflight = 0;
@@ -60,7 +66,7 @@ export async function startMockBatchProvider(opts: { delayMs?: number; maxConcur
     try {
       if (mock.gate) {
         atGate++;
-        for (const w of waiters.filter((x) => atGate >= x.n)) (waiters.splice(waiters.indexOf(w), 1), w.resolve());
+        for (const w of waiters.filter((x) => atGate >= x.n)) waiters.splice(waiters.indexOf(w), 1), w.resolve();
         await mock.gate;
         atGate--;
       }
@@ -71,7 +77,11 @@ export async function startMockBatchProvider(opts: { delayMs?: number; maxConcur
     if (res.destroyed) return;
     if (body.model === 'no-such-model') {
       res.writeHead(404, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ error: { message: `The model ${body.model} does not exist`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' } }));
+      res.end(
+        JSON.stringify({
+          error: { message: `The model ${body.model} does not exist`, type: 'invalid_request_error', param: 'model', code: 'model_not_found' },
+        }),
+      );
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json' });

@@ -43,7 +43,8 @@ export function frame(headers: Record<string, string>, payload: unknown): Buffer
 export const event = (type: string, payload: Record<string, unknown>) =>
   frame({ ':event-type': type, ':content-type': 'application/json', ':message-type': 'event' }, { ...payload, p: 'abcdefghijklmnopqrstuvwxyzABCDEF' });
 
-export const exception = (type: string, message: string) => frame({ ':exception-type': type, ':content-type': 'application/json', ':message-type': 'exception' }, { message });
+export const exception = (type: string, message: string) =>
+  frame({ ':exception-type': type, ':content-type': 'application/json', ':message-type': 'exception' }, { message });
 
 // ---- fixtures (Converse API reference) ----
 
@@ -61,7 +62,9 @@ export function toolConverse(): Record<string, unknown> {
     output: {
       message: {
         role: 'assistant',
-        content: TOOL_ANSWER.calls.map((c, i) => ({ toolUse: { toolUseId: `tooluse_kZJMlvQmRJ6eAyJE5GIl${i}Q`, name: c.name, input: JSON.parse(c.arguments) as unknown } })),
+        content: TOOL_ANSWER.calls.map((c, i) => ({
+          toolUse: { toolUseId: `tooluse_kZJMlvQmRJ6eAyJE5GIl${i}Q`, name: c.name, input: JSON.parse(c.arguments) as unknown },
+        })),
       },
     },
     stopReason: 'tool_use',
@@ -88,7 +91,9 @@ export function toolFrames(): Buffer[] {
     out.push(event('contentBlockStop', { contentBlockIndex: i }));
   });
   out.push(event('messageStop', { stopReason: 'tool_use' }));
-  out.push(event('metadata', { usage: { inputTokens: TOOL_ANSWER.prompt, outputTokens: TOOL_ANSWER.completion, totalTokens: 42 }, metrics: { latencyMs: 300 } }));
+  out.push(
+    event('metadata', { usage: { inputTokens: TOOL_ANSWER.prompt, outputTokens: TOOL_ANSWER.completion, totalTokens: 42 }, metrics: { latencyMs: 300 } }),
+  );
   return out;
 }
 
@@ -117,7 +122,10 @@ export function verifySigV4(req: Recorded, secrets: Record<string, string> = KEY
   const amzDate = String(req.headers['x-amz-date'] ?? '');
   if (!amzDate.startsWith(date!)) return { ok: false, reason: 'x-amz-date does not match the credential scope' };
   const [rawPath, rawQuery = ''] = req.path.split('?') as [string, string?];
-  const canonicalUri = rawPath.split('/').map((seg) => rfc3986(seg)).join('/');
+  const canonicalUri = rawPath
+    .split('/')
+    .map((seg) => rfc3986(seg))
+    .join('/');
   const canonicalQuery = rawQuery
     .split('&')
     .filter(Boolean)
@@ -126,7 +134,14 @@ export function verifySigV4(req: Recorded, secrets: Record<string, string> = KEY
     .map(([k, v = '']) => `${k}=${v}`)
     .join('&');
   const names = signedHeaders!.split(';');
-  const canonicalHeaders = names.map((n) => `${n}:${String(req.headers[n] ?? '').trim().replace(/\s+/g, ' ')}\n`).join('');
+  const canonicalHeaders = names
+    .map(
+      (n) =>
+        `${n}:${String(req.headers[n] ?? '')
+          .trim()
+          .replace(/\s+/g, ' ')}\n`,
+    )
+    .join('');
   const payloadHash = sha256(req.body);
   const canonical = [req.method, canonicalUri, canonicalQuery, canonicalHeaders, signedHeaders, payloadHash].join('\n');
   const scope = `${date}/${region}/${service}/aws4_request`;
@@ -166,21 +181,37 @@ export async function startMockBedrock(): Promise<MockBedrock> {
     const body = (req.json ?? {}) as Record<string, any>;
     if (path === '/rerank') {
       const n = body.rerankingConfiguration?.bedrockRerankingConfiguration?.numberOfResults ?? 2;
-      return { json: { results: [{ index: 1, relevanceScore: 0.91 }, { index: 0, relevanceScore: 0.12 }].slice(0, n) } };
+      return {
+        json: {
+          results: [
+            { index: 1, relevanceScore: 0.91 },
+            { index: 0, relevanceScore: 0.12 },
+          ].slice(0, n),
+        },
+      };
     }
     const m = /^\/model\/([^/]+)\/(converse|converse-stream|invoke)$/.exec(path);
     if (!m) return { status: 404, json: { message: `no route ${path}` } };
     const model = decodeURIComponent(m[1]!);
     const wantsTools = Array.isArray(body.toolConfig?.tools) && JSON.stringify(body.messages?.at(-1) ?? '').includes('Rome');
     if (m[2] === 'converse') return { json: wantsTools ? toolConverse() : textConverse() };
-    if (m[2] === 'converse-stream') return { headers: { 'content-type': 'application/vnd.amazon.eventstream' }, chunks: wantsTools ? toolFrames() : textFrames() };
+    if (m[2] === 'converse-stream')
+      return { headers: { 'content-type': 'application/vnd.amazon.eventstream' }, chunks: wantsTools ? toolFrames() : textFrames() };
     if (/titan-embed/.test(model)) return { json: { embedding: [0.1, -0.2, 0.3], inputTextTokenCount: 5 } };
     if (/cohere\.embed/.test(model)) {
-      return { headers: { 'x-amzn-bedrock-input-token-count': '9' }, json: { id: 'emb-1', response_type: 'embeddings_floats', embeddings: (body.texts as string[]).map((_, i) => [i, 0.5]), texts: body.texts } };
+      return {
+        headers: { 'x-amzn-bedrock-input-token-count': '9' },
+        json: { id: 'emb-1', response_type: 'embeddings_floats', embeddings: (body.texts as string[]).map((_, i) => [i, 0.5]), texts: body.texts },
+      };
     }
     if (/stability\./.test(model)) return { json: { seeds: [42], finish_reasons: [null], images: ['aW1hZ2Ux'] } };
-    if (/titan-image|nova-canvas/.test(model)) return { json: { images: Array.from({ length: body.imageGenerationConfig?.numberOfImages ?? 1 }, (_, i) => `aW1n${i}`) } };
-    return { status: 400, headers: { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' }, json: { message: `unknown model ${model}` } };
+    if (/titan-image|nova-canvas/.test(model))
+      return { json: { images: Array.from({ length: body.imageGenerationConfig?.numberOfImages ?? 1 }, (_, i) => `aW1n${i}`) } };
+    return {
+      status: 400,
+      headers: { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' },
+      json: { message: `unknown model ${model}` },
+    };
   });
   return Object.assign(server, { checks });
 }

@@ -48,8 +48,16 @@ export function toolResponse(): Record<string, unknown> {
   };
 }
 
-export const blockedPrompt = () => ({ promptFeedback: { blockReason: 'SAFETY', safetyRatings: RATINGS }, usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 }, modelVersion: GEMINI_MODEL });
-export const blockedCandidate = () => ({ candidates: [{ finishReason: 'SAFETY', index: 0, safetyRatings: RATINGS }], usageMetadata: usage(8, 0), modelVersion: GEMINI_MODEL });
+export const blockedPrompt = () => ({
+  promptFeedback: { blockReason: 'SAFETY', safetyRatings: RATINGS },
+  usageMetadata: { promptTokenCount: 8, totalTokenCount: 8 },
+  modelVersion: GEMINI_MODEL,
+});
+export const blockedCandidate = () => ({
+  candidates: [{ finishReason: 'SAFETY', index: 0, safetyRatings: RATINGS }],
+  usageMetadata: usage(8, 0),
+  modelVersion: GEMINI_MODEL,
+});
 
 /** Gemini's SSE uses CRLF line ends. */
 const sse = (data: unknown) => `data: ${JSON.stringify(data)}\r\n\r\n`;
@@ -108,7 +116,12 @@ export async function startMockGoogle(account: TestServiceAccount): Promise<Mock
     if (path === '/token') {
       const form = new URLSearchParams(req.body);
       const [h, c, s] = (form.get('assertion') ?? '').split('.');
-      const valid = form.get('grant_type') === 'urn:ietf:params:oauth:grant-type:jwt-bearer' && h && c && s && verify('RSA-SHA256', Buffer.from(`${h}.${c}`), account.publicKey, Buffer.from(s, 'base64url'));
+      const valid =
+        form.get('grant_type') === 'urn:ietf:params:oauth:grant-type:jwt-bearer' &&
+        h &&
+        c &&
+        s &&
+        verify('RSA-SHA256', Buffer.from(`${h}.${c}`), account.publicKey, Buffer.from(s, 'base64url'));
       if (!valid) return { status: 400, json: { error: 'invalid_grant', error_description: 'Invalid JWT Signature.' } };
       const claims = JSON.parse(Buffer.from(c, 'base64url').toString()) as Record<string, unknown>;
       if (claims.aud !== tokenUrl) return { status: 400, json: { error: 'invalid_grant', error_description: 'Invalid JWT: audience' } };
@@ -132,7 +145,11 @@ export async function startMockGoogle(account: TestServiceAccount): Promise<Mock
     if (path.endsWith(':streamGenerateContent')) return { chunks: wantsTools ? toolChunks() : textChunks() };
     if (path.endsWith(':batchEmbedContents')) return { json: { embeddings: (body.requests as unknown[]).map((_, i) => ({ values: [i, 0.25] })) } };
     if (path.endsWith(':predict')) {
-      return { json: { predictions: (body.instances as unknown[]).map((_, i) => ({ embeddings: { values: [i, 0.75], statistics: { token_count: 3, truncated: false } } })) } };
+      return {
+        json: {
+          predictions: (body.instances as unknown[]).map((_, i) => ({ embeddings: { values: [i, 0.75], statistics: { token_count: 3, truncated: false } } })),
+        },
+      };
     }
     return googleErrorReply(404, 'NOT_FOUND', `no route ${path}`);
   });

@@ -96,7 +96,19 @@ function sse(res: ServerResponse, events: Array<{ event?: string; data: unknown 
   res.end(done ? 'data: [DONE]\n\n' : '');
 }
 
-const CATEGORIES = ['hate', 'hate/threatening', 'harassment', 'harassment/threatening', 'self-harm', 'self-harm/intent', 'self-harm/instructions', 'sexual', 'sexual/minors', 'violence', 'violence/graphic'];
+const CATEGORIES = [
+  'hate',
+  'hate/threatening',
+  'harassment',
+  'harassment/threatening',
+  'self-harm',
+  'self-harm/intent',
+  'self-harm/instructions',
+  'sexual',
+  'sexual/minors',
+  'violence',
+  'violence/graphic',
+];
 
 export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
   const received: RawReceived[] = [];
@@ -161,10 +173,27 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
       const prompt = Array.isArray(j.prompt) ? j.prompt.join(' ') : String(j.prompt);
       const n = typeof j.n === 'number' ? j.n : 1;
       if (j.stream) {
-        const chunk = (text: string, finish: string | null) => ({ id: 'cmpl-mock', object: 'text_completion', created: NOW, model, choices: [{ index: 0, text, logprobs: null, finish_reason: finish }] });
+        const chunk = (text: string, finish: string | null) => ({
+          id: 'cmpl-mock',
+          object: 'text_completion',
+          created: NOW,
+          model,
+          choices: [{ index: 0, text, logprobs: null, finish_reason: finish }],
+        });
         const events = [{ data: chunk(' Once', null) }, { data: chunk(' upon', null) }, { data: chunk(' a time', 'length') }];
         const usage = (j.stream_options as { include_usage?: boolean } | undefined)?.include_usage
-          ? [{ data: { id: 'cmpl-mock', object: 'text_completion', created: NOW, model, choices: [], usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 } } }]
+          ? [
+              {
+                data: {
+                  id: 'cmpl-mock',
+                  object: 'text_completion',
+                  created: NOW,
+                  model,
+                  choices: [],
+                  usage: { prompt_tokens: 4, completion_tokens: 3, total_tokens: 7 },
+                },
+              },
+            ]
           : [];
         return sse(res, [...events, ...usage], true);
       }
@@ -192,7 +221,9 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
     if (route === 'POST /v1/images/generations') {
       const n = typeof j.n === 'number' ? j.n : 1;
       const data = Array.from({ length: n }, (_, i) =>
-        j.response_format === 'b64_json' ? { b64_json: Buffer.from(`png-${i}`).toString('base64') } : { url: `https://images.example/${i}.png`, revised_prompt: j.prompt },
+        j.response_format === 'b64_json'
+          ? { b64_json: Buffer.from(`png-${i}`).toString('base64') }
+          : { url: `https://images.example/${i}.png`, revised_prompt: j.prompt },
       );
       return json(res, { created: NOW, data });
     }
@@ -239,10 +270,17 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
       const results = docs.map((d, index) => {
         const text = typeof d === 'string' ? d : String((d as { text?: unknown }).text);
         const hits = words.filter((w) => text.toLowerCase().includes(w)).length;
-        return { index, relevance_score: Math.round((hits / Math.max(words.length, 1)) * 1000) / 1000 + index / 10_000, ...(j.return_documents ? { document: { text } } : {}) };
+        return {
+          index,
+          relevance_score: Math.round((hits / Math.max(words.length, 1)) * 1000) / 1000 + index / 10_000,
+          ...(j.return_documents ? { document: { text } } : {}),
+        };
       });
       const top = typeof j.top_n === 'number' ? j.top_n : results.length;
-      const kept = [...results].sort((a, b) => b.relevance_score - a.relevance_score).slice(0, top).map((r) => r.index);
+      const kept = [...results]
+        .sort((a, b) => b.relevance_score - a.relevance_score)
+        .slice(0, top)
+        .map((r) => r.index);
       return json(res, { id: 'rerank-mock', model, results: results.filter((r) => kept.includes(r.index)), usage: { search_units: 1 } });
     }
 
@@ -377,7 +415,20 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
         return error(res, 400, "You must provide the 'OpenAI-Beta' header to access the Assistants API.", null, 'invalid_beta');
       }
       if (route === 'POST /v1/assistants') {
-        const a = { id: id('asst_'), object: 'assistant', created_at: NOW, name: j.name ?? null, description: null, model, instructions: j.instructions ?? null, tools: j.tools ?? [], metadata: j.metadata ?? {}, top_p: 1, temperature: 1, response_format: 'auto' };
+        const a = {
+          id: id('asst_'),
+          object: 'assistant',
+          created_at: NOW,
+          name: j.name ?? null,
+          description: null,
+          model,
+          instructions: j.instructions ?? null,
+          tools: j.tools ?? [],
+          metadata: j.metadata ?? {},
+          top_p: 1,
+          temperature: 1,
+          response_format: 'auto',
+        };
         assistants.set(a.id, a);
         return json(res, a);
       }
@@ -393,18 +444,34 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
         }
       }
       const newRun = (threadId: string, assistantId: unknown) => {
-        const run = { id: id('run_'), object: 'thread.run', created_at: NOW, assistant_id: assistantId, thread_id: threadId, status: 'queued', model, instructions: null, tools: [], metadata: {}, usage: null };
+        const run = {
+          id: id('run_'),
+          object: 'thread.run',
+          created_at: NOW,
+          assistant_id: assistantId,
+          thread_id: threadId,
+          status: 'queued',
+          model,
+          instructions: null,
+          tools: [],
+          metadata: {},
+          usage: null,
+        };
         runs.set(run.id, run);
         return run;
       };
       const runAnswer = (run: Record<string, unknown>) => {
         if (j.stream) {
-          return sse(res, [
-            { event: 'thread.run.created', data: run },
-            { event: 'thread.run.in_progress', data: { ...run, status: 'in_progress' } },
-            { event: 'thread.run.completed', data: { ...run, status: 'completed' } },
-            { event: 'done', data: '[DONE]' },
-          ], false);
+          return sse(
+            res,
+            [
+              { event: 'thread.run.created', data: run },
+              { event: 'thread.run.in_progress', data: { ...run, status: 'in_progress' } },
+              { event: 'thread.run.completed', data: { ...run, status: 'completed' } },
+              { event: 'done', data: '[DONE]' },
+            ],
+            false,
+          );
         }
         return json(res, run);
       };
@@ -429,7 +496,18 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
         const msgs = messages.get(thread.id) ?? [];
         if (seg[4] === 'messages' && seg.length === 5) {
           if (method === 'POST') {
-            const m = { id: id('msg_'), object: 'thread.message', created_at: NOW, thread_id: thread.id, role: j.role, content: [{ type: 'text', text: { value: j.content, annotations: [] } }], assistant_id: null, run_id: null, attachments: [], metadata: {} };
+            const m = {
+              id: id('msg_'),
+              object: 'thread.message',
+              created_at: NOW,
+              thread_id: thread.id,
+              role: j.role,
+              content: [{ type: 'text', text: { value: j.content, annotations: [] } }],
+              assistant_id: null,
+              run_id: null,
+              attachments: [],
+              metadata: {},
+            };
             msgs.push(m);
             return json(res, m);
           }
@@ -447,7 +525,14 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
         }
         if (seg[4] === 'runs' && seg.length === 5) {
           if (method === 'POST') return runAnswer(newRun(thread.id, j.assistant_id));
-          if (method === 'GET') return json(res, list([...runs.values()].filter((r) => r.thread_id === thread.id), url.searchParams));
+          if (method === 'GET')
+            return json(
+              res,
+              list(
+                [...runs.values()].filter((r) => r.thread_id === thread.id),
+                url.searchParams,
+              ),
+            );
         }
         if (seg[4] === 'runs' && seg[5]) {
           const run = runs.get(seg[5]);
@@ -457,7 +542,16 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
           if (seg[6] === 'cancel' && method === 'POST') return json(res, Object.assign(run, { status: 'cancelling' }));
           if (seg[6] === 'submit_tool_outputs' && method === 'POST') return runAnswer(Object.assign(run, { status: 'queued' }));
           if (seg[6] === 'steps') {
-            const step = { id: 'step_1', object: 'thread.run.step', created_at: NOW, run_id: run.id, thread_id: thread.id, type: 'message_creation', status: 'completed', step_details: { type: 'message_creation', message_creation: { message_id: 'msg_x' } } };
+            const step = {
+              id: 'step_1',
+              object: 'thread.run.step',
+              created_at: NOW,
+              run_id: run.id,
+              thread_id: thread.id,
+              type: 'message_creation',
+              status: 'completed',
+              step_details: { type: 'message_creation', message_creation: { message_id: 'msg_x' } },
+            };
             if (seg[7]) return seg[7] === step.id ? json(res, step) : error(res, 404, `No step found with id '${seg[7]}'.`);
             return json(res, list([step], url.searchParams));
           }
@@ -475,7 +569,13 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
         status: 'completed',
         model,
         output: [{ type: 'message', id: id('msg_'), status: 'completed', role: 'assistant', content: [{ type: 'output_text', text, annotations: [] }] }],
-        usage: { input_tokens: 5, output_tokens: 4, total_tokens: 9, input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } },
+        usage: {
+          input_tokens: 5,
+          output_tokens: 4,
+          total_tokens: 9,
+          input_tokens_details: { cached_tokens: 0 },
+          output_tokens_details: { reasoning_tokens: 0 },
+        },
         metadata: j.metadata ?? {},
       };
       const input = (typeof j.input === 'string' ? [{ role: 'user', content: j.input }] : ((j.input as Array<Record<string, unknown>>) ?? [])).map((m) => ({
@@ -487,11 +587,28 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
       responses.set(response.id, { response, input });
       if (j.stream) {
         let n = 0;
-        return sse(res, [
-          { event: 'response.created', data: { type: 'response.created', sequence_number: n++, response: { ...response, status: 'in_progress', output: [] } } },
-          ...text.split(' ').map((w, i) => ({ event: 'response.output_text.delta', data: { type: 'response.output_text.delta', sequence_number: n++, item_id: response.output[0]?.id, output_index: 0, content_index: 0, delta: i ? ` ${w}` : w } })),
-          { event: 'response.completed', data: { type: 'response.completed', sequence_number: n++, response } },
-        ], false);
+        return sse(
+          res,
+          [
+            {
+              event: 'response.created',
+              data: { type: 'response.created', sequence_number: n++, response: { ...response, status: 'in_progress', output: [] } },
+            },
+            ...text.split(' ').map((w, i) => ({
+              event: 'response.output_text.delta',
+              data: {
+                type: 'response.output_text.delta',
+                sequence_number: n++,
+                item_id: response.output[0]?.id,
+                output_index: 0,
+                content_index: 0,
+                delta: i ? ` ${w}` : w,
+              },
+            })),
+            { event: 'response.completed', data: { type: 'response.completed', sequence_number: n++, response } },
+          ],
+          false,
+        );
       }
       return json(res, response);
     }
@@ -533,7 +650,12 @@ export async function startMockOpenAIApi(): Promise<MockOpenAIApi> {
     completeBatch(batchId, outputFileId) {
       const batch = batches.get(batchId);
       if (!batch) throw new Error(`no batch ${batchId}`);
-      Object.assign(batch, { status: 'completed', output_file_id: outputFileId, completed_at: NOW + 60, request_counts: { total: 2, completed: 2, failed: 0 } });
+      Object.assign(batch, {
+        status: 'completed',
+        output_file_id: outputFileId,
+        completed_at: NOW + 60,
+        request_counts: { total: 2, completed: 2, failed: 0 },
+      });
     },
     reset() {
       received.length = 0;

@@ -107,7 +107,9 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
       const input = String((parsed as { input?: unknown }).input ?? '').toLowerCase();
       const vector = Array.from({ length: 26 }, (_, i) => [...input].filter((ch) => ch.charCodeAt(0) === 97 + i).length);
       res.writeHead(200, { 'content-type': 'application/json' });
-      res.end(JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: vector }], model, usage: { prompt_tokens: 1, total_tokens: 1 } }));
+      res.end(
+        JSON.stringify({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: vector }], model, usage: { prompt_tokens: 1, total_tokens: 1 } }),
+      );
       return;
     }
 
@@ -142,7 +144,9 @@ export async function startMockOpenAI(): Promise<MockOpenAI> {
       }
       send(chunk(model, {}, 'stop'));
       if (parsed.stream_options?.include_usage) {
-        res.write(`data: ${JSON.stringify({ ...chunk(model, {}, null), choices: [], usage: { prompt_tokens: 9, completion_tokens: words.length, total_tokens: 9 + words.length } })}\n\n`);
+        res.write(
+          `data: ${JSON.stringify({ ...chunk(model, {}, null), choices: [], usage: { prompt_tokens: 9, completion_tokens: words.length, total_tokens: 9 + words.length } })}\n\n`,
+        );
       }
       res.end('data: [DONE]\n\n');
       return;

@@ -66,11 +66,18 @@ function onEvent(ws: WebSocket, mock: MockRealtime, conn: RealtimeConnection, se
       if (typeof meta.text === 'string') return sayText(ws, mock, id, meta);
       const deltas = Number(meta.deltas ?? 2);
       send(ws, { type: 'response.created', response: { id, object: 'realtime.response', status: 'in_progress', output: [] } });
-      for (let i = 0; i < deltas; i++) send(ws, { type: 'response.output_text.delta', response_id: id, item_id: 'item_mock', output_index: 0, content_index: 0, delta: String(i) });
+      for (let i = 0; i < deltas; i++)
+        send(ws, { type: 'response.output_text.delta', response_id: id, item_id: 'item_mock', output_index: 0, content_index: 0, delta: String(i) });
       return send(ws, { type: 'response.done', response: { id, object: 'realtime.response', status: 'completed', output: [], usage: mock.usage } });
     }
     case 'response.cancel': {
-      const error = { type: 'invalid_request_error', code: 'response_cancel_not_active', message: 'Cancellation failed: no active response found.', param: null, event_id: event.event_id ?? null };
+      const error = {
+        type: 'invalid_request_error',
+        code: 'response_cancel_not_active',
+        message: 'Cancellation failed: no active response found.',
+        param: null,
+        event_id: event.event_id ?? null,
+      };
       return send(ws, { type: 'error', error });
     }
     case 'conversation.item.delete':
@@ -80,12 +87,21 @@ function onEvent(ws: WebSocket, mock: MockRealtime, conn: RealtimeConnection, se
     case 'mock.bad_key': {
       // OpenAI's answer to a wrong key, which quotes the key it was given.
       const key = String(conn.headers.authorization ?? '').replace(/^Bearer\s+/i, '');
-      return send(ws, { type: 'error', error: { type: 'invalid_request_error', code: 'invalid_api_key', message: `Incorrect API key provided: ${key}.`, param: null, event_id: event.event_id ?? null } });
+      return send(ws, {
+        type: 'error',
+        error: {
+          type: 'invalid_request_error',
+          code: 'invalid_api_key',
+          message: `Incorrect API key provided: ${key}.`,
+          param: null,
+          event_id: event.event_id ?? null,
+        },
+      });
     }
     case 'mock.close':
       return ws.close(Number(event.code ?? 1000), String(event.reason ?? ''));
     default:
-      // Every other client event (input_audio_buffer.append ...) is taken silently.
+    // Every other client event (input_audio_buffer.append ...) is taken silently.
   }
 }
 
@@ -110,12 +126,22 @@ function sayText(ws: WebSocket, mock: MockRealtime, id: string, meta: Record<str
     const open = { id: itemId, object: 'realtime.item', type: 'message', role: 'assistant', status: 'in_progress', content: [] };
     send(ws, { type: 'response.output_item.added', response_id: id, output_index: 0, item: open });
     send(ws, { type: 'conversation.item.added', previous_item_id: null, item: open });
-    send(ws, { type: 'response.content_part.added', ...at, content_index: 0, part: audio ? { type: 'output_audio', transcript: '' } : { type: 'output_text', text: '' } });
+    send(ws, {
+      type: 'response.content_part.added',
+      ...at,
+      content_index: 0,
+      part: audio ? { type: 'output_audio', transcript: '' } : { type: 'output_text', text: '' },
+    });
     for (const delta of chunks) {
       if (audio) send(ws, { type: 'response.output_audio.delta', ...at, content_index: 0, delta: Buffer.from(delta).toString('base64') });
       send(ws, { type: audio ? 'response.output_audio_transcript.delta' : 'response.output_text.delta', ...at, content_index: 0, delta });
     }
-    send(ws, audio ? { type: 'response.output_audio_transcript.done', ...at, content_index: 0, transcript: text } : { type: 'response.output_text.done', ...at, content_index: 0, text });
+    send(
+      ws,
+      audio
+        ? { type: 'response.output_audio_transcript.done', ...at, content_index: 0, transcript: text }
+        : { type: 'response.output_text.done', ...at, content_index: 0, text },
+    );
     send(ws, { type: 'response.content_part.done', ...at, content_index: 0, part });
     item = { ...open, status: 'completed', content: [part] };
   }

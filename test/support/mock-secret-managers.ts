@@ -50,8 +50,10 @@ export async function startMockVault(namespace?: string): Promise<MockVault> {
       tokens.add(token);
       return { json: { auth: { client_token: token, lease_duration: 3600, renewable: true, policies: ['default'] } } };
     };
-    if (req.method === 'POST' && req.path === '/v1/auth/approle/login') return login(body.role_id === state.approle.role_id && body.secret_id === state.approle.secret_id);
-    if (req.method === 'POST' && req.path === '/v1/auth/kubernetes/login') return login(body.role === state.kubernetes.role && body.jwt === state.kubernetes.jwt);
+    if (req.method === 'POST' && req.path === '/v1/auth/approle/login')
+      return login(body.role_id === state.approle.role_id && body.secret_id === state.approle.secret_id);
+    if (req.method === 'POST' && req.path === '/v1/auth/kubernetes/login')
+      return login(body.role === state.kubernetes.role && body.jwt === state.kubernetes.jwt);
     const m = /^\/v1\/([^/]+)\/data\/(.+)$/.exec(req.path);
     if (req.method !== 'GET' || !m) return errors(404);
     const token = req.headers['x-vault-token'];
@@ -108,12 +110,29 @@ export async function startMockKeyVault(): Promise<MockKeyVault> {
     if (req.method !== 'GET' || !m) return { status: 400, json: { error: { code: 'BadParameter', message: 'unknown operation' } } };
     const bearer = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     if (!bearer || !tokens.has(bearer)) {
-      return { status: 401, headers: { 'www-authenticate': `Bearer authorization="https://login.microsoftonline.com/${state.tenant}", resource="https://vault.azure.net"` }, json: { error: { code: 'Unauthorized', message: 'AKV10000: Request is missing a Bearer or PoP token.' } } };
+      return {
+        status: 401,
+        headers: { 'www-authenticate': `Bearer authorization="https://login.microsoftonline.com/${state.tenant}", resource="https://vault.azure.net"` },
+        json: { error: { code: 'Unauthorized', message: 'AKV10000: Request is missing a Bearer or PoP token.' } },
+      };
     }
-    if (self.forbidden) return { status: 403, json: { error: { code: 'Forbidden', message: 'The user, group or application does not have secrets get permission', innererror: { code: 'AccessDenied' } } } };
+    if (self.forbidden)
+      return {
+        status: 403,
+        json: {
+          error: { code: 'Forbidden', message: 'The user, group or application does not have secrets get permission', innererror: { code: 'AccessDenied' } },
+        },
+      };
     const found = secrets.get(decodeURIComponent(m[1] ?? ''));
     if (!found) return { status: 404, json: { error: { code: 'SecretNotFound', message: 'A secret with (name/id) was not found in this key vault.' } } };
-    return { json: { value: found.value, id: `${server.url}/secrets/${m[1]}/${found.version}`, attributes: { enabled: true, created: 1_700_000_000, updated: 1_700_000_000, recoveryLevel: 'Recoverable+Purgeable' }, tags: {} } };
+    return {
+      json: {
+        value: found.value,
+        id: `${server.url}/secrets/${m[1]}/${found.version}`,
+        attributes: { enabled: true, created: 1_700_000_000, updated: 1_700_000_000, recoveryLevel: 'Recoverable+Purgeable' },
+        tags: {},
+      },
+    };
   };
   const server = await startMockServer(route);
   const self: MockKeyVault = Object.assign(server, state, {
@@ -143,15 +162,24 @@ export async function startMockSecretsManager(): Promise<MockSecretsManager> {
         text: `<AssumeRoleResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/"><AssumeRoleResult><Credentials><AccessKeyId>ASIAROLE0000000000001</AccessKeyId><SecretAccessKey>role-secret</SecretAccessKey><SessionToken>role-session-token</SessionToken><Expiration>${expires}</Expiration></Credentials></AssumeRoleResult></AssumeRoleResponse>`,
       };
     }
-    if (req.method !== 'POST' || req.headers['x-amz-target'] !== 'secretsmanager.GetSecretValue') return error('UnknownOperationException', 'unknown operation');
-    if (!String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 ')) return error('MissingAuthenticationTokenException', 'Missing Authentication Token');
+    if (req.method !== 'POST' || req.headers['x-amz-target'] !== 'secretsmanager.GetSecretValue')
+      return error('UnknownOperationException', 'unknown operation');
+    if (!String(req.headers.authorization ?? '').startsWith('AWS4-HMAC-SHA256 '))
+      return error('MissingAuthenticationTokenException', 'Missing Authentication Token');
     const id = (req.json as { SecretId?: string } | undefined)?.SecretId ?? '';
     if (self.denied) return error('AccessDeniedException', `User is not authorized to perform: secretsmanager:GetSecretValue on resource: ${id}`);
     const found = secrets.get(id);
     if (!found) return error('ResourceNotFoundException', "Secrets Manager can't find the specified secret.");
     return {
       headers: { 'content-type': 'application/x-amz-json-1.1' },
-      json: { ARN: `arn:aws:secretsmanager:us-east-1:123456789012:secret:${id}-AbCdEf`, Name: id, VersionId: found.version, SecretString: found.value, VersionStages: ['AWSCURRENT'], CreatedDate: 1_700_000_000.5 },
+      json: {
+        ARN: `arn:aws:secretsmanager:us-east-1:123456789012:secret:${id}-AbCdEf`,
+        Name: id,
+        VersionId: found.version,
+        SecretString: found.value,
+        VersionStages: ['AWSCURRENT'],
+        CreatedDate: 1_700_000_000.5,
+      },
     };
   };
   const server = await startMockServer(route);

@@ -18,7 +18,11 @@ export function conversation(model: string): Record<string, unknown> {
     messages: [
       { role: 'system', content: 'You are a weather bot.' },
       { role: 'user', content: 'What is the weather in Paris?' },
-      { role: 'assistant', content: null, tool_calls: [{ id: 'call_paris', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [{ id: 'call_paris', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+      },
       { role: 'tool', tool_call_id: 'call_paris', content: '{"temp_c":18}' },
       { role: 'assistant', content: 'It is 18°C in Paris.' },
       { role: 'user', content: 'And in Rome and Milan?' },

@@ -124,7 +124,6 @@ export function checkStreamShape(run: RunResult, includeUsage: boolean): void {
   if (!run.outcome.usage) throw new Error('usage not reported to the caller');
 }
 
-
 /** The gateway's real outbound client, allowed to reach the local mocks. */
 export function localUpstream(): { send: Send; close: () => void } {
   const client = new UpstreamClient(new TrustedHosts(['127.0.0.1']));

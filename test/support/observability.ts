@@ -26,12 +26,16 @@ export async function settleLogs(deps: CoreDeps): Promise<void> {
  * each look; gives up after PATIENCE_MS, which bounds a hang, not the machine's speed.
  */
 export async function waitFor<T>(deps: CoreDeps, probe: () => Promise<T | undefined>): Promise<T> {
-  return until(async () => {
-    await settleLogs(deps);
-    return probe();
-  }, 'the request log', PATIENCE_MS, 50);
+  return until(
+    async () => {
+      await settleLogs(deps);
+      return probe();
+    },
+    'the request log',
+    PATIENCE_MS,
+    50,
+  );
 }
-
 
 /** A small deterministic PRNG (mulberry32), so generated logs are the same on every run. */
 export function prng(seed: number): () => number {
@@ -59,7 +63,9 @@ export interface SyntheticOptions {
 export function syntheticEvents(n: number, opts: SyntheticOptions): LogEvent[] {
   const rnd = prng(opts.seed ?? 1);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rnd() * xs.length)] as T;
-  const bursts = opts.busyMinutes ? Array.from({ length: opts.busyMinutes }, () => opts.start + Math.floor((rnd() * opts.spanMs) / 60_000) * 60_000) : undefined;
+  const bursts = opts.busyMinutes
+    ? Array.from({ length: opts.busyMinutes }, () => opts.start + Math.floor((rnd() * opts.spanMs) / 60_000) * 60_000)
+    : undefined;
   const out: LogEvent[] = [];
   for (let i = 0; i < n; i++) {
     const started = bursts ? Math.min(pick(bursts) + Math.floor(rnd() * 60_000), opts.start + opts.spanMs - 1) : opts.start + Math.floor(rnd() * opts.spanMs);

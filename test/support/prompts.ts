@@ -53,13 +53,19 @@ export class PromptsDouble implements PromptSource {
   async prompt(principal: Principal, ref: string): Promise<PromptVersion | undefined> {
     this.asked.push({ workspaceId: principal.workspaceId, ref });
     if (this.workspaceId && principal.workspaceId !== this.workspaceId) return undefined;
-    return this.#pick(this.#prompts.filter((p) => p.promptId === name(ref) || p.slug === name(ref)), ref);
+    return this.#pick(
+      this.#prompts.filter((p) => p.promptId === name(ref) || p.slug === name(ref)),
+      ref,
+    );
   }
 
   async partial(principal: Principal, ref: string): Promise<PartialVersion | undefined> {
     this.asked.push({ workspaceId: principal.workspaceId, ref });
     if (this.workspaceId && principal.workspaceId !== this.workspaceId) return undefined;
-    return this.#pick(this.#partials.filter((p) => p.partialId === name(ref) || p.slug === name(ref)), ref);
+    return this.#pick(
+      this.#partials.filter((p) => p.partialId === name(ref) || p.slug === name(ref)),
+      ref,
+    );
   }
 
   invalidate(): void {}

@@ -43,7 +43,10 @@ export function ApiKeys({ session }: { session: Session }) {
       },
     });
   const revoke = (k: Key) =>
-    setConfirm({ question: `Revoke the key "${String(k.name)}"? Requests with it will be refused at once.`, action: () => api('DELETE', `/v1/api-keys/${encodeURIComponent(String(k.id))}`) });
+    setConfirm({
+      question: `Revoke the key "${String(k.name)}"? Requests with it will be refused at once.`,
+      action: () => api('DELETE', `/v1/api-keys/${encodeURIComponent(String(k.id))}`),
+    });
   return (
     <section>
       <h1>API keys</h1>
@@ -121,7 +124,15 @@ function ShowOnce({ shown, onClose }: { shown: Shown; onClose: () => void }) {
         </code>
       </p>
       <div class="actions">
-        <button type="button" onClick={() => navigator.clipboard?.writeText(shown.key).then(() => setCopied(true), () => undefined)}>
+        <button
+          type="button"
+          onClick={() =>
+            navigator.clipboard?.writeText(shown.key).then(
+              () => setCopied(true),
+              () => undefined,
+            )
+          }
+        >
           {copied ? 'Copied' : 'Copy'}
         </button>
         <button type="button" onClick={onClose}>
@@ -165,11 +176,22 @@ function CreateKey({ session, onClose, onCreated }: { session: Session; onClose:
         </Field>
         {type !== 'organisation/service' && (
           <Field label="Workspace (id or slug)" name="workspace_id" error={error}>
-            {(id, d) => <input id={id} name="workspace_id" value={workspace} aria-describedby={d} onInput={(e) => setWorkspace((e.target as HTMLInputElement).value)} />}
+            {(id, d) => (
+              <input id={id} name="workspace_id" value={workspace} aria-describedby={d} onInput={(e) => setWorkspace((e.target as HTMLInputElement).value)} />
+            )}
           </Field>
         )}
         <Field label="Expires at (ISO 8601, optional)" name="expires_at" error={error}>
-          {(id, d) => <input id={id} name="expires_at" placeholder="2030-01-01T00:00:00Z" value={expires} aria-describedby={d} onInput={(e) => setExpires((e.target as HTMLInputElement).value)} />}
+          {(id, d) => (
+            <input
+              id={id}
+              name="expires_at"
+              placeholder="2030-01-01T00:00:00Z"
+              value={expires}
+              aria-describedby={d}
+              onInput={(e) => setExpires((e.target as HTMLInputElement).value)}
+            />
+          )}
         </Field>
         <fieldset class="scopes">
           <legend>Scopes (only those your own key holds)</legend>

@@ -118,7 +118,14 @@ function ConfigPage({ session, slug }: { session: Session; slug: string }) {
           </div>
         </form>
       )}
-      {deleting && <Confirm question={`Delete the config "${slug}"?`} action={() => api('DELETE', `/v1/configs/${enc(slug)}`)} onCancel={() => setDeleting(false)} onDone={() => navigate('configs')} />}
+      {deleting && (
+        <Confirm
+          question={`Delete the config "${slug}"?`}
+          action={() => api('DELETE', `/v1/configs/${enc(slug)}`)}
+          onCancel={() => setDeleting(false)}
+          onDone={() => navigate('configs')}
+        />
+      )}
       <Versions versions={versions.data?.data ?? []} />
     </section>
   );
@@ -140,7 +147,14 @@ function Versions({ versions }: { versions: ItemOf<'/v1/configs/{slug}/versions'
         columns={[
           {
             label: 'Compare',
-            render: (r) => <input type="checkbox" aria-label={`Compare version ${String(r.version)}`} checked={pick.includes(String(r.id))} onChange={() => toggle(String(r.id))} />,
+            render: (r) => (
+              <input
+                type="checkbox"
+                aria-label={`Compare version ${String(r.version)}`}
+                checked={pick.includes(String(r.id))}
+                onChange={() => toggle(String(r.id))}
+              />
+            ),
           },
           { label: 'Version', field: 'version', render: (r) => r.version },
           { label: 'Created', field: 'created_at', render: (r) => <Value name="created_at" value={r.created_at} /> },

@@ -61,7 +61,15 @@ function LogList({ session }: { session: Session }) {
       <form class="filters" onSubmit={apply} aria-label="Log filters">
         {FILTERS.map((f) => (
           <Field key={f.name} label={f.label} name={f.name} error={logs.error} {...(f.hint ? { hint: f.hint } : {})}>
-            {(fid, describedBy) => <input id={fid} name={f.name} value={draft[f.name] ?? ''} aria-describedby={describedBy} onInput={(e) => setDraft({ ...draft, [f.name]: (e.target as HTMLInputElement).value })} />}
+            {(fid, describedBy) => (
+              <input
+                id={fid}
+                name={f.name}
+                value={draft[f.name] ?? ''}
+                aria-describedby={describedBy}
+                onInput={(e) => setDraft({ ...draft, [f.name]: (e.target as HTMLInputElement).value })}
+              />
+            )}
           </Field>
         ))}
         <button type="submit">Apply filters</button>
@@ -77,7 +85,11 @@ function LogList({ session }: { session: Session }) {
           placeholder={PAGE_SIZE}
           rowKey={(r) => r.id}
           columns={[
-            { label: 'Time', field: 'created_at', render: (r) => <Link to={`logs/${encodeURIComponent(r.id)}`}>{<Value name="created_at" value={r.created_at} />}</Link> },
+            {
+              label: 'Time',
+              field: 'created_at',
+              render: (r) => <Link to={`logs/${encodeURIComponent(r.id)}`}>{<Value name="created_at" value={r.created_at} />}</Link>,
+            },
             { label: 'Status', field: 'status_code', render: (r) => <Value name="status_code" value={r.status_code} /> },
             { label: 'Provider', field: 'provider', render: (r) => <Value name="provider" value={r.provider} /> },
             { label: 'Model', field: 'model', render: (r) => <Value name="model" value={r.model} /> },

@@ -38,7 +38,11 @@ export function Overview({ session }: { session: Session }) {
   const r = RANGES[range] ?? { ms: 86_400_000, granularity: 'hour' };
   const graphs = useLoad(async () => {
     const to = new Date();
-    const q = query({ time_of_generation_min: new Date(to.getTime() - r.ms).toISOString(), time_of_generation_max: to.toISOString(), granularity: r.granularity });
+    const q = query({
+      time_of_generation_min: new Date(to.getTime() - r.ms).toISOString(),
+      time_of_generation_max: to.toISOString(),
+      granularity: r.granularity,
+    });
     return Promise.all(CHARTS.map((c) => api<Graph>('GET', `/v1/analytics/graphs/${c.graph}${q}`)));
   }, [range, session]);
   return (
@@ -62,7 +66,16 @@ export function Overview({ session }: { session: Session }) {
             const g = graphs.data?.[i];
             if (!g) return null;
             const series: Series[] = c.keys.map((k) => ({ name: k, values: g.data_points.map((p) => num(p[k])) }));
-            return <LineChart key={c.graph} id={c.graph} title={c.title} total={c.total(g.summary)} times={g.data_points.map((p) => String(p.timestamp))} series={series} />;
+            return (
+              <LineChart
+                key={c.graph}
+                id={c.graph}
+                title={c.title}
+                total={c.total(g.summary)}
+                times={g.data_points.map((p) => String(p.timestamp))}
+                series={series}
+              />
+            );
           })}
       </div>
     </section>

@@ -100,8 +100,8 @@ export function Pricing({ def, session }: { def: ResourceDef; session: Session }
     <section>
       <h1>Model pricing</h1>
       <p>
-        Prices in USD per million tokens. The catalog lists providers’ published prices; a custom price (for the organisation, or a workspace) replaces
-        a catalog price field by field.
+        Prices in USD per million tokens. The catalog lists providers’ published prices; a custom price (for the organisation, or a workspace) replaces a
+        catalog price field by field.
       </p>
       <ErrorNote error={data.error} />
       <form class="filters" role="search" aria-label="Models" onSubmit={(e) => e.preventDefault()}>
@@ -148,7 +148,11 @@ export function Pricing({ def, session }: { def: ResourceDef; session: Session }
           { label: 'Input', field: 'input_per_million', render: (r) => <PriceCell row={r} k="input_per_million" /> },
           { label: 'Output', field: 'output_per_million', render: (r) => <PriceCell row={r} k="output_per_million" /> },
           { label: 'Cached input', field: 'cached_input_per_million', render: (r) => <PriceCell row={r} k="cached_input_per_million" /> },
-          { label: 'Context window', field: 'context_window', render: (r) => <Value name="context_window" value={r.context_window?.toLocaleString('en-US')} /> },
+          {
+            label: 'Context window',
+            field: 'context_window',
+            render: (r) => <Value name="context_window" value={r.context_window?.toLocaleString('en-US')} />,
+          },
           { label: 'Types', field: 'types', render: (r) => <Value name="types" value={r.types} /> },
           {
             label: 'Actions',
@@ -196,12 +200,17 @@ export function Pricing({ def, session }: { def: ResourceDef; session: Session }
 }
 
 // The model is the rest of the path, slashes included (`together-ai/meta-llama/...`).
-const priceUrl = (provider: string, model: string) => `/v1/model-configs/pricing/${encodeURIComponent(provider)}/${model.split('/').map(encodeURIComponent).join('/')}`;
+const priceUrl = (provider: string, model: string) =>
+  `/v1/model-configs/pricing/${encodeURIComponent(provider)}/${model.split('/').map(encodeURIComponent).join('/')}`;
 
 function SetPrice({ row, onClose, onDone }: { row: Row; onClose: () => void; onDone: () => void }) {
   // Only the custom fields are filled in: an empty field keeps the catalog's price (shown as the placeholder).
   const start = (k: PriceKey) => String(row.custom?.[k] ?? '');
-  const [values, setValues] = useState<Record<PriceKey, string>>({ input_per_million: start('input_per_million'), output_per_million: start('output_per_million'), cached_input_per_million: start('cached_input_per_million') });
+  const [values, setValues] = useState<Record<PriceKey, string>>({
+    input_per_million: start('input_per_million'),
+    output_per_million: start('output_per_million'),
+    cached_input_per_million: start('cached_input_per_million'),
+  });
   const [workspace, setWorkspace] = useState('');
   const { error, submit } = useSubmit(async () => {
     const body: Record<string, unknown> = {};
@@ -210,13 +219,26 @@ function SetPrice({ row, onClose, onDone }: { row: Row; onClose: () => void; onD
     await api('PUT', priceUrl(row.provider, row.model), body);
     onDone();
   });
-  const labels: Record<PriceKey, string> = { input_per_million: 'Input (USD per million tokens)', output_per_million: 'Output (USD per million tokens)', cached_input_per_million: 'Cached input (USD per million tokens)' };
+  const labels: Record<PriceKey, string> = {
+    input_per_million: 'Input (USD per million tokens)',
+    output_per_million: 'Output (USD per million tokens)',
+    cached_input_per_million: 'Cached input (USD per million tokens)',
+  };
   return (
     <Dialog title={`Price of ${row.provider} ${row.model}`} onClose={onClose}>
       <form onSubmit={submit}>
         {PRICES.map((k) => (
           <Field key={k} label={labels[k]} name={k} error={error}>
-            {(id, d) => <input id={id} inputMode="decimal" value={values[k]} placeholder={row.catalog?.[k] != null ? `catalog: ${row.catalog[k]}` : undefined} aria-describedby={d} onInput={(e) => setValues({ ...values, [k]: (e.target as HTMLInputElement).value })} />}
+            {(id, d) => (
+              <input
+                id={id}
+                inputMode="decimal"
+                value={values[k]}
+                placeholder={row.catalog?.[k] != null ? `catalog: ${row.catalog[k]}` : undefined}
+                aria-describedby={d}
+                onInput={(e) => setValues({ ...values, [k]: (e.target as HTMLInputElement).value })}
+              />
+            )}
           </Field>
         ))}
         <Field label="Workspace (id or slug; empty: the organisation’s price)" name="workspace_id" error={error}>

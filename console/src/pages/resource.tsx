@@ -11,7 +11,23 @@ import { Facts, Value } from '../fields.tsx';
 import { type Column, type Prerequisite, resourceById, type ResourceDef } from '../resources.ts';
 import { Link, navigate } from '../router.tsx';
 import { can, type Session } from '../session.ts';
-import { Confirm, CreateButton, CursorPager, Dialog, ErrorNote, Field, FormActions, JsonEditor, JsonView, Pager, parseJson, pretty, Table, useLoad, useSubmit } from '../ui.tsx';
+import {
+  Confirm,
+  CreateButton,
+  CursorPager,
+  Dialog,
+  ErrorNote,
+  Field,
+  FormActions,
+  JsonEditor,
+  JsonView,
+  Pager,
+  parseJson,
+  pretty,
+  Table,
+  useLoad,
+  useSubmit,
+} from '../ui.tsx';
 
 const PAGE_SIZE = 20;
 const enc = encodeURIComponent;
@@ -30,7 +46,19 @@ async function exampleFor(method: 'post' | 'put', path: RegExp | string): Promis
 const itemPattern = (base: string) => new RegExp(`^${base.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}/\\{[^}/]+\\}$`);
 
 // Fields the server sets itself; an edit starts without them.
-const READ_ONLY = new Set(['id', 'object', 'created_at', 'updated_at', 'last_updated_at', 'created_by', 'last_updated_by', 'organisation_id', 'version_id', 'prompt_version', 'versions']);
+const READ_ONLY = new Set([
+  'id',
+  'object',
+  'created_at',
+  'updated_at',
+  'last_updated_at',
+  'created_by',
+  'last_updated_by',
+  'organisation_id',
+  'version_id',
+  'prompt_version',
+  'versions',
+]);
 
 /** The edit body: the item's fields the update route's example names, else the item minus server-set fields. */
 function editable(item: Json, example: unknown): Json {
@@ -45,7 +73,17 @@ export function ResourcePage({ def, session, id }: { def: ResourceDef; session: 
   return id && def.read ? (
     <Item def={def} session={session} id={id} />
   ) : (
-    <List def={def} session={session} path={def.path} title={def.title} columns={def.columns} create={def.create} template={def.template} needs={def.needs} link />
+    <List
+      def={def}
+      session={session}
+      path={def.path}
+      title={def.title}
+      columns={def.columns}
+      create={def.create}
+      template={def.template}
+      needs={def.needs}
+      link
+    />
   );
 }
 
@@ -63,7 +101,10 @@ interface ListProps {
 }
 
 /** Table columns from declared fields: each cell shown by its format, the first linked to the item. */
-export function columnsOf<T extends object = Json>(columns: Column[], link?: (r: T) => string | undefined): { label: string; field: string; render: (r: T) => ComponentChildren }[] {
+export function columnsOf<T extends object = Json>(
+  columns: Column[],
+  link?: (r: T) => string | undefined,
+): { label: string; field: string; render: (r: T) => ComponentChildren }[] {
   return columns.map((c, i) => ({
     label: c.label,
     field: c.key,
@@ -80,7 +121,10 @@ function List({ def, session, path, title, columns, create, template, needs, lin
   const [cursors, setCursors] = useState<string[]>([]);
   const [creating, setCreating] = useState(false);
   const cursor = cursors[cursors.length - 1];
-  const list = useLoad(() => api<ListBody>('GET', `${path}${query({ current_page: cursor ? undefined : page, page_size: PAGE_SIZE, cursor })}`), [path, page, cursor, session]);
+  const list = useLoad(
+    () => api<ListBody>('GET', `${path}${query({ current_page: cursor ? undefined : page, page_size: PAGE_SIZE, cursor })}`),
+    [path, page, cursor, session],
+  );
   const rows = list.data?.data ?? [];
   const H = level === 1 ? 'h1' : 'h2';
   const cursorMode = list.data !== undefined && 'next_cursor' in list.data;
@@ -120,7 +164,21 @@ function List({ def, session, path, title, columns, create, template, needs, lin
   );
 }
 
-function CreateDialog({ path, template, needs, title, onClose, onCreated }: { path: string; template: Json | undefined; needs: Prerequisite | undefined; title: string; onClose: () => void; onCreated: (r: Json) => void }) {
+function CreateDialog({
+  path,
+  template,
+  needs,
+  title,
+  onClose,
+  onCreated,
+}: {
+  path: string;
+  template: Json | undefined;
+  needs: Prerequisite | undefined;
+  title: string;
+  onClose: () => void;
+  onCreated: (r: Json) => void;
+}) {
   const [text, setText] = useState<string | null>(null);
   const example = useLoad(async () => (await exampleFor('post', path)) ?? template ?? {}, [path]);
   // What it needs is chosen in its own field; the example's value (a made-up id) is not kept.
@@ -136,7 +194,14 @@ function CreateDialog({ path, template, needs, title, onClose, onCreated }: { pa
     <Dialog title={title} onClose={onClose}>
       <form onSubmit={submit}>
         {needs && <PickPrerequisite needs={needs} value={picked} onPick={setPicked} error={error} />}
-        <JsonEditor label={needs ? 'The rest of the body (JSON)' : 'Body (JSON)'} name="*" value={value} onInput={setText} error={error} {...(needs ? { shownElsewhere: [needs.field] } : {})} />
+        <JsonEditor
+          label={needs ? 'The rest of the body (JSON)' : 'Body (JSON)'}
+          name="*"
+          value={value}
+          onInput={setText}
+          error={error}
+          {...(needs ? { shownElsewhere: [needs.field] } : {})}
+        />
         <ErrorNote error={error} shown={['*']} />
         <FormActions label="Create" onCancel={onClose} />
       </form>
@@ -199,7 +264,11 @@ function PickPrerequisite({ needs, value, onPick, error }: { needs: Prerequisite
           <ErrorNote error={made} shown={['name']} />
         </div>
       ) : (
-        def && <p>Or <Link to={def.id}>go to {def.title}</Link>.</p>
+        def && (
+          <p>
+            Or <Link to={def.id}>go to {def.title}</Link>.
+          </p>
+        )
       )}
     </fieldset>
   );
@@ -261,9 +330,25 @@ function Item({ def, session, id }: { def: ResourceDef; session: Session; id: st
       {saved && <p role="status">Saved.</p>}
       {def.versions && <Versions def={def} session={session} url={url} onChange={item.reload} />}
       {def.render && <RenderPreview url={url} />}
-      {deleting && <Confirm question={`Delete ${def.title.toLowerCase()} "${name ?? id}"? This cannot be undone.`} action={() => api('DELETE', url)} onCancel={() => setDeleting(false)} onDone={() => navigate(def.id)} />}
+      {deleting && (
+        <Confirm
+          question={`Delete ${def.title.toLowerCase()} "${name ?? id}"? This cannot be undone.`}
+          action={() => api('DELETE', url)}
+          onCancel={() => setDeleting(false)}
+          onDone={() => navigate(def.id)}
+        />
+      )}
       {def.sub && can(session, def.sub.scope) && (
-        <List def={def} session={session} path={def.sub.path.replace(/\{[^}]+\}/, enc(id))} title={def.sub.title} columns={def.sub.columns} create={def.sub.create} template={def.sub.template} level={2} />
+        <List
+          def={def}
+          session={session}
+          path={def.sub.path.replace(/\{[^}]+\}/, enc(id))}
+          title={def.sub.title}
+          columns={def.sub.columns}
+          create={def.sub.create}
+          template={def.sub.template}
+          level={2}
+        />
       )}
     </section>
   );
@@ -299,7 +384,11 @@ function Versions({ def, session, url, onChange }: { def: ResourceDef; session: 
             </button>
           )}
           {versions.label && (
-            <select aria-label={`Label version ${numberOf(r)}`} value="" onChange={(e) => act('PUT', `${url}/versions/${enc(String(r.id))}`, { label_id: (e.target as HTMLSelectElement).value })}>
+            <select
+              aria-label={`Label version ${numberOf(r)}`}
+              value=""
+              onChange={(e) => act('PUT', `${url}/versions/${enc(String(r.id))}`, { label_id: (e.target as HTMLSelectElement).value })}
+            >
               <option value="">Set label…</option>
               {(labels.data?.data ?? []).map((l) => (
                 <option key={String(l.id)} value={String(l.id)}>
@@ -315,7 +404,14 @@ function Versions({ def, session, url, onChange }: { def: ResourceDef; session: 
     <>
       <h2>Versions</h2>
       <ErrorNote error={list.error ?? error} />
-      <Table<Json> caption="Versions" rows={list.data?.data ?? []} loading={list.loading} placeholder={1} rowKey={numberOf} columns={[...columnsOf(versions.columns), actions]} />
+      <Table<Json>
+        caption="Versions"
+        rows={list.data?.data ?? []}
+        loading={list.loading}
+        placeholder={1}
+        rowKey={numberOf}
+        columns={[...columnsOf(versions.columns), actions]}
+      />
       <Pager page={page} size={PAGE_SIZE} total={list.data?.total ?? null} count={list.data?.data.length ?? 0} onPage={setPage} />
     </>
   );

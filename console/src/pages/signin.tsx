@@ -25,12 +25,22 @@ export function SignIn({ onSession }: { onSession: (s: Session) => void }) {
             <input type="radio" name="kind" checked={kind === 'api_key'} onChange={() => setKind('api_key')} /> an API key
           </label>
           <label>
-            <input type="radio" name="kind" checked={kind === 'id_token'} onChange={() => setKind('id_token')} /> an OIDC ID token (where JWT sign-in is configured)
+            <input type="radio" name="kind" checked={kind === 'id_token'} onChange={() => setKind('id_token')} /> an OIDC ID token (where JWT sign-in is
+            configured)
           </label>
         </fieldset>
         <Field label={kind === 'api_key' ? 'API key' : 'ID token'} name={kind} error={error}>
           {(id, describedBy) => (
-            <input id={id} name={kind} type="password" autoComplete="off" required value={key} aria-describedby={describedBy} onInput={(e) => setKey((e.target as HTMLInputElement).value)} />
+            <input
+              id={id}
+              name={kind}
+              type="password"
+              autoComplete="off"
+              required
+              value={key}
+              aria-describedby={describedBy}
+              onInput={(e) => setKey((e.target as HTMLInputElement).value)}
+            />
           )}
         </Field>
         <ErrorNote error={error} shown={[kind]} />

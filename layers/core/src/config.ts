@@ -56,7 +56,10 @@ const envSchema = z.object({
   /** Most messages each local queue holds in memory; beyond it they wait in the spool only. */
   GW_QUEUE_MAX_IN_MEMORY: wholeNumber(2000, z.gte(25), z.lte(1_000_000)),
   LOG_LEVEL: z.pipe(
-    z.pipe(z.optional(z.string()), z.transform((v) => v?.toUpperCase())),
+    z.pipe(
+      z.optional(z.string()),
+      z.transform((v) => v?.toUpperCase()),
+    ),
     z._default(z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']), 'WARN'),
   ),
   /** Every DynamoDB call: time to connect, and time for the whole request once connected. */
@@ -226,7 +229,8 @@ function otlpHeaders(raw: string | undefined): Record<string, string> {
     if (part.trim() === '') continue;
     const at = part.indexOf('=');
     const name = at > 0 ? part.slice(0, at).trim() : '';
-    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name)) throw new ConfigError('Invalid configuration: OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas');
+    if (!/^[A-Za-z0-9!#$%&'*+.^_`|~-]+$/.test(name))
+      throw new ConfigError('Invalid configuration: OTEL_EXPORTER_OTLP_HEADERS must be name=value pairs separated by commas');
     try {
       headers[name] = decodeURIComponent(part.slice(at + 1).trim());
     } catch {
@@ -242,17 +246,31 @@ export class ConfigError extends Error {
 
 /** GW_MCP_ALLOWED_ORIGINS: each entry `*` or an http(s) origin without a path, as a browser sends it. */
 function allowedOrigins(raw: string): string[] {
-  return raw.split(',').map((o) => o.trim().replace(/\/+$/, '')).filter(Boolean).map((o) => {
-    if (o === '*') return o;
-    const url = URL.canParse(o) ? new URL(o) : undefined;
-    if (!url || !/^https?:$/.test(url.protocol) || url.origin !== o.toLowerCase()) {
-      throw new ConfigError(`Invalid configuration: GW_MCP_ALLOWED_ORIGINS must be origins such as https://app.example.com (or *) separated by commas, not ${JSON.stringify(o.slice(0, 100))}`);
-    }
-    return url.origin;
-  });
+  return raw
+    .split(',')
+    .map((o) => o.trim().replace(/\/+$/, ''))
+    .filter(Boolean)
+    .map((o) => {
+      if (o === '*') return o;
+      const url = URL.canParse(o) ? new URL(o) : undefined;
+      if (!url || !/^https?:$/.test(url.protocol) || url.origin !== o.toLowerCase()) {
+        throw new ConfigError(
+          `Invalid configuration: GW_MCP_ALLOWED_ORIGINS must be origins such as https://app.example.com (or *) separated by commas, not ${JSON.stringify(o.slice(0, 100))}`,
+        );
+      }
+      return url.origin;
+    });
 }
 
-const SECRET_VARIABLES = ['GW_SECRET_CACHE_TTL_SECONDS', 'GW_SECRET_MANAGER_TIMEOUT_MS', 'GW_SECRETS_MANAGER_ENDPOINT', 'GW_AZURE_AUTHORITY_HOST', 'GW_VAULT_K8S_TOKEN_FILE', 'IDENTITY_ENDPOINT', 'IDENTITY_HEADER'];
+const SECRET_VARIABLES = [
+  'GW_SECRET_CACHE_TTL_SECONDS',
+  'GW_SECRET_MANAGER_TIMEOUT_MS',
+  'GW_SECRETS_MANAGER_ENDPOINT',
+  'GW_AZURE_AUTHORITY_HOST',
+  'GW_VAULT_K8S_TOKEN_FILE',
+  'IDENTITY_ENDPOINT',
+  'IDENTITY_HEADER',
+];
 
 function secretsOf(e: z.output<typeof envSchema>): SecretsConfig {
   return {
@@ -315,13 +333,21 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
         ? {
             jwksUrl: e.GW_JWKS_URL,
             issuer: e.GW_JWT_ISSUER,
-            audience: e.GW_JWT_AUDIENCE.split(',').map((a) => a.trim()).filter(Boolean),
+            audience: e.GW_JWT_AUDIENCE.split(',')
+              .map((a) => a.trim())
+              .filter(Boolean),
             cacheMaxAgeMs: e.GW_JWKS_CACHE_SECONDS * 1000,
             cooldownMs: e.GW_JWKS_COOLDOWN_SECONDS * 1000,
           }
         : undefined,
     ...(e.OTEL_EXPORTER_OTLP_ENDPOINT
-      ? { otel: { endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''), headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS), serviceName: e.OTEL_SERVICE_NAME } }
+      ? {
+          otel: {
+            endpoint: e.OTEL_EXPORTER_OTLP_ENDPOINT.replace(/\/+$/, ''),
+            headers: otlpHeaders(e.OTEL_EXPORTER_OTLP_HEADERS),
+            serviceName: e.OTEL_SERVICE_NAME,
+          },
+        }
       : {}),
     publicUrl: e.GW_PUBLIC_URL,
     ...(e.GW_TLS_CERT && e.GW_TLS_KEY ? { tls: { certFile: e.GW_TLS_CERT, keyFile: e.GW_TLS_KEY } } : {}),
@@ -337,6 +363,11 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     ...(SECRET_VARIABLES.some((v) => blankAsUnset(env[v]) !== undefined) ? { secrets: secretsOf(e) } : {}),
     cipherKeyFile: e.GW_CIPHER_KEY_FILE ?? (e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? `${e.GW_DATA_DIR.replace(/\/+$/, '')}/cipher.key` : undefined),
     // No spool with in-memory data: nothing else of the process survives a restart either.
-    ...(e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? { spool: { dir: `${e.GW_DATA_DIR.replace(/\/+$/, '')}/spool`, maxBytes: e.GW_LOG_SPOOL_MAX_MB * 1024 * 1024, fsync: e.GW_LOG_SPOOL_FSYNC === 'ON' }, queueMaxInMemory: e.GW_QUEUE_MAX_IN_MEMORY } : {}),
+    ...(e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:'
+      ? {
+          spool: { dir: `${e.GW_DATA_DIR.replace(/\/+$/, '')}/spool`, maxBytes: e.GW_LOG_SPOOL_MAX_MB * 1024 * 1024, fsync: e.GW_LOG_SPOOL_FSYNC === 'ON' },
+          queueMaxInMemory: e.GW_QUEUE_MAX_IN_MEMORY,
+        }
+      : {}),
   };
 }

@@ -102,7 +102,14 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
   const upstream = adapters.upstream ?? new UpstreamClient(trustedHosts, { idleTimeoutMs: config.upstreamIdleTimeoutMs });
   const managers =
     adapters.secretManagers ??
-    lazySecretManagers({ config: secretsConfig(config), region: config.region, upstream, trustedHosts, clock, assumeRole: (input) => (deps.assumeRole ?? lazyRuntimeAssumeRole(clock))(input) });
+    lazySecretManagers({
+      config: secretsConfig(config),
+      region: config.region,
+      upstream,
+      trustedHosts,
+      clock,
+      assumeRole: (input) => (deps.assumeRole ?? lazyRuntimeAssumeRole(clock))(input),
+    });
   const deps: CoreDeps = {
     config,
     clock,
@@ -124,7 +131,15 @@ export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDe
     limits,
     cipher,
     managedProviders: new ManagedProviderCache(repos.table, cipher, clock, { ttlMs: config.keyCacheTtlMs }),
-    secrets: new SecretResolver({ table: repos.table, cipher, clock, logger, managers, referenceTtlMs: config.keyCacheTtlMs, valueTtlMs: secretsConfig(config).valueTtlMs }),
+    secrets: new SecretResolver({
+      table: repos.table,
+      cipher,
+      clock,
+      logger,
+      managers,
+      referenceTtlMs: config.keyCacheTtlMs,
+      valueTtlMs: secretsConfig(config).valueTtlMs,
+    }),
     logger,
   };
   if (adapters.batchRunner) deps.batchRunner = adapters.batchRunner(deps);

@@ -9,7 +9,10 @@ import type { GatewayHook } from '../../../layers/core/src/kernel/lifecycle.ts';
 import { ForbiddenError, toOpenAIBody } from '../../../layers/core/src/http/errors.ts';
 
 /** Stand-ins for what a real dialect would translate; the example is about the shape, not them. */
-const toChat = (value: Record<string, unknown>): Record<string, unknown> => ({ model: value.model, messages: [{ role: 'user', content: String(value.input) }] });
+const toChat = (value: Record<string, unknown>): Record<string, unknown> => ({
+  model: value.model,
+  messages: [{ role: 'user', content: String(value.input) }],
+});
 const renderResponses = async (a: DialectAnswer): Promise<Response> => new Response(null, { status: a.answer.status });
 
 export const responsesDialect: Dialect = {
@@ -25,5 +28,7 @@ export const auditHook: GatewayHook = {
   async admitTarget(record, target) {
     return target.provider === 'forbidden' ? new ForbiddenError('not here') : undefined;
   },
-  complete(record) { /* off the request path */ },
+  complete(record) {
+    /* off the request path */
+  },
 };

@@ -21,7 +21,8 @@ import { startMockOpenAI, type MockOpenAI } from '../../support/mock-openai.ts';
 import { waitFor } from '../../support/observability.ts';
 import { seed } from './seed.ts';
 
-const SHOTS = process.env.GW_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../../docs/console/', import.meta.url)) : path.join(os.tmpdir(), 'gantry-console-shots');
+const SHOTS =
+  process.env.GW_SCREENSHOTS === '1' ? fileURLToPath(new URL('../../../docs/console/', import.meta.url)) : path.join(os.tmpdir(), 'gantry-console-shots');
 const KEY_MATERIAL = /gw_[A-Za-z0-9_-]{16,}|sk-[A-Za-z0-9_-]{8,}/;
 
 /** The pages with a list to compare with the API's answer (its first page, as the console asks for it) and the key of its rows. */
@@ -87,7 +88,8 @@ async function emptyCells(p: Page, name: string, rows: Record<string, unknown>[]
     for (const td of await tr.locator('td[data-field]').all()) {
       const field = (await td.getAttribute('data-field')) ?? '';
       const text = (await td.textContent())?.trim() ?? '';
-      if (hasValue(row[field]) && (text === EMPTY || text === '')) out.push(`${name}: ${field} shows "${text}" but the API answered ${JSON.stringify(row[field])}`);
+      if (hasValue(row[field]) && (text === EMPTY || text === ''))
+        out.push(`${name}: ${field} shows "${text}" but the API answered ${JSON.stringify(row[field])}`);
     }
   }
   return out;
@@ -110,7 +112,8 @@ async function itemPage(p: Page, name: string, spec: PageSpec, rows: Record<stri
     const label = (await div.locator(':scope > dt').textContent()) ?? '';
     const text = (await div.locator(':scope > dd').textContent())?.trim() ?? '';
     if (label.includes('_')) out.push(`${name} item: the label "${label}" is a key`);
-    if (hasValue(item[field]) && (text === EMPTY || text === '')) out.push(`${name} item: ${field} shows "${text}" but the API answered ${JSON.stringify(item[field])}`);
+    if (hasValue(item[field]) && (text === EMPTY || text === ''))
+      out.push(`${name} item: ${field} shows "${text}" but the API answered ${JSON.stringify(item[field])}`);
     if (REFS.includes(field) && typeof item[field] === 'string') {
       await expect.poll(async () => (await div.locator(':scope > dd').textContent())?.trim(), { message: `${name} item: ${field} by name` }).not.toMatch(UUID);
     }
@@ -149,7 +152,14 @@ describe('admin console in Chromium', () => {
   const chat = (key: string, traceId: string) =>
     fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
-      headers: { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-provider-secret-123', 'content-type': 'application/json', 'x-gw-trace-id': traceId },
+      headers: {
+        'x-gw-api-key': key,
+        'x-gw-provider': 'openai',
+        'x-gw-custom-host': `${mock.url}/v1`,
+        authorization: 'Bearer sk-provider-secret-123',
+        'content-type': 'application/json',
+        'x-gw-trace-id': traceId,
+      },
       body: JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hello from the console test' }] }),
     });
 
@@ -182,7 +192,8 @@ describe('admin console in Chromium', () => {
     expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict' });
     expect(cookie?.value).not.toContain(ADMIN_KEY);
     const nav = page.getByRole('navigation', { name: 'Console' });
-    for (const name of ['Overview', 'Logs', 'API keys', 'Configs', 'Workspaces', 'Users', 'Audit logs']) await expect(nav.getByRole('link', { name, exact: true }).count()).resolves.toBe(1);
+    for (const name of ['Overview', 'Logs', 'API keys', 'Configs', 'Workspaces', 'Users', 'Audit logs'])
+      await expect(nav.getByRole('link', { name, exact: true }).count()).resolves.toBe(1);
   });
 
   it('creates a workspace key and shows it once; the key works at the gateway', async () => {
@@ -248,7 +259,12 @@ describe('admin console in Chromium', () => {
     // The two requests of this file and the seeded one.
     await expect.poll(() => requests.locator('[data-total]').textContent()).toBe('3');
     const points = (await requests.locator('path[data-series="total"]').getAttribute('data-points')) ?? '';
-    expect(points.split(',').map(Number).reduce((a, b) => a + b, 0)).toBe(3);
+    expect(
+      points
+        .split(',')
+        .map(Number)
+        .reduce((a, b) => a + b, 0),
+    ).toBe(3);
     expect(await page.locator('[data-chart="latency"] path').count()).toBe(3);
     await shot(page, 'overview');
   });
@@ -265,7 +281,19 @@ describe('admin console in Chromium', () => {
     await editor.fill(JSON.stringify({ strategy: { mode: 'sideways' }, targets: [{ provider: 'openai' }] }, null, 2));
     await page.getByRole('button', { name: 'Save new version' }).click();
     await expect.poll(() => page.locator('[data-field^="config.strategy"]').count()).toBeGreaterThan(0);
-    await editor.fill(JSON.stringify({ strategy: { mode: 'loadbalance' }, targets: [{ provider: 'openai', weight: 1 }, { provider: 'groq', weight: 1 }] }, null, 2));
+    await editor.fill(
+      JSON.stringify(
+        {
+          strategy: { mode: 'loadbalance' },
+          targets: [
+            { provider: 'openai', weight: 1 },
+            { provider: 'groq', weight: 1 },
+          ],
+        },
+        null,
+        2,
+      ),
+    );
     await page.getByRole('button', { name: 'Save new version' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved as a new version' }).waitFor();
     await page.getByLabel('Compare version 2').waitFor();
@@ -313,7 +341,8 @@ describe('admin console in Chromium', () => {
       await open(page, name);
       await settled(page);
       await page.screenshot({ path: path.join(os.tmpdir(), 'gantry-console-shots', `page-${slug(name)}.png`), fullPage: true });
-      for (const v of await seriousViolations(page)) failures.push(`${name}: ${v.id} (${v.impact}) ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
+      for (const v of await seriousViolations(page))
+        failures.push(`${name}: ${v.id} (${v.impact}) ${v.help} at ${JSON.stringify(v.nodes.map((n) => n.target))}`);
       const spec = PAGES[name];
       if (!spec?.list) continue;
       const api = await gw.admin('GET', spec.list);

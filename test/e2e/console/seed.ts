@@ -27,9 +27,20 @@ export async function seed(gw: TestGantry, mock: MockOpenAI): Promise<Seeded> {
   };
   await made('POST', '/v1/admin/workspaces', { name: 'Search team', slug: 'search-team', description: 'The search product' });
   await addUser(gw.deps, gw.boot.organisationId, { email: 'ada@example.com', role: 'admin', workspaces: [{ id: gw.boot.workspaceId, role: 'manager' }] });
-  await made('POST', '/v1/integrations', { name: 'Mock OpenAI', slug: 'mock-openai', ai_provider_id: 'openai', key: 'sk-test-123', configurations: { custom_host: `${mock.url}/v1` } });
+  await made('POST', '/v1/integrations', {
+    name: 'Mock OpenAI',
+    slug: 'mock-openai',
+    ai_provider_id: 'openai',
+    key: 'sk-test-123',
+    configurations: { custom_host: `${mock.url}/v1` },
+  });
   await made('POST', '/v1/providers', { name: 'OpenAI for the app', slug: 'openai-app', integration_id: 'mock-openai', ...ws });
-  await made('POST', '/v1/configs', { name: 'App routing', slug: 'app-routing', ...ws, config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@openai-app' }] } });
+  await made('POST', '/v1/configs', {
+    name: 'App routing',
+    slug: 'app-routing',
+    ...ws,
+    config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@openai-app' }] },
+  });
   const collection = await made('POST', '/v1/collections', { name: 'Support bot', ...ws });
   const prompt = await made('POST', '/v1/prompts', {
     name: 'Support reply',
@@ -41,7 +52,12 @@ export async function seed(gw: TestGantry, mock: MockOpenAI): Promise<Seeded> {
   });
   await made('POST', '/v1/prompts/partials', { name: 'Tone', ...ws, string: 'Answer kindly, in {{language}}.', version_description: 'First draft' });
   await made('POST', '/v1/labels', { name: 'canary', ...ws, description: 'Versions tried on 5% of traffic', color_code: '#1e90ff' });
-  await made('POST', '/v1/guardrails', { name: 'No secrets out', ...ws, checks: [{ id: 'default.regexMatch', parameters: { rule: 'glpat-[A-Za-z0-9_-]{20}', not: true } }], actions: { deny: true, async: false, on_success: null, on_fail: null } });
+  await made('POST', '/v1/guardrails', {
+    name: 'No secrets out',
+    ...ws,
+    checks: [{ id: 'default.regexMatch', parameters: { rule: 'glpat-[A-Za-z0-9_-]{20}', not: true } }],
+    actions: { deny: true, async: false, on_success: null, on_fail: null },
+  });
   const limit = { ...ws, conditions: [{ key: 'endpoint_type', value: 'chatComplete' }], group_by: [{ key: 'api_key' }] };
   await made('POST', '/v1/policies/rate-limits', { name: 'chat per key', ...limit, type: 'requests', unit: 'rpm', value: 600 });
   await made('POST', '/v1/policies/usage-limits', { name: 'monthly budget', ...limit, type: 'cost', credit_limit: 100, periodic_reset: 'monthly' });
@@ -52,7 +68,14 @@ export async function seed(gw: TestGantry, mock: MockOpenAI): Promise<Seeded> {
     secret_path: 'secret/gantry/openai',
     secret_key: 'api_key',
   });
-  await made('POST', '/v1/mcp-integrations', { name: 'Linear', url: 'https://mcp.linear.app/mcp', auth_type: 'headers', transport: 'http', ...ws, configurations: { custom_headers: { Authorization: 'Bearer lin_api_x' } } });
+  await made('POST', '/v1/mcp-integrations', {
+    name: 'Linear',
+    url: 'https://mcp.linear.app/mcp',
+    auth_type: 'headers',
+    transport: 'http',
+    ...ws,
+    configurations: { custom_headers: { Authorization: 'Bearer lin_api_x' } },
+  });
   await made('POST', '/v1/mcp-servers', { name: 'Linear', mcp_integration_id: 'linear', ...ws });
   await made('POST', '/v1/admin/users/invites', { email: 'grace@example.com', role: 'member', workspaces: [{ id: 'default', role: 'member' }] });
   await made('PUT', '/v1/model-configs/pricing/openai/gpt-4o-mini', { input_per_million: 0.2, output_per_million: 0.8 });
@@ -67,6 +90,11 @@ export async function seed(gw: TestGantry, mock: MockOpenAI): Promise<Seeded> {
   expect(res.status).toBe(200);
   await res.text();
   await waitFor(gw.deps, async () => ((await gw.admin('GET', `/v1/logs?trace_id=${traceId}`)).json.data as unknown[] | undefined)?.[0]);
-  await made('POST', '/v1/logs/exports', { ...ws, description: 'Seeded export', filters: {}, requested_data: ['id', 'trace_id', 'created_at', 'ai_model', 'cost'] });
+  await made('POST', '/v1/logs/exports', {
+    ...ws,
+    description: 'Seeded export',
+    filters: {},
+    requested_data: ['id', 'trace_id', 'created_at', 'ai_model', 'cost'],
+  });
   return { promptId: String(prompt.id), collectionId: String(collection.id), traceId };
 }

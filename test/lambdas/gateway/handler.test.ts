@@ -97,7 +97,13 @@ describe('gateway handler', () => {
       requestEvent(
         'POST',
         '/v1/chat/completions',
-        { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-x' },
+        {
+          'content-type': 'application/json',
+          'x-gw-api-key': key,
+          'x-gw-provider': 'openai',
+          'x-gw-custom-host': `${mock.url}/v1`,
+          authorization: 'Bearer sk-x',
+        },
         JSON.stringify({ model: 'm', messages: [{ role: 'user', content: 'Hi' }] }),
       ),
     );
@@ -145,7 +151,11 @@ describe('gateway handler', () => {
     const usage = '"usage":{"prompt_tokens":3,"completion_tokens":2,"total_tokens":5}';
     const answers = [
       Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(`{"id":"a","object":"chat.completion","model":"gpt-4o-mini",${usage},"choices":[]}`)]),
-      Buffer.concat([Buffer.from(`{"id":"b","object":"chat.completion","model":"gpt-4o-mini",${usage},"choices":[],"x":"`), Buffer.from([0xc3, 0x28, 0xff]), Buffer.from('"}')]),
+      Buffer.concat([
+        Buffer.from(`{"id":"b","object":"chat.completion","model":"gpt-4o-mini",${usage},"choices":[],"x":"`),
+        Buffer.from([0xc3, 0x28, 0xff]),
+        Buffer.from('"}'),
+      ]),
     ];
     let next = 0;
     const provider = createServer((req, res) => {
@@ -163,8 +173,18 @@ describe('gateway handler', () => {
           (c) => chunks.push(c),
         );
         const stream = new ResponseStream((c) => decoder.push(c));
-        const headers = { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': host, authorization: 'Bearer sk-x' };
-        await handler(requestEvent('POST', '/v1/chat/completions', headers, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })), stream, context);
+        const headers = {
+          'content-type': 'application/json',
+          'x-gw-api-key': key,
+          'x-gw-provider': 'openai',
+          'x-gw-custom-host': host,
+          authorization: 'Bearer sk-x',
+        };
+        await handler(
+          requestEvent('POST', '/v1/chat/completions', headers, JSON.stringify({ model: 'gpt-4o-mini', messages: [{ role: 'user', content: 'Hi' }] })),
+          stream,
+          context,
+        );
         if (!stream.writableFinished) await new Promise((r) => stream.once('finish', r));
         expect(status).toBe(200);
         expect(Buffer.concat(chunks).equals(expected)).toBe(true);

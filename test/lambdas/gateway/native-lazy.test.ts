@@ -50,7 +50,11 @@ describe('gateway bundle, split', () => {
   it('loads no native provider module, no SigV4 signer and no Anthropic conversion at cold start', () => {
     const eager = eagerInputs();
     expect(eager.length).toBeGreaterThan(0);
-    expect(eager.filter((i) => i.includes('providers/native/') || i.includes('@smithy/') || i.endsWith('gateway/anthropic-inbound.ts') || i.endsWith('gateway/messages.ts'))).toEqual([]);
+    expect(
+      eager.filter(
+        (i) => i.includes('providers/native/') || i.includes('@smithy/') || i.endsWith('gateway/anthropic-inbound.ts') || i.endsWith('gateway/messages.ts'),
+      ),
+    ).toEqual([]);
     // The registry still knows them, as data.
     expect(eager.some((i) => i.endsWith('providers/native-declarations.ts'))).toBe(true);
   });

@@ -163,7 +163,11 @@ describe('PreludeDecoder', () => {
   it('decodes any body, NUL bytes included, split across any chunk boundaries', () => {
     fc.assert(
       fc.property(
-        fc.record({ statusCode: fc.integer({ min: 100, max: 599 }), headers: fc.dictionary(fc.string({ minLength: 1 }), fc.string()), cookies: fc.array(fc.string()) }),
+        fc.record({
+          statusCode: fc.integer({ min: 100, max: 599 }),
+          headers: fc.dictionary(fc.string({ minLength: 1 }), fc.string()),
+          cookies: fc.array(fc.string()),
+        }),
         fc.uint8Array({ maxLength: 64 }),
         fc.array(fc.nat(), { maxLength: 8 }),
         (prelude, rawBody, cuts) => {

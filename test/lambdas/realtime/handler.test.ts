@@ -41,9 +41,14 @@ const upgrade = (extra: Record<string, string> = {}) => ({
   ...extra,
 });
 const connectEvent = (id: string, headers: Record<string, string>, query: Record<string, string> = { model }) =>
-  websocketEvent('$connect', id, { headers, multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])), queryStringParameters: query });
+  websocketEvent('$connect', id, {
+    headers,
+    multiValueHeaders: Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]])),
+    queryStringParameters: query,
+  });
 const send = (h: Handler, id: string, event: Record<string, unknown>) => h(websocketEvent('$default', id, { body: JSON.stringify(event) }));
-const disconnect = (h: Handler, id: string, code = 1000) => h(websocketEvent('$disconnect', id, { requestContext: { ...websocketEvent('$disconnect', id).requestContext, disconnectStatusCode: code } }));
+const disconnect = (h: Handler, id: string, code = 1000) =>
+  h(websocketEvent('$disconnect', id, { requestContext: { ...websocketEvent('$disconnect', id).requestContext, disconnectStatusCode: code } }));
 const types = (id: string) => endpoint.events(id).map((e) => e.type);
 
 beforeAll(async () => {
@@ -54,7 +59,8 @@ beforeAll(async () => {
   const made = keyRecord({ organisation_id: boot.organisationId, workspace_id: boot.workspaceId, scopes: ['completions.write'] }, Date.now());
   await deps.repos.apiKeys.create(made.record);
   key = made.key;
-  const connections = () => new ApiGatewayConnections(endpoint.endpoint, { region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
+  const connections = () =>
+    new ApiGatewayConnections(endpoint.endpoint, { region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
   const options = { GW_REALTIME_QUIET_MS: '100' };
   Object.assign(process.env, options);
   first = createRealtimeHandler(() => Promise.resolve(deps), connections);
@@ -82,7 +88,12 @@ describe('realtime function ($connect)', () => {
 
   it('accepts the gateway key as a browser subprotocol and answers only the plain subprotocol back', async () => {
     const id = `c${++n}`;
-    const headers = { 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1`, authorization: 'Bearer sk-provider', 'Sec-WebSocket-Protocol': `realtime, openai-insecure-api-key.${key}` };
+    const headers = {
+      'x-gw-provider': 'openai',
+      'x-gw-custom-host': `${mock.url}/v1`,
+      authorization: 'Bearer sk-provider',
+      'Sec-WebSocket-Protocol': `realtime, openai-insecure-api-key.${key}`,
+    };
     const res = await first(connectEvent(id, headers));
     expect(res.statusCode).toBe(200);
     expect(res.headers).toMatchObject({ 'sec-websocket-protocol': 'realtime', 'x-gw-trace-id': expect.any(String), 'x-gw-log-id': expect.any(String) });
@@ -100,8 +111,19 @@ describe('realtime function (relay)', () => {
     await send(first, id, { type: 'session.update', session: { instructions: 'Be brief.' } });
     expect(types(id)).toEqual(['session.created', 'session.updated']);
     await send(first, id, { type: 'response.create', response: { metadata: { deltas: 3 } } });
-    expect(types(id).slice(2)).toEqual(['response.created', 'response.output_text.delta', 'response.output_text.delta', 'response.output_text.delta', 'response.done']);
-    expect(endpoint.events(id).filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta)).toEqual(['0', '1', '2']);
+    expect(types(id).slice(2)).toEqual([
+      'response.created',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.output_text.delta',
+      'response.done',
+    ]);
+    expect(
+      endpoint
+        .events(id)
+        .filter((e) => e.type === 'response.output_text.delta')
+        .map((e) => e.delta),
+    ).toEqual(['0', '1', '2']);
 
     // Another instance takes the next message: it reopens the provider socket from the session's item.
     await send(second, id, { type: 'response.create' });
@@ -155,7 +177,10 @@ describe('realtime function (relay)', () => {
     await new Promise<void>((r) => gone.listen(0, '127.0.0.1', r));
     const port = (gone.address() as AddressInfo).port;
     await new Promise((r) => gone.close(r));
-    const refusing = createRealtimeHandler(() => Promise.resolve(deps), () => new ApiGatewayConnections(`http://127.0.0.1:${port}`, { region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }));
+    const refusing = createRealtimeHandler(
+      () => Promise.resolve(deps),
+      () => new ApiGatewayConnections(`http://127.0.0.1:${port}`, { region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }),
+    );
     const unhandled: unknown[] = [];
     const note = (reason: unknown) => unhandled.push(reason);
     process.on('unhandledRejection', note);

@@ -22,7 +22,8 @@ let sfn: MockServer;
 let key: string;
 const names = new Set<string>();
 
-const chatLine = (id: string) => JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: id }] } });
+const chatLine = (id: string) =>
+  JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: id }] } });
 const headers = () => ({ 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${provider.url}/v1`, authorization: 'Bearer sk-provider' });
 
 async function createBatch(lines: string[]): Promise<BatchObject> {
@@ -45,9 +46,18 @@ beforeAll(async () => {
   sfn = await startMockServer((req) => {
     const body = req.json as Json;
     const name = String(body.name);
-    if (names.has(name)) return { status: 400, headers: { 'content-type': 'application/x-amz-json-1.0' }, json: { __type: 'ExecutionAlreadyExists', message: `Execution Already Exists: '${name}'` } };
+    if (names.has(name))
+      return {
+        status: 400,
+        headers: { 'content-type': 'application/x-amz-json-1.0' },
+        json: { __type: 'ExecutionAlreadyExists', message: `Execution Already Exists: '${name}'` },
+      };
     names.add(name);
-    return { status: 200, headers: { 'content-type': 'application/x-amz-json-1.0' }, json: { executionArn: `${ARN.replace('stateMachine', 'execution')}:${name}`, startDate: 1_795_000_000 } };
+    return {
+      status: 200,
+      headers: { 'content-type': 'application/x-amz-json-1.0' },
+      json: { executionArn: `${ARN.replace('stateMachine', 'execution')}:${name}`, startDate: 1_795_000_000 },
+    };
   });
   const runner = new StepFunctionsBatchRunner(ARN, { endpoint: sfn.url, region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } });
   [gw, provider] = await Promise.all([startGantry('direct', {}, { batchRunner: () => runner }), startMockBatchProvider()]);
@@ -63,7 +73,11 @@ describe('batches on Step Functions', () => {
     const start = sfn.received.filter((r) => r.headers['x-amz-target'] === 'AWSStepFunctions.StartExecution');
     expect(start).toHaveLength(1);
     expect(start[0]!.json).toEqual({ stateMachineArn: ARN, name: batch.id, input: JSON.stringify({ batchId: batch.id }) });
-    await expect(new StepFunctionsBatchRunner(ARN, { endpoint: sfn.url, region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }).start(batch.id)).resolves.toBeUndefined();
+    await expect(
+      new StepFunctionsBatchRunner(ARN, { endpoint: sfn.url, region: 'eu-west-1', credentials: { accessKeyId: 'test', secretAccessKey: 'test' } }).start(
+        batch.id,
+      ),
+    ).resolves.toBeUndefined();
     expect(sfn.received).toHaveLength(2);
     expect((await get(batch.id)).status).toBe('validating');
   });
@@ -73,7 +87,8 @@ describe('batches on Step Functions', () => {
     const batch = await createBatch(['a', 'b', 'c'].map(chatLine));
     const started = (await handler({ action: 'start', batchId: batch.id })) as { status: string; chunks: Array<{ start: number; end: number }> };
     expect(started).toMatchObject({ batchId: batch.id, status: 'in_progress', chunks: [{ start: 0, end: 3 }] });
-    for (const chunk of started.chunks) expect(await handler({ action: 'chunk', batchId: batch.id, chunk, maxConcurrency: 2 })).toMatchObject({ ran: 3, skipped: 0 });
+    for (const chunk of started.chunks)
+      expect(await handler({ action: 'chunk', batchId: batch.id, chunk, maxConcurrency: 2 })).toMatchObject({ ran: 3, skipped: 0 });
     // A redelivered chunk (a retried Map iteration) runs nothing twice.
     expect(await handler({ action: 'chunk', batchId: batch.id, chunk: started.chunks[0]!, maxConcurrency: 2 })).toMatchObject({ ran: 0, skipped: 3 });
     expect(await handler({ action: 'finalize', batchId: batch.id })).toMatchObject({ status: 'completed' });

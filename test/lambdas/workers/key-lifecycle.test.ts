@@ -21,7 +21,10 @@ beforeAll(async () => {
 
 describe('key lifecycle handler', () => {
   it('expires keys whose expiry passed, as an EventBridge Scheduler invocation', async () => {
-    const made = keyRecord({ organisation_id: org, workspace_id: ws, type: 'workspace-service', expires_at: new Date(clock.now() + 1000).toISOString() }, clock.now());
+    const made = keyRecord(
+      { organisation_id: org, workspace_id: ws, type: 'workspace-service', expires_at: new Date(clock.now() + 1000).toISOString() },
+      clock.now(),
+    );
     await deps.repos.apiKeys.create(made.record);
     clock.advance(1000);
     const handler = createKeyLifecycleHandler(() => Promise.resolve(deps));

@@ -33,8 +33,19 @@ describe('limits alerts worker', () => {
       workspace_id: boot.workspaceId,
     });
     const alert: UsageAlert = {
-      kind: 'exhausted', source: 'policy', source_id: id, organisation_id: boot.organisationId, workspace_id: boot.workspaceId,
-      entity_id: 'e1', value_key: 'metadata._user:alice', period: 'ALL', type: 'cost', usage: 100.5, credit_limit: 100, alert_threshold: 80, at: '2026-01-01T00:00:00.000Z',
+      kind: 'exhausted',
+      source: 'policy',
+      source_id: id,
+      organisation_id: boot.organisationId,
+      workspace_id: boot.workspaceId,
+      entity_id: 'e1',
+      value_key: 'metadata._user:alice',
+      period: 'ALL',
+      type: 'cost',
+      usage: 100.5,
+      credit_limit: 100,
+      alert_threshold: 80,
+      at: '2026-01-01T00:00:00.000Z',
     };
     const good = sqsRecord(JSON.stringify(alert));
     const bad = sqsRecord('{not json');

@@ -30,10 +30,19 @@ describe('log-ingest worker', () => {
     const deps = await createTestDeps();
     try {
       const events = syntheticEvents(5, { start: Date.now() - 60_000, spanMs: 30_000, workspaceId: 'ws-lambda', seed: 51 });
-      const good = [sqsRecord(JSON.stringify({ kind: 'logs', events: events.slice(0, 3) })), ...events.slice(3).map((event) => sqsRecord(JSON.stringify({ kind: 'log', event })))];
+      const good = [
+        sqsRecord(JSON.stringify({ kind: 'logs', events: events.slice(0, 3) })),
+        ...events.slice(3).map((event) => sqsRecord(JSON.stringify({ kind: 'log', event }))),
+      ];
       const bad = sqsRecord('{not json');
       // Built as the deployed function builds it: from the environment alone, not from createDeps.
-      const env = { TABLE_NAME: deps.config.tableName, DYNAMODB_ENDPOINT: deps.config.dynamodbEndpoint ?? '', AWS_REGION: 'local', LOG_LEVEL: 'SILENT', QUEUE_URL_LOGS: 'https://sqs.local.amazonaws.com/1/logs' };
+      const env = {
+        TABLE_NAME: deps.config.tableName,
+        DYNAMODB_ENDPOINT: deps.config.dynamodbEndpoint ?? '',
+        AWS_REGION: 'local',
+        LOG_LEVEL: 'SILENT',
+        QUEUE_URL_LOGS: 'https://sqs.local.amazonaws.com/1/logs',
+      };
       const handler = createLogIngestHandler(() => ingestFromEnv(env)) as unknown as SqsHandler;
       const out = await handler({ Records: [...good, bad] }, context);
       expect(out.batchItemFailures).toEqual([{ itemIdentifier: bad.messageId }]);

@@ -40,11 +40,26 @@ describe('mcp-sync worker', () => {
     const id = `mcpi-${randomUUID()}`;
     const now = new Date().toISOString();
     const rec: McpIntegrationRecord = {
-      id, organisation_id: ORG, workspace_id: null, slug: `s-${id}`, name: 'Files', description: null, url: upstream.url,
-      auth_type: 'headers', transport: 'http', configurations: {}, masked_configurations: {},
+      id,
+      organisation_id: ORG,
+      workspace_id: null,
+      slug: `s-${id}`,
+      name: 'Files',
+      description: null,
+      url: upstream.url,
+      auth_type: 'headers',
+      transport: 'http',
+      configurations: {},
+      masked_configurations: {},
       secret: await sealMcpSecrets(deps.cipher, ORG, id, { headers: { [HEADER.name]: headerValue } }),
-      global_workspace_access: true, workspace_ids: [], new_capabilities_enabled: true, status: 'active',
-      created_at: now, last_updated_at: now, created_by: null, last_updated_by: null,
+      global_workspace_access: true,
+      workspace_ids: [],
+      new_capabilities_enabled: true,
+      status: 'active',
+      created_at: now,
+      last_updated_at: now,
+      created_by: null,
+      last_updated_by: null,
     };
     await mcp.createIntegration(rec);
     expect((await mcp.getMetadata(ORG, id)).sync_status).toBe('pending');
@@ -60,8 +75,18 @@ describe('mcp-sync worker', () => {
 
     expect(await mcp.getMetadata(ORG, good)).toMatchObject({ sync_status: 'synced', server_name: 'sync-server', server_version: '3.1.4', sync_error: null });
     const found = await mcp.getCapabilities(ORG, good);
-    expect(found.filter((c) => c.type === 'tool').map((c) => c.name).sort()).toEqual([...MCP_DEFAULT_TOOLS].sort());
-    expect(found.filter((c) => c.type === 'prompt').map((c) => c.name).sort()).toEqual([...MCP_PROMPTS].sort());
+    expect(
+      found
+        .filter((c) => c.type === 'tool')
+        .map((c) => c.name)
+        .sort(),
+    ).toEqual([...MCP_DEFAULT_TOOLS].sort());
+    expect(
+      found
+        .filter((c) => c.type === 'prompt')
+        .map((c) => c.name)
+        .sort(),
+    ).toEqual([...MCP_PROMPTS].sort());
     // The upstream saw the sealed header, opened by the worker.
     expect(upstream.requests.some((r) => r.headers[HEADER.name] === HEADER.value && r.rpc.includes('initialize'))).toBe(true);
 

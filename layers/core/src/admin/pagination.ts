@@ -8,12 +8,7 @@ export const MAX_PAGE_SIZE = 100;
 const pagingSchema = (max: number) =>
   z.object({
     current_page: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(0, 'must be >= 0').default(0),
-    page_size: z.coerce
-      .number({ error: 'must be an integer' })
-      .int('must be an integer')
-      .min(1, 'must be >= 1')
-      .max(max, `must be <= ${max}`)
-      .default(50),
+    page_size: z.coerce.number({ error: 'must be an integer' }).int('must be an integer').min(1, 'must be >= 1').max(max, `must be <= ${max}`).default(50),
   });
 const schemas = new Map<number, ReturnType<typeof pagingSchema>>();
 
@@ -72,7 +67,10 @@ export function decodeCursor<K extends string>(raw: string | null, fields: reado
   } catch {
     parsed = undefined;
   }
-  const ok = typeof parsed === 'object' && parsed !== null && fields.every((f) => typeof (parsed as Record<string, unknown>)[f] === 'string' && ((parsed as Record<string, string>)[f] ?? '').length <= 256);
+  const ok =
+    typeof parsed === 'object' &&
+    parsed !== null &&
+    fields.every((f) => typeof (parsed as Record<string, unknown>)[f] === 'string' && ((parsed as Record<string, string>)[f] ?? '').length <= 256);
   if (!ok) throw ValidationError.field('cursor', 'is not a cursor this API returned');
   return parsed as Record<K, string>;
 }

@@ -142,7 +142,12 @@ function requestFacts(c: Context): RequestFacts {
   const forwardedFor = c.req.header('x-forwarded-for') ?? null;
   // The peer the runtime saw (local server), else the hop API Gateway appended last to
   // X-Forwarded-For; earlier entries are whatever the client claimed (kept in forwarded_for).
-  const lastHop = forwardedFor?.split(',').map((s) => s.trim()).filter(Boolean).at(-1) ?? null;
+  const lastHop =
+    forwardedFor
+      ?.split(',')
+      .map((s) => s.trim())
+      .filter(Boolean)
+      .at(-1) ?? null;
   const env = c.env as RuntimeBindings | undefined;
   return {
     requestId: randomUUID(),
@@ -308,7 +313,14 @@ async function serveAudited(
 const lastParam = (params: Record<string, string>): string | null => Object.values(params).at(-1) ?? null;
 
 /** The checks of a keyed route before its handler runs (flags, key, entry, scope), then the handler. */
-async function runAdminRoute(deps: CoreDeps, audits: AuditRepository, route: AdminRoute, names: { resourceType: string; action: string }, incoming: Incoming, audit: AuditState): Promise<unknown> {
+async function runAdminRoute(
+  deps: CoreDeps,
+  audits: AuditRepository,
+  route: AdminRoute,
+  names: { resourceType: string; action: string },
+  incoming: Incoming,
+  audit: AuditState,
+): Promise<unknown> {
   const { facts } = incoming;
   const off = [route.feature ?? []].flat().find((f) => !deps.config.features[f]);
   if (off) throw featureDisabled(off, `The ${names.resourceType.replace(/_/g, ' ')} feature`);
@@ -319,7 +331,12 @@ async function runAdminRoute(deps: CoreDeps, audits: AuditRepository, route: Adm
   if (auditing) {
     const bodyText = await text;
     const workspaceId = workspaceNamed(params, facts.query, bodyText);
-    const draft = draftEntry(facts, bodyText, { organisationId: principal.organisationId, principal }, { ...names, resourceId: lastParam(params), workspaceId });
+    const draft = draftEntry(
+      facts,
+      bodyText,
+      { organisationId: principal.organisationId, principal },
+      { ...names, resourceId: lastParam(params), workspaceId },
+    );
     audit.pending.record = stamped(draft, deps.clock.now());
   }
   const setting = (name: SecuritySettingName) => securitySetting(deps, principal, name);
@@ -328,7 +345,16 @@ async function runAdminRoute(deps: CoreDeps, audits: AuditRepository, route: Adm
     await audits.put(audit.pending.record);
     audit.writtenAhead = true;
   }
-  const ctx: AdminContext = { principal, params, query: facts.query, deps, request: incoming.request, requestId: facts.requestId, body: bodyReader(text), setting };
+  const ctx: AdminContext = {
+    principal,
+    params,
+    query: facts.query,
+    deps,
+    request: incoming.request,
+    requestId: facts.requestId,
+    body: bodyReader(text),
+    setting,
+  };
   const run = () => route.handler(ctx);
   return auditing && route.audit?.transactional ? runWithAudit(audit.pending, run) : run();
 }
@@ -351,7 +377,8 @@ export function mountPublicAdminRoutes(app: Hono, deps: CoreDeps, routes: readon
         const params = checked();
         const bodyText = await text();
         const draft = (who: { organisationId: string; principal?: Principal; actor?: Actor }, workspaceId: string | null) => {
-          if (auditing) audit.pending.record = stamped(draftEntry(facts, bodyText, who, { ...route.audit, resourceId: lastParam(params), workspaceId }), deps.clock.now());
+          if (auditing)
+            audit.pending.record = stamped(draftEntry(facts, bodyText, who, { ...route.audit, resourceId: lastParam(params), workspaceId }), deps.clock.now());
         };
         const ctx: PublicContext = {
           params,

@@ -31,7 +31,22 @@ import { consoleSessionRoutes } from './console/routes.ts';
 import { mountApiDocs } from '../openapi/routes.ts';
 import { mountAdminRoutes, mountPublicAdminRoutes, type AdminRoute, type PublicAdminRoute } from './route.ts';
 
-export const ADMIN_ROUTES: readonly AdminRoute[] = [...apiKeyRoutes, ...configRoutes, ...guardrailRoutes, ...promptResourceRoutes(), ...pricingRoutes, ...integrationRoutes, ...mcpIntegrationRoutes, ...mcpServerRoutes, ...secretReferenceRoutes, ...providerRoutes, ...virtualKeyRoutes, ...policyRoutes, ...identityRoutes(), ...observabilityRoutes()];
+export const ADMIN_ROUTES: readonly AdminRoute[] = [
+  ...apiKeyRoutes,
+  ...configRoutes,
+  ...guardrailRoutes,
+  ...promptResourceRoutes(),
+  ...pricingRoutes,
+  ...integrationRoutes,
+  ...mcpIntegrationRoutes,
+  ...mcpServerRoutes,
+  ...secretReferenceRoutes,
+  ...providerRoutes,
+  ...virtualKeyRoutes,
+  ...policyRoutes,
+  ...identityRoutes(),
+  ...observabilityRoutes(),
+];
 
 /** Prompts and what they use: partials before prompts, so `/v1/prompts/partials` is not read as a prompt id. */
 function promptResourceRoutes(): AdminRoute[] {

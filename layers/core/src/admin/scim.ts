@@ -9,7 +9,9 @@ import { featureDisabled } from './route.ts';
 
 export const scimModule: RouteModule = (app, deps) => {
   app.all('/v1/scim/*', (c) => {
-    const err = deps.config.features.scim ? new RouteNotFoundError(c.req.method, `${c.req.path} (SCIM provisioning is not available yet)`) : featureDisabled('scim', 'SCIM provisioning');
+    const err = deps.config.features.scim
+      ? new RouteNotFoundError(c.req.method, `${c.req.path} (SCIM provisioning is not available yet)`)
+      : featureDisabled('scim', 'SCIM provisioning');
     return toResponse(err, 'admin');
   });
 };

@@ -78,7 +78,10 @@ export async function startBatch(deps: CoreDeps, batchId: string): Promise<{ sta
     const key = await inputKey(deps, b);
     const checked = key
       ? await validateInput(deps, key, b.endpoint)
-      : { total: 0, errors: [{ code: 'invalid_input_file', message: `The input file ${b.input_file_id} no longer exists.`, param: 'input_file_id', line: null }] };
+      : {
+          total: 0,
+          errors: [{ code: 'invalid_input_file', message: `The input file ${b.input_file_id} no longer exists.`, param: 'input_file_id', line: null }],
+        };
     const now = seconds(deps);
     if (checked.errors.length > 0) await fail(deps, repo, b, key, { failed_at: now, errors: checked.errors, total: checked.total });
     else if (!(await repo.transition(batchId, ['validating'], 'in_progress', { in_progress_at: now, total: checked.total }))) {
@@ -94,7 +97,11 @@ export async function startBatch(deps: CoreDeps, batchId: string): Promise<{ sta
 /** validating -> failed: the problems in errors.data and every line in the error file (none runs). */
 async function fail(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, key: string | undefined, fields: Partial<BatchRecord>): Promise<void> {
   const file = key && fields.total ? await writeValidationErrors(deps, b, key) : { error_file_id: undefined, failed: 0 };
-  const moved = await repo.transition(b.id, ['validating', 'cancelling'], 'failed', { ...fields, failed: file.failed, ...(file.error_file_id ? { error_file_id: file.error_file_id } : {}) });
+  const moved = await repo.transition(b.id, ['validating', 'cancelling'], 'failed', {
+    ...fields,
+    failed: file.failed,
+    ...(file.error_file_id ? { error_file_id: file.error_file_id } : {}),
+  });
   // A start repeated after another had already failed the batch: its file is the one kept.
   if (!moved && file.error_file_id) await discardFile(deps, b, file.error_file_id);
   await repo.retire(b.id);
@@ -164,7 +171,10 @@ async function pendingLines(c: ChunkRun, key: string, chunk: BatchChunk): Promis
 
 const interrupted = (): LineOutcome => ({
   status_code: 0,
-  error: { code: 'request_interrupted', message: 'The workers running this request stopped twice before its answer was recorded; it is not run a third time. Resubmit it if needed.' },
+  error: {
+    code: 'request_interrupted',
+    message: 'The workers running this request stopped twice before its answer was recorded; it is not run a third time. Resubmit it if needed.',
+  },
   response_request_id: '',
   input_tokens: 0,
   output_tokens: 0,
@@ -196,7 +206,12 @@ class Window {
 }
 
 /** Runs the chunk's lines not yet recorded; AIMD concurrency up to `maxConcurrency`, backing off on 429s. */
-export async function runChunk(deps: CoreDeps, batchId: string, chunk: BatchChunk, opts: RunChunkOptions = {}): Promise<{ ran: number; skipped: number; throttled: number }> {
+export async function runChunk(
+  deps: CoreDeps,
+  batchId: string,
+  chunk: BatchChunk,
+  opts: RunChunkOptions = {},
+): Promise<{ ran: number; skipped: number; throttled: number }> {
   const repo = new BatchRepository(deps.repos.table);
   const b = await load(repo, batchId);
   const key = await inputKey(deps, b);
@@ -247,7 +262,9 @@ export async function runChunk(deps: CoreDeps, batchId: string, chunk: BatchChun
 }
 
 /** The batch's usage, exactly the sum of its answered lines (the live counters are progress only). */
-function usageOf(records: BatchLineRecord[]): Required<Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'reasoning_tokens' | 'cost_micros'>> {
+function usageOf(
+  records: BatchLineRecord[],
+): Required<Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'reasoning_tokens' | 'cost_micros'>> {
   const sum = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
   for (const r of records) {
     if (r.state !== 'done') continue;
@@ -268,7 +285,9 @@ export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<Ba
   if (final === b.status) return batchObject(b);
   if (final === 'completed' && b.status === 'in_progress') await repo.transition(batchId, ['in_progress'], 'finalizing', { finalizing_at: seconds(deps) });
   const key = await inputKey(deps, b);
-  const files = key ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired') : { completed: 0, failed: b.total };
+  const files = key
+    ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired')
+    : { completed: 0, failed: b.total };
   const stamp = final === 'completed' ? 'completed_at' : final === 'cancelled' ? 'cancelled_at' : 'expired_at';
   const fields: Partial<BatchRecord> = { [stamp]: seconds(deps), completed: files.completed, failed: files.failed, ...usageOf(records) };
   if ('output_file_id' in files && files.output_file_id) fields.output_file_id = files.output_file_id;

@@ -46,7 +46,8 @@ let specs: Promise<Map<string, EndpointSpec>> | undefined;
 export function batchableSpecs(): Promise<Map<string, EndpointSpec>> {
   specs ??= import('../gateway/routes.ts').then(({ GATEWAY_ROUTES }) => {
     const out = new Map<string, EndpointSpec>();
-    for (const r of GATEWAY_ROUTES) if ((BATCHABLE_ENDPOINTS as readonly string[]).includes(`/v1${r.path}`) && r.spec.method === 'POST') out.set(`/v1${r.path}`, r.spec);
+    for (const r of GATEWAY_ROUTES)
+      if ((BATCHABLE_ENDPOINTS as readonly string[]).includes(`/v1${r.path}`) && r.spec.method === 'POST') out.set(`/v1${r.path}`, r.spec);
     return out;
   });
   return specs;
@@ -57,7 +58,8 @@ function lineProblem(value: unknown): { param: string | null; message: string } 
   if (!isRecord(value)) return { param: null, message: 'The line is not a JSON object.' };
   if (typeof value.custom_id !== 'string' || value.custom_id === '') return { param: 'custom_id', message: "The line's custom_id must be a non-empty string." };
   if (value.method !== 'POST') return { param: 'method', message: 'The line\'s method must be "POST".' };
-  if (typeof value.url !== 'string' || !value.url.startsWith('/v1/')) return { param: 'url', message: "The line's url must be a /v1/ path, e.g. /v1/chat/completions." };
+  if (typeof value.url !== 'string' || !value.url.startsWith('/v1/'))
+    return { param: 'url', message: "The line's url must be a /v1/ path, e.g. /v1/chat/completions." };
   if (!isRecord(value.body)) return { param: 'body', message: "The line's body must be a JSON object." };
   return undefined;
 }
@@ -81,7 +83,8 @@ function checkLine(text: string, index: number, endpoint: string, spec: Endpoint
   if (value.url !== endpoint) return bad(value, 'mismatched_endpoint', `The line's url ${value.url} is not the batch's endpoint ${endpoint}.`, 'url');
   if (!spec) return bad(value, 'invalid_url', `${value.url} cannot be batched; use one of ${BATCHABLE_ENDPOINTS.join(', ')}.`, 'url');
   const first = seen.get(value.custom_id);
-  if (first !== undefined) return bad(value, 'duplicate_custom_id', `custom_id ${JSON.stringify(value.custom_id)} is already used on line ${first + 1}.`, 'custom_id');
+  if (first !== undefined)
+    return bad(value, 'duplicate_custom_id', `custom_id ${JSON.stringify(value.custom_id)} is already used on line ${first + 1}.`, 'custom_id');
   seen.set(value.custom_id, index);
   if (value.body.stream === true) return bad(value, 'invalid_request', 'A batch line cannot stream.', 'body.stream');
   try {

@@ -18,7 +18,8 @@ export type SealedHeaders = Array<[string, string]>;
 const cipherContext = (b: Pick<BatchRecord, 'id' | 'workspace_id'>) => ({ batch_id: b.id, workspace_id: b.workspace_id });
 
 /** Hop-by-hop and body headers are the line's own; the rest is how the caller asked to be served. */
-const NOT_CAPTURED = /^(host|content-length|content-type|connection|transfer-encoding|keep-alive|upgrade|te|trailer|expect|accept-encoding|x-gw-trace-id|x-gw-span-id|x-gw-parent-span-id|traceparent)$/i;
+const NOT_CAPTURED =
+  /^(host|content-length|content-type|connection|transfer-encoding|keep-alive|upgrade|te|trailer|expect|accept-encoding|x-gw-trace-id|x-gw-span-id|x-gw-parent-span-id|traceparent)$/i;
 
 /** The caller's headers, encrypted: they hold the gateway key and perhaps provider credentials. */
 export function sealHeaders(deps: CoreDeps, batch: Pick<BatchRecord, 'id' | 'workspace_id'>, headers: Headers): Promise<string> {
@@ -61,7 +62,15 @@ const costMicros = (header: string | null): number => {
 };
 
 /** Runs the line; its answer as the output line will carry it. */
-export async function callLine(deps: CoreDeps, spec: EndpointSpec, batch: BatchRecord, sealed: SealedHeaders, line: InputLine, requestId: string, signal?: AbortSignal): Promise<LineOutcome> {
+export async function callLine(
+  deps: CoreDeps,
+  spec: EndpointSpec,
+  batch: BatchRecord,
+  sealed: SealedHeaders,
+  line: InputLine,
+  requestId: string,
+  signal?: AbortSignal,
+): Promise<LineOutcome> {
   const req = new Request(`http://gantry.batch${line.url}`, { method: 'POST', headers: lineHeaders(batch, sealed, line), body: JSON.stringify(line.body) });
   const res = await handleGatewayRequest(spec, req, deps, signal ? { clientSignal: signal } : undefined);
   const text = await res.text();

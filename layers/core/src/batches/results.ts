@@ -41,7 +41,8 @@ const errorLine = (id: string, customId: string | null, error: { code: string; m
 /** The file line of one input line, and whether it belongs to the output file (else the error file). */
 async function resultLine(deps: CoreDeps, customId: string, rec: BatchLineRecord | undefined, unrun: UnrunCode): Promise<{ ok: boolean; text: string }> {
   // Never claimed, or given back after a 429 and not claimed again: it was not run.
-  if (!rec || rec.state === 'throttled') return { ok: false, text: errorLine(rec?.request_id ?? newBatchRequestId(), customId, { code: unrun, message: UNRUN_ERRORS[unrun] }) };
+  if (!rec || rec.state === 'throttled')
+    return { ok: false, text: errorLine(rec?.request_id ?? newBatchRequestId(), customId, { code: unrun, message: UNRUN_ERRORS[unrun] }) };
   if (rec.state !== 'done' || rec.error || !rec.status_code) return { ok: false, text: errorLine(rec.request_id, customId, rec.error ?? INTERRUPTED) };
   const ok = rec.status_code >= 200 && rec.status_code < 300;
   const response = `{"status_code":${rec.status_code},"request_id":${JSON.stringify(rec.response_request_id ?? rec.request_id)},"body":${await bodyText(deps, rec)}}`;

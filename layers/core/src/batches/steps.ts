@@ -40,7 +40,8 @@ export async function runBatchStep(deps: CoreDeps, step: BatchStep): Promise<Bat
     case 'chunk': {
       const opts = step.maxConcurrency ? { maxConcurrency: step.maxConcurrency } : {};
       const { ran, skipped, throttled } = await runChunk(deps, step.batchId, step.chunk, opts);
-      if (throttled > 0) throw new BatchThrottledError(`${throttled} lines of lines ${step.chunk.start}-${step.chunk.end} were answered 429 and wait to run again`);
+      if (throttled > 0)
+        throw new BatchThrottledError(`${throttled} lines of lines ${step.chunk.start}-${step.chunk.end} were answered 429 and wait to run again`);
       return { batchId: step.batchId, ran, skipped };
     }
     case 'finalize':
@@ -65,5 +66,5 @@ async function failBatch(deps: CoreDeps, batchId: string, error: { Error?: strin
     errors: [...(b.errors ?? []), { code: 'batch_failed', message, param: null, line: null }],
   });
   if (moved) await repo.retire(batchId);
-  return moved ? 'failed' : (await repo.get(batchId))?.status ?? 'failed';
+  return moved ? 'failed' : ((await repo.get(batchId))?.status ?? 'failed');
 }

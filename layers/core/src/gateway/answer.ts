@@ -14,7 +14,17 @@ import type { EndpointType } from '../providers/types.ts';
 import type { Flight } from './flight.ts';
 import type { Input } from './input.ts';
 import { observeBody } from './observe.ts';
-import { endCleanly, namedErrorEvent, openAIErrorEvent, passedHeaders, readProvider, relay, relayRaw, transformJsonAnswer, type ProviderAnswer } from './respond.ts';
+import {
+  endCleanly,
+  namedErrorEvent,
+  openAIErrorEvent,
+  passedHeaders,
+  readProvider,
+  relay,
+  relayRaw,
+  transformJsonAnswer,
+  type ProviderAnswer,
+} from './respond.ts';
 import type { Outcome } from './routing/execute.ts';
 import { noteOpenAIUsage, priceRecord } from '../kernel/usage.ts';
 

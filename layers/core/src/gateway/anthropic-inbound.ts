@@ -41,7 +41,8 @@ const fail = (path: string, message: string): never => {
 
 function imageUrl(source: unknown, path: string): string {
   if (!isRecord(source)) return fail(`${path}.source`, 'is required');
-  if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string') return `data:${source.media_type};base64,${source.data}`;
+  if (source.type === 'base64' && typeof source.media_type === 'string' && typeof source.data === 'string')
+    return `data:${source.media_type};base64,${source.data}`;
   if (source.type === 'url' && typeof source.url === 'string') return source.url;
   return fail(`${path}.source.type`, 'must be base64 or url');
 }
@@ -82,8 +83,10 @@ function convertMessage(m: unknown, i: number): Json[] {
       const at = `${path}.content[${j}]`;
       if (!isRecord(b)) return fail(at, 'must be an object');
       if (b.type === 'text') text.push(String(b.text ?? ''));
-      else if (b.type === 'tool_use') toolCalls.push({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } });
-      else if (b.type === 'thinking') contentBlocks.push({ type: 'thinking', thinking: String(b.thinking ?? ''), ...(typeof b.signature === 'string' ? { signature: b.signature } : {}) });
+      else if (b.type === 'tool_use')
+        toolCalls.push({ id: String(b.id), type: 'function', function: { name: String(b.name), arguments: JSON.stringify(b.input ?? {}) } });
+      else if (b.type === 'thinking')
+        contentBlocks.push({ type: 'thinking', thinking: String(b.thinking ?? ''), ...(typeof b.signature === 'string' ? { signature: b.signature } : {}) });
       else if (b.type === 'redacted_thinking') contentBlocks.push({ type: 'redacted_thinking', data: String(b.data ?? '') });
       else fail(`${at}.type`, `"${String(b.type)}" blocks can only be sent to Anthropic itself`);
       return undefined;
@@ -121,7 +124,8 @@ export function anthropicToOpenAI(raw: unknown): Json {
   if (!isRecord(raw)) return fail('', 'The request body must be a JSON object');
   const req = raw;
   if (typeof req.model !== 'string' || req.model === '') fail('model', 'is required');
-  if (typeof req.max_tokens !== 'number' || !Number.isInteger(req.max_tokens) || req.max_tokens < 1) fail('max_tokens', 'is required (an integer of at least 1)');
+  if (typeof req.max_tokens !== 'number' || !Number.isInteger(req.max_tokens) || req.max_tokens < 1)
+    fail('max_tokens', 'is required (an integer of at least 1)');
   if (!Array.isArray(req.messages) || req.messages.length === 0) fail('messages', 'must contain at least 1 message');
   for (const key of ANTHROPIC_ONLY) if (req[key] !== undefined) fail(key, 'can only be sent to Anthropic itself');
 
@@ -129,7 +133,8 @@ export function anthropicToOpenAI(raw: unknown): Json {
   if (typeof req.system === 'string') messages.push({ role: 'system', content: req.system });
   else if (Array.isArray(req.system)) {
     const parts = req.system.filter(isRecord).map((b) => withCache({ type: 'text', text: String(b.text ?? '') }, b));
-    if (parts.length) messages.push({ role: 'system', content: parts.some((p) => p.cache_control !== undefined) ? parts : parts.map((p) => p.text).join('\n') });
+    if (parts.length)
+      messages.push({ role: 'system', content: parts.some((p) => p.cache_control !== undefined) ? parts : parts.map((p) => p.text).join('\n') });
   }
   (req.messages as unknown[]).forEach((m, i) => messages.push(...convertMessage(m, i)));
 
@@ -191,7 +196,8 @@ function parseInput(args: unknown): unknown {
   }
 }
 
-const messageId = (id: unknown): string => (typeof id === 'string' && id.startsWith('msg_') ? id : `msg_${typeof id === 'string' ? id.replace(/^chatcmpl-/, '') : 'gantry'}`);
+const messageId = (id: unknown): string =>
+  typeof id === 'string' && id.startsWith('msg_') ? id : `msg_${typeof id === 'string' ? id.replace(/^chatcmpl-/, '') : 'gantry'}`;
 
 /** An OpenAI chat completion as an Anthropic Message. */
 export function openAIToAnthropic(raw: unknown, requestedModel: string): Json {
@@ -208,7 +214,12 @@ export function openAIToAnthropic(raw: unknown, requestedModel: string): Json {
     content.push({ type: 'tool_use', id: String(c.id), name: String(c.function.name), input: parseInput(c.function.arguments) });
   }
   if (isRecord(message.function_call)) {
-    content.push({ type: 'tool_use', id: `toolu_${String(resp.id ?? 'call')}`, name: String(message.function_call.name), input: parseInput(message.function_call.arguments) });
+    content.push({
+      type: 'tool_use',
+      id: `toolu_${String(resp.id ?? 'call')}`,
+      name: String(message.function_call.name),
+      input: parseInput(message.function_call.arguments),
+    });
   }
   return {
     id: messageId(resp.id),
@@ -305,7 +316,7 @@ export class AnthropicStreamWriter {
   #chunk(chunk: Json): void {
     if (isRecord(chunk.error)) {
       this.#close();
-      this.#out += event('error', { error: (toAnthropicError(500, chunk).error as Json) });
+      this.#out += event('error', { error: toAnthropicError(500, chunk).error as Json });
       this.#ended = true;
       return;
     }

@@ -57,8 +57,10 @@ async function create(c: Call): Promise<Response> {
   const file = await new HeldFileRepository(c.deps.repos.table).get(c.principal.workspaceId, body.input_file_id);
   if (!file && body.completion_window === '24h') return c.toProvider();
   if (!file) throw new NotFoundError(`No such File object: ${body.input_file_id}`, { param: 'input_file_id', openaiCode: 'not_found' });
-  if (file.purpose !== 'batch') throw ValidationError.field('input_file_id', `must be a file uploaded with purpose "batch" (this one has purpose "${file.purpose}")`);
-  if (!(BATCHABLE_ENDPOINTS as readonly string[]).includes(body.endpoint)) throw ValidationError.field('endpoint', `must be one of ${BATCHABLE_ENDPOINTS.join(', ')}`);
+  if (file.purpose !== 'batch')
+    throw ValidationError.field('input_file_id', `must be a file uploaded with purpose "batch" (this one has purpose "${file.purpose}")`);
+  if (!(BATCHABLE_ENDPOINTS as readonly string[]).includes(body.endpoint))
+    throw ValidationError.field('endpoint', `must be one of ${BATCHABLE_ENDPOINTS.join(', ')}`);
   if (!c.deps.batchRunner) throw new ServiceUnavailableError('Batches run by the gateway are not available in this deployment');
   const now = Math.floor(c.deps.clock.now() / 1000);
   const base = { id: newBatchId(c.deps.clock.now()), workspace_id: c.principal.workspaceId };
@@ -116,7 +118,8 @@ async function cancel(c: Call, b: BatchRecord): Promise<Response> {
     const moved = await c.repo.transition(b.id, ['validating', 'in_progress'], 'cancelling', { cancelling_at: Math.floor(c.deps.clock.now() / 1000) });
     if (!moved) {
       const now = (await c.repo.get(b.id)) ?? b;
-      if (FINAL_STATUSES.has(now.status) || now.status === 'finalizing') throw new ConflictError(`Cannot cancel a batch with status ${now.status}`, { param: 'batch_id' });
+      if (FINAL_STATUSES.has(now.status) || now.status === 'finalizing')
+        throw new ConflictError(`Cannot cancel a batch with status ${now.status}`, { param: 'batch_id' });
     }
     // The runner finalizes it (cancelled) once the lines in flight have ended.
     await c.deps.batchRunner?.start(b.id);
@@ -127,7 +130,8 @@ async function cancel(c: Call, b: BatchRecord): Promise<Response> {
 async function output(c: Call, b: BatchRecord): Promise<Response> {
   const file = b.output_file_id ? await new HeldFileRepository(c.deps.repos.table).get(b.workspace_id, b.output_file_id) : undefined;
   const body = file ? await c.deps.blobs.getStream(file.blob_key) : undefined;
-  if (!file || !body) throw new NotFoundError(`Batch ${b.id} has no output file yet (status: ${b.status})`, { param: 'batch_id', openaiCode: 'batch_output_not_ready' });
+  if (!file || !body)
+    throw new NotFoundError(`Batch ${b.id} has no output file yet (status: ${b.status})`, { param: 'batch_id', openaiCode: 'batch_output_not_ready' });
   return nodeStreamResponse(body, { status: 200, headers: { 'content-type': 'application/jsonl', 'content-length': String(file.bytes) } });
 }
 
@@ -140,7 +144,15 @@ const OPERATIONS: Record<BatchOperation, (c: Call) => Promise<Response>> = {
 };
 
 /** Answers a `/v1/batches` request for a batch the gateway runs, or hands it to `toProvider` (the pipeline). */
-export function handleBatches(op: BatchOperation, req: Request, deps: CoreDeps, batchId: string | undefined, toProvider: () => Promise<Response>): Promise<Response> {
+export function handleBatches(
+  op: BatchOperation,
+  req: Request,
+  deps: CoreDeps,
+  batchId: string | undefined,
+  toProvider: () => Promise<Response>,
+): Promise<Response> {
   const headers = gatewayKeyFromBearer(req.headers);
-  return heldCall(deps, headers, 'batches', (principal) => OPERATIONS[op]({ req, deps, principal, headers, repo: new BatchRepository(deps.repos.table), batchId, toProvider }));
+  return heldCall(deps, headers, 'batches', (principal) =>
+    OPERATIONS[op]({ req, deps, principal, headers, repo: new BatchRepository(deps.repos.table), batchId, toProvider }),
+  );
 }

@@ -138,7 +138,10 @@ function bytesToSend(input: CallInput, target: ResolvedTarget, provider: Provide
 
 /** The provider key for a target: its own `api_key`, else the client's `Authorization: Bearer`. */
 export function bearerKey(headers: Headers): string | undefined {
-  return headers.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  return headers
+    .get('authorization')
+    ?.match(/^Bearer\s+(.+)$/i)?.[1]
+    ?.trim();
 }
 
 /** The client's own provider key: `Authorization: Bearer`, else one a dialect found elsewhere. */
@@ -259,15 +262,17 @@ export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCa
     if (input.endpoint === 'getBatchOutput') {
       return batchOutput(deps, { provider, base, headers, input, target, timeoutMs, signal });
     }
-    const res = await deps.upstream.send({
-      url: new URL(base + path + input.search),
-      method: input.method,
-      headers,
-      body: bytesToSend(input, target, provider),
-      timeoutMs,
-      signal,
-      secrets: targetSecrets(target, clientKey),
-    }).catch((err: unknown) => nameUnsendable(err, input, target));
+    const res = await deps.upstream
+      .send({
+        url: new URL(base + path + input.search),
+        method: input.method,
+        headers,
+        body: bytesToSend(input, target, provider),
+        timeoutMs,
+        signal,
+        secrets: targetSecrets(target, clientKey),
+      })
+      .catch((err: unknown) => nameUnsendable(err, input, target));
     return { status: res.status, headers: res.headers, body: res.body };
   };
 }

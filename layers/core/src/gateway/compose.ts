@@ -33,7 +33,8 @@ export function buildCaller(f: Flight, input: Input, resolved: Resolved): Target
     (inner) => withSentModel(inner, f),
     // Hooks admit each target as it will be called (a managed provider's budget).
     (inner) => withTargetAdmission(inner, deps.gatewayHooks, record, params),
-    (inner) => withManagedProviders(inner, deps, principal, { clientHeaders: headers, params, ...(f.spec.modelField ? { modelField: f.spec.modelField } : {}) }),
+    (inner) =>
+      withManagedProviders(inner, deps, principal, { clientHeaders: headers, params, ...(f.spec.modelField ? { modelField: f.spec.modelField } : {}) }),
     // Guardrail hooks: before anything else (the cache included) is asked, and on what the target answered.
     (inner) => (guarding(f) ? withGuardrails(inner, f, call, principal) : inner),
   ];
@@ -86,7 +87,6 @@ function cacheContext(f: Flight, call: CallInput, workspaceId: string): CacheCon
     forceRefresh: headers.get('x-gw-cache-force-refresh')?.toLowerCase() === 'true',
     endpoint: url.search ? spec.endpoint + url.search : spec.endpoint,
     requestFor: (target) => providerBody(call, target),
-    embedderFor: (target) =>
-      target.cache?.embedding ? createEmbedder(deps, target.cache.embedding, target.api_key ?? bearerKey(headers)) : undefined,
+    embedderFor: (target) => (target.cache?.embedding ? createEmbedder(deps, target.cache.embedding, target.api_key ?? bearerKey(headers)) : undefined),
   };
 }

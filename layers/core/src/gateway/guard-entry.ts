@@ -26,8 +26,7 @@ export const INPUT_GUARDED: ReadonlySet<EndpointType> = new Set(['proxy', 'assis
 
 const loadGuard = () => import('./guard.ts');
 
-const hasLists = (lists: Partial<Record<string, unknown[]>> | undefined): boolean =>
-  lists !== undefined && HOOK_KEYS.some((k) => (lists[k]?.length ?? 0) > 0);
+const hasLists = (lists: Partial<Record<string, unknown[]>> | undefined): boolean => lists !== undefined && HOOK_KEYS.some((k) => (lists[k]?.length ?? 0) > 0);
 
 /** Whether hooks run on this request at all. */
 const hooksRun = (f: Flight): boolean => f.deps.config.features.guardrails && (GUARDED.has(f.spec.endpoint) || INPUT_GUARDED.has(f.spec.endpoint));

@@ -56,7 +56,10 @@ export function noteRun(f: Flight, key: keyof HookResults, run: HooksRun, extra?
   const outcomes = extra ? run.outcomes.map((o) => ({ ...o, ...extra })) : run.outcomes;
   const all = (f.record.hookResults ??= { before_request_hooks: [], after_request_hooks: [] });
   all[key].push(...outcomes);
-  run.later?.then((late) => all[key].push(...late), () => undefined);
+  run.later?.then(
+    (late) => all[key].push(...late),
+    () => undefined,
+  );
   return outcomes;
 }
 

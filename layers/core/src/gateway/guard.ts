@@ -31,10 +31,15 @@ export type { Guarded } from './guard-shared.ts';
 
 const MAX_CHECKED_JSON = 16 << 20;
 
-
 /** The hooks of each target (guard-entry.ts restores the request's body before each call). */
 export function withHooks(inner: TargetCaller, f: Flight, call: CallInput, principal: GatewayPrincipal): TargetCaller {
-  const g: Guarded = { f, call, principal, saved: new Map(), runner: { find: findCheck, check: createCheckDeps(f.deps.upstream, f.deps.trustedHosts, f.deps.clock) } };
+  const g: Guarded = {
+    f,
+    call,
+    principal,
+    saved: new Map(),
+    runner: { find: findCheck, check: createCheckDeps(f.deps.upstream, f.deps.trustedHosts, f.deps.clock) },
+  };
   return async (target, signal) => {
     const hooks = await targetHooks(f, principal, target, g.saved);
     if (hooks.before.length === 0 && hooks.after.length === 0) return inner(target, signal);
@@ -82,7 +87,8 @@ async function guardJson(g: Guarded, attempt: Attempt, target: ResolvedTarget, a
   }
   const withResults = flagged || !target.strict_openai_compliance;
   let out = bytes;
-  if (withResults && value !== null && typeof value === 'object' && !Array.isArray(value)) out = Buffer.from(JSON.stringify({ ...value, hook_results: results }));
+  if (withResults && value !== null && typeof value === 'object' && !Array.isArray(value))
+    out = Buffer.from(JSON.stringify({ ...value, hook_results: results }));
   else if (transformed) out = Buffer.from(JSON.stringify(value));
   return { ...attempt, status: flagged ? 246 : attempt.status, headers: withoutLength(attempt.headers), body: Readable.from([out]) };
 }

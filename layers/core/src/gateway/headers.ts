@@ -43,10 +43,14 @@ export function parseForwardHeaders(headers: Headers): string[] {
   let names: unknown[];
   if (raw.startsWith('[')) {
     const parsed = tryParseJson(raw);
-    if (!parsed.ok || !Array.isArray(parsed.value)) throw ValidationError.field(FORWARD_HEADER, 'must be a JSON array of header names or a comma-separated list');
+    if (!parsed.ok || !Array.isArray(parsed.value))
+      throw ValidationError.field(FORWARD_HEADER, 'must be a JSON array of header names or a comma-separated list');
     names = parsed.value;
   } else {
-    names = raw.split(',').map((n) => n.trim()).filter((n) => n !== '');
+    names = raw
+      .split(',')
+      .map((n) => n.trim())
+      .filter((n) => n !== '');
   }
   const out: string[] = [];
   for (const name of names) {

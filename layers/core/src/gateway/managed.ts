@@ -272,7 +272,11 @@ function azureDeployment(options: Record<string, unknown>, model: unknown): Reco
 }
 
 /** The client's own key for a target, as call-target would use it. */
-const clientKey = (headers: Headers): string | undefined => headers.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+const clientKey = (headers: Headers): string | undefined =>
+  headers
+    .get('authorization')
+    ?.match(/^Bearer\s+(.+)$/i)?.[1]
+    ?.trim();
 
 /**
  * The semantic cache embeds with the target's key when its embedding names none. A managed key
@@ -353,7 +357,14 @@ export function withManagedProviders(inner: TargetCaller, deps: ManagedDeps, pri
 }
 
 /** The target with each mapped field set from its secret reference (`fresh`: asking the manager again). */
-async function withSecrets(target: ResolvedTarget, mappings: readonly SecretMapping[], deps: ManagedDeps, principal: Principal, fresh: boolean, signal?: AbortSignal): Promise<ResolvedTarget> {
+async function withSecrets(
+  target: ResolvedTarget,
+  mappings: readonly SecretMapping[],
+  deps: ManagedDeps,
+  principal: Principal,
+  fresh: boolean,
+  signal?: AbortSignal,
+): Promise<ResolvedTarget> {
   const next: ResolvedTarget = { ...target, options: { ...target.options } };
   for (const mapping of mappings) {
     const value = await deps.secrets.resolve({ organisationId: principal.organisationId, workspaceId: principal.workspaceId ?? '', mapping, fresh, signal });
@@ -368,7 +379,14 @@ async function withSecrets(target: ResolvedTarget, mappings: readonly SecretMapp
  * the secret was rotated since it was cached: the values are fetched again and the call retried
  * once, so a rotation takes effect on the first request that fails with the old value.
  */
-async function callWithSecrets(inner: TargetCaller, target: ResolvedTarget, mappings: readonly SecretMapping[], deps: ManagedDeps, principal: Principal, signal?: AbortSignal): Promise<Attempt> {
+async function callWithSecrets(
+  inner: TargetCaller,
+  target: ResolvedTarget,
+  mappings: readonly SecretMapping[],
+  deps: ManagedDeps,
+  principal: Principal,
+  signal?: AbortSignal,
+): Promise<Attempt> {
   const first = await inner(await withSecrets(target, mappings, deps, principal, false, signal), signal);
   if (first.status !== 401 && first.status !== 403) return first;
   first.body?.resume();
@@ -383,7 +401,8 @@ async function callWithSecrets(inner: TargetCaller, target: ResolvedTarget, mapp
 export async function managedProviderId(deps: ManagedDeps, principal: Principal, value: string, field: string): Promise<string | undefined> {
   if (!value.startsWith('@')) return undefined;
   const slug = value.slice(1);
-  const cred = principal.workspaceId === null || !slug ? undefined : await deps.managedProviders.lookup(principal.organisationId, principal.workspaceId, 'provider', slug);
+  const cred =
+    principal.workspaceId === null || !slug ? undefined : await deps.managedProviders.lookup(principal.organisationId, principal.workspaceId, 'provider', slug);
   if (!cred) throw ValidationError.field(field, `no provider "${value}" in this workspace`);
   return cred.provider;
 }

@@ -100,7 +100,10 @@ function textMessages(source: Record<string, unknown>): Record<string, unknown>[
 export function inboundHeaders(headers: Headers): { headers: Headers; providerKey?: string } {
   const xApiKey = headers.get('x-api-key')?.trim() || undefined;
   if (headers.get('x-gw-api-key') || headers.get('x-gw-jwt')) return xApiKey ? { headers, providerKey: xApiKey } : { headers };
-  const bearer = headers.get('authorization')?.match(/^Bearer\s+(.+)$/i)?.[1]?.trim();
+  const bearer = headers
+    .get('authorization')
+    ?.match(/^Bearer\s+(.+)$/i)?.[1]
+    ?.trim();
   const gatewayKey = xApiKey ?? bearer;
   if (!gatewayKey) return { headers };
   const moved = new Headers(headers);
@@ -128,7 +131,6 @@ export function anthropicTokenUsage(u: unknown): TokenUsage | undefined {
 
 const MAX_ERROR_BYTES = 1 << 20;
 const MAX_JSON_BYTES = 16 << 20;
-
 
 function parse(bytes: Buffer): unknown {
   try {
@@ -160,7 +162,22 @@ async function respondMessages(a: MessagesAnswer): Promise<Response> {
     const headers = passedHeaders(answer, a.out);
     const parsed = parse(Buffer.from(text));
     if (a.anthropicShaped && isRecord(parsed) && parsed.type === 'error') return json(parsed, answer.status, headers);
-    const openai = isRecord(parsed) && isRecord(parsed.error) ? parsed : { error: { message: `The provider answered ${answer.status}${text ? `: ${text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200)}` : ''}` } };
+    const openai =
+      isRecord(parsed) && isRecord(parsed.error)
+        ? parsed
+        : {
+            error: {
+              message: `The provider answered ${answer.status}${
+                text
+                  ? `: ${text
+                      .replace(/<[^>]*>/g, ' ')
+                      .replace(/\s+/g, ' ')
+                      .trim()
+                      .slice(0, 200)}`
+                  : ''
+              }`,
+            },
+          };
     // A guardrail denial keeps its hook results beside Anthropic's error.
     const hookResults = isRecord(parsed) && isRecord(parsed.hook_results) ? { hook_results: parsed.hook_results } : {};
     return json({ ...toAnthropicError(answer.status, openai), ...hookResults }, answer.status, headers);
@@ -235,7 +252,14 @@ const jsonAttempt = (status: number, value: unknown): Attempt => {
 };
 
 /** The request as it came, to an Anthropic target: override_params over it, its own key and version headers. */
-async function callAsIs(deps: CallerDeps, input: CallInput, req: AsIs, target: ResolvedTarget, declared: ProviderDefinition, signal: AbortSignal | undefined): Promise<Attempt> {
+async function callAsIs(
+  deps: CallerDeps,
+  input: CallInput,
+  req: AsIs,
+  target: ResolvedTarget,
+  declared: ProviderDefinition,
+  signal: AbortSignal | undefined,
+): Promise<Attempt> {
   const overrides = target.override_params;
   const body = Object.keys(overrides).length ? { ...req.value, ...overrides } : req.value;
   const { ctx, base, timeoutMs } = await prepareNative(deps, input, target, declared, body, true);
@@ -261,23 +285,25 @@ function messagesRequest(req: AsIs, openai: Record<string, unknown>): DialectReq
   const translated = new Set<ResolvedTarget>();
   return {
     openai,
-    wrapCaller: (inner: TargetCaller, input: CallInput, deps: CallerDeps): TargetCaller => async (target, signal) => {
-      const declared = target.provider ? findProvider(target.provider) : undefined;
-      // A guardrail rewrote the request: Anthropic gets the rewritten one (translated), never the original.
-      const rewritten = input.body.kind === 'json' && input.body.rewritten === true;
-      if (rewritten && req.anthropicOnly) throw req.anthropicOnly;
-      if (declared?.native && isPassThrough({ provider: declared.id })) {
-        if (!rewritten) return callAsIs(deps, input, req, target, declared, signal);
-        translated.add(target);
-      }
-      if (req.kind === 'count_tokens') {
-        // An unknown provider is still refused; every other one gets the gateway's estimate, no provider call.
-        if (!declared?.native) resolveProvider(target, input);
-        return jsonAttempt(200, estimateInputTokens(req.value));
-      }
-      if (req.anthropicOnly) throw req.anthropicOnly;
-      return inner(target, signal);
-    },
+    wrapCaller:
+      (inner: TargetCaller, input: CallInput, deps: CallerDeps): TargetCaller =>
+      async (target, signal) => {
+        const declared = target.provider ? findProvider(target.provider) : undefined;
+        // A guardrail rewrote the request: Anthropic gets the rewritten one (translated), never the original.
+        const rewritten = input.body.kind === 'json' && input.body.rewritten === true;
+        if (rewritten && req.anthropicOnly) throw req.anthropicOnly;
+        if (declared?.native && isPassThrough({ provider: declared.id })) {
+          if (!rewritten) return callAsIs(deps, input, req, target, declared, signal);
+          translated.add(target);
+        }
+        if (req.kind === 'count_tokens') {
+          // An unknown provider is still refused; every other one gets the gateway's estimate, no provider call.
+          if (!declared?.native) resolveProvider(target, input);
+          return jsonAttempt(200, estimateInputTokens(req.value));
+        }
+        if (req.anthropicOnly) throw req.anthropicOnly;
+        return inner(target, signal);
+      },
     answer: (a: DialectAnswer) =>
       respondMessages({
         ...a,

@@ -100,7 +100,11 @@ async function handle(req: Request, deps: CoreDeps, model: string | undefined): 
       return jsonResponse({ object: 'list', data }, 200, out);
     }
     const found = models.find((m) => m.id === model) ?? (provider ? findModel(provider, model) : undefined);
-    if (!found) throw new NotFoundError(`The model ${model} is not in the catalog${provider ? ` of provider ${provider}` : ''}`, { param: 'model', openaiCode: 'model_not_found' });
+    if (!found)
+      throw new NotFoundError(`The model ${model} is not in the catalog${provider ? ` of provider ${provider}` : ''}`, {
+        param: 'model',
+        openaiCode: 'model_not_found',
+      });
     return jsonResponse(toObject(found, principal, deps), 200, out);
   } catch (err) {
     const e = asGantryError(err);

@@ -30,7 +30,12 @@ const RESERVED = /^\/v1\/health\/?$/;
 
 function nonCanonical(method: string, path: string, canonical: string): ValidationError {
   return new ValidationError(
-    [{ path: 'path', message: `${path} is a variant of the gateway endpoint ${method} ${canonical}, which the passthrough never serves: send the request to ${canonical}` }],
+    [
+      {
+        path: 'path',
+        message: `${path} is a variant of the gateway endpoint ${method} ${canonical}, which the passthrough never serves: send the request to ${canonical}`,
+      },
+    ],
     { openaiCode: 'non_canonical_path' },
   );
 }

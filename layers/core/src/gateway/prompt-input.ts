@@ -157,7 +157,10 @@ function capSecretLife(body: Record<string, unknown>): void {
   if (after !== undefined && !isRecord(after)) return;
   const seconds = after?.seconds;
   if (typeof seconds === 'number' && seconds > REALTIME_SECRET_MAX_SECONDS) {
-    throw ValidationError.field('expires_after.seconds', `must be at most ${REALTIME_SECRET_MAX_SECONDS} in this gateway (a realtime client secret's longest life)`);
+    throw ValidationError.field(
+      'expires_after.seconds',
+      `must be at most ${REALTIME_SECRET_MAX_SECONDS} in this gateway (a realtime client secret's longest life)`,
+    );
   }
   if (seconds === undefined) body.expires_after = { anchor: 'created_at', ...after, seconds: REALTIME_SECRET_MAX_SECONDS };
 }
@@ -167,6 +170,10 @@ function instructionsOf(messages: unknown): string {
   const all = Array.isArray(messages) ? messages.filter(isRecord) : [];
   const system = all.filter((m) => m.role === 'system' || m.role === 'developer');
   const text = (m: Record<string, unknown>) =>
-    typeof m.content === 'string' ? m.content : Array.isArray(m.content) ? m.content.map((p: unknown) => (isRecord(p) && typeof p.text === 'string' ? p.text : '')).join('') : '';
+    typeof m.content === 'string'
+      ? m.content
+      : Array.isArray(m.content)
+        ? m.content.map((p: unknown) => (isRecord(p) && typeof p.text === 'string' ? p.text : '')).join('')
+        : '';
   return (system.length ? system : all).map(text).filter(Boolean).join('\n\n');
 }

@@ -19,10 +19,16 @@ type Json = Record<string, unknown>;
 export const MAX_CHECKED_TEXT = 64 << 20;
 
 const tooLarge = (): GantryError =>
-  new GantryError(413, 'AB01', 'invalid_request_error', `The request carries more than ${MAX_CHECKED_TEXT >> 20} MiB of text, more than the input hooks check`, {
-    openaiCode: 'request_too_large',
-    param: null,
-  });
+  new GantryError(
+    413,
+    'AB01',
+    'invalid_request_error',
+    `The request carries more than ${MAX_CHECKED_TEXT >> 20} MiB of text, more than the input hooks check`,
+    {
+      openaiCode: 'request_too_large',
+      param: null,
+    },
+  );
 
 /** Collects parts, refusing the request once their text passes MAX_CHECKED_TEXT. */
 class Parts {

@@ -73,7 +73,6 @@ export function passedHeaders(up: ProviderAnswer, extra: Record<string, string>)
   return h;
 }
 
-
 /**
  * A 2xx answer is streamed to the client as it arrives (never buffered). An error answer keeps the
  * provider's status; a body that is not an OpenAI-style JSON error (an HTML page from a proxy, say)
@@ -90,7 +89,11 @@ export async function relay(up: ProviderAnswer, extraHeaders: Record<string, str
     headers.set('content-type', 'application/json');
     return textResponse(text, { status: up.status, headers });
   }
-  const snippet = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200);
+  const snippet = text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
   const err = new UpstreamError(up.status, `The provider answered ${up.status}${snippet ? `: ${snippet}` : ''}`);
   headers.set('content-type', 'application/json');
   return textResponse(JSON.stringify(toOpenAIBody(err)), { status: up.status, headers });

@@ -70,13 +70,26 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
   route('POST', '/chat/completions', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true, cacheable: true }),
   route('POST', '/completions', { endpoint: 'complete', body: 'json', validate: parseCompletionRequest, stream: true, cacheable: true }),
   // A saved prompt rendered into a chat request (gateway/prompt-input.ts), then the chat pipeline.
-  route('POST', '/prompts/{promptId}/completions', { endpoint: 'chatComplete', body: 'json', validate: parseChatRequest, stream: true, cacheable: true, prompt: 'completions' }),
+  route('POST', '/prompts/{promptId}/completions', {
+    endpoint: 'chatComplete',
+    body: 'json',
+    validate: parseChatRequest,
+    stream: true,
+    cacheable: true,
+    prompt: 'completions',
+  }),
   route('POST', '/embeddings', { endpoint: 'embed', body: 'json', validate: parseEmbeddingRequest, cacheable: true }),
   route('POST', '/images/generations', { endpoint: 'imageGenerate', body: 'json', validate: parseImageGeneration, stream: true }),
   route('POST', '/images/edits', { endpoint: 'imageEdit', body: 'multipart', validateForm: checkImageEditForm, stream: true, maxBodyBytes: 50 * MiB }),
   route('POST', '/images/variations', { endpoint: 'imageVariation', body: 'multipart', validateForm: checkImageVariationForm, maxBodyBytes: 50 * MiB }),
   route('POST', '/audio/speech', { endpoint: 'createSpeech', body: 'json', validate: parseSpeechRequest }),
-  route('POST', '/audio/transcriptions', { endpoint: 'createTranscription', body: 'multipart', validateForm: checkTranscriptionForm, stream: true, maxBodyBytes: 25 * MiB }),
+  route('POST', '/audio/transcriptions', {
+    endpoint: 'createTranscription',
+    body: 'multipart',
+    validateForm: checkTranscriptionForm,
+    stream: true,
+    maxBodyBytes: 25 * MiB,
+  }),
   route('POST', '/audio/translations', { endpoint: 'createTranslation', body: 'multipart', validateForm: checkTranslationForm, maxBodyBytes: 25 * MiB }),
   route('POST', '/moderations', {
     endpoint: 'moderate',
@@ -123,7 +136,13 @@ export const GATEWAY_ROUTES: readonly GatewayRoute[] = [
     forwardHeaders: ['openai-beta'],
     prompt: 'realtime',
   }),
-  route('POST', '/realtime/sessions', { endpoint: 'createRealtimeSession', body: 'json', validate: parseRealtimeSessionRequest, forwardHeaders: ['openai-beta'], prompt: 'realtime' }),
+  route('POST', '/realtime/sessions', {
+    endpoint: 'createRealtimeSession',
+    body: 'json',
+    validate: parseRealtimeSessionRequest,
+    forwardHeaders: ['openai-beta'],
+    prompt: 'realtime',
+  }),
 
   assistants('POST', '/assistants'),
   assistants('GET', '/assistants'),

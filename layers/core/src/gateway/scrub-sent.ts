@@ -58,7 +58,10 @@ function* secretStrings(value: unknown, named: boolean, depth = 0): Generator<st
  * manager), the client's own, and its secret options (`aws_secret_access_key`,
  * `aws_session_token`, `azure_entra_client_secret`, a service account's private key ...).
  */
-export function* targetSecrets(target: { api_key?: string | undefined; options: Readonly<Record<string, unknown>> }, clientKey: string | undefined): Generator<string> {
+export function* targetSecrets(
+  target: { api_key?: string | undefined; options: Readonly<Record<string, unknown>> },
+  clientKey: string | undefined,
+): Generator<string> {
   if (target.api_key !== undefined) yield target.api_key;
   if (clientKey !== undefined) yield clientKey;
   for (const [name, value] of Object.entries(target.options)) yield* secretStrings(value, SECRET_OPTION.test(name));

@@ -148,7 +148,10 @@ export class StreamText {
     switch (this.#format) {
       case 'chat':
       case 'completion': {
-        const choice = this.#format === 'chat' ? { index: 0, delta: {}, finish_reason: 'content_filter' } : { index: 0, text: '', logprobs: null, finish_reason: 'content_filter' };
+        const choice =
+          this.#format === 'chat'
+            ? { index: 0, delta: {}, finish_reason: 'content_filter' }
+            : { index: 0, text: '', logprobs: null, finish_reason: 'content_filter' };
         const base = { ...this.#chunk, object: this.#format === 'chat' ? 'chat.completion.chunk' : 'text_completion' };
         // `choices: []` as in usage chunks, so code reading `chunk.choices[0]?.…` keeps working.
         return `data: ${JSON.stringify({ ...base, choices: [choice] })}\n\ndata: ${JSON.stringify({ ...base, choices: [], hook_results: hookResults })}\n\ndata: [DONE]\n\n`;

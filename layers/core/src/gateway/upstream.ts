@@ -45,7 +45,8 @@ const DEFAULT_IDLE_TIMEOUT_MS = 60_000;
 /** Cuts a body that has been silent for `ms`; the timer goes with the body, never with the pooled socket. */
 function guardIdle(res: IncomingMessage, ms: number, host: string): void {
   const socket = res.socket;
-  const onTimeout = () => res.destroy(new UpstreamError(502, `The provider at ${host} sent nothing for ${Math.round(ms / 1000)} s in the middle of its answer`));
+  const onTimeout = () =>
+    res.destroy(new UpstreamError(502, `The provider at ${host} sent nothing for ${Math.round(ms / 1000)} s in the middle of its answer`));
   socket.setTimeout(ms);
   socket.on('timeout', onTimeout);
   res.once('close', () => {
@@ -141,7 +142,12 @@ export class UpstreamClient implements Upstream {
             if (!secrets) return resolve(answer);
             if (codingOf(res.headers) === null) {
               res.destroy();
-              return reject(new UpstreamError(502, `The provider at ${url.host} answered in a content coding Gantry cannot check (${secrets.text(String(res.headers['content-encoding']))})`));
+              return reject(
+                new UpstreamError(
+                  502,
+                  `The provider at ${url.host} answered in a content coding Gantry cannot check (${secrets.text(String(res.headers['content-encoding']))})`,
+                ),
+              );
             }
             resolve(scrubAnswer(answer, secrets));
           },

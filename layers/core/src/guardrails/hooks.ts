@@ -163,7 +163,8 @@ function actionProblems(hook: Record<string, unknown>, at: string, problems: Fie
     const v = hook[k];
     if (v !== undefined && v !== null && !isRecord(v)) problems.push({ path: `${at}.${k}`, message: 'must be an object ({"feedback": ...})' });
   }
-  if (hook.scope !== undefined && !(TEXT_SCOPES as readonly unknown[]).includes(hook.scope)) problems.push({ path: `${at}.scope`, message: `must be one of ${TEXT_SCOPES.join(', ')}` });
+  if (hook.scope !== undefined && !(TEXT_SCOPES as readonly unknown[]).includes(hook.scope))
+    problems.push({ path: `${at}.scope`, message: `must be one of ${TEXT_SCOPES.join(', ')}` });
   const w = hook.window;
   if (w === undefined) return;
   if (!isRecord(w)) {
@@ -172,8 +173,10 @@ function actionProblems(hook: Record<string, unknown>, at: string, problems: Fie
   }
   for (const k of Object.keys(w)) if (k !== 'size' && k !== 'context') problems.push({ path: `${at}.window.${k}`, message: 'unknown key' });
   const int = (v: unknown, min: number, max: number): boolean => typeof v === 'number' && Number.isInteger(v) && v >= min && v <= max;
-  if (w.size !== undefined && !int(w.size, 1, MAX_WINDOW_SIZE)) problems.push({ path: `${at}.window.size`, message: `must be an integer from 1 to ${MAX_WINDOW_SIZE}` });
-  if (w.context !== undefined && !int(w.context, 0, MAX_WINDOW_SIZE)) problems.push({ path: `${at}.window.context`, message: `must be an integer from 0 to ${MAX_WINDOW_SIZE}` });
+  if (w.size !== undefined && !int(w.size, 1, MAX_WINDOW_SIZE))
+    problems.push({ path: `${at}.window.size`, message: `must be an integer from 1 to ${MAX_WINDOW_SIZE}` });
+  if (w.context !== undefined && !int(w.context, 0, MAX_WINDOW_SIZE))
+    problems.push({ path: `${at}.window.context`, message: `must be an integer from 0 to ${MAX_WINDOW_SIZE}` });
 }
 
 /** A validated list as runnable entries. */

@@ -53,9 +53,7 @@ export async function runHooks(hooks: readonly HookSpec[], ctx: CheckContext, de
   const guards = await Promise.all(sync.filter((h) => !rewriting.includes(h)).map((h) => runHook(h, current, deps)));
   for (const g of guards) outcomes.push(g.outcome);
   // Async hooks never hold the request, so their rewrites never reach it.
-  const later = background.length
-    ? Promise.all(background.map((h) => runHook(h, current, deps).then((r) => untransformed(r.outcome))))
-    : undefined;
+  const later = background.length ? Promise.all(background.map((h) => runHook(h, current, deps).then((r) => untransformed(r.outcome)))) : undefined;
   return {
     outcomes: options.applies ? outcomes : outcomes.map(untransformed),
     failed: outcomes.some((o) => !o.verdict),
@@ -66,7 +64,8 @@ export async function runHooks(hooks: readonly HookSpec[], ctx: CheckContext, de
   };
 }
 
-const untransformed = (o: HookOutcome): HookOutcome => (o.checks.some((c) => c.transformed) ? { ...o, checks: o.checks.map((c) => ({ ...c, transformed: false })) } : o);
+const untransformed = (o: HookOutcome): HookOutcome =>
+  o.checks.some((c) => c.transformed) ? { ...o, checks: o.checks.map((c) => ({ ...c, transformed: false })) } : o;
 
 const enabledChecks = (hook: HookSpec): CheckRef[] => hook.checks.filter((c) => c.is_enabled !== false);
 
@@ -153,6 +152,7 @@ function applied(ctx: CheckContext, result: CheckResult | undefined): CheckConte
     const parts = requestParts(ctx.requestType, t.request.json, ctx.request.scope);
     next = { ...next, request: { ...next.request, json: t.request.json, parts, text: parts.map((p) => p.text).join('\n') } };
   }
-  if (t.response && next.response && t.response.json !== next.response.json) next = { ...next, response: { ...next.response, json: t.response.json, text: responseText(t.response.json) } };
+  if (t.response && next.response && t.response.json !== next.response.json)
+    next = { ...next, response: { ...next.response, json: t.response.json, text: responseText(t.response.json) } };
   return next;
 }

@@ -114,7 +114,9 @@ function mapResponseItem(item: unknown, visit: TextVisit, names: boolean): unkno
   const type = typeof item.type === 'string' ? item.type : 'message';
   if (type === 'message' || item.role !== undefined) return mapMessage(item, visit, names);
   if (type.endsWith('_call_output')) {
-    return typeof item.output === 'string' ? setKey(item, 'output', visit(item.output, 'tool')) : setKey(item, 'output', mapContent(item.output, 'tool', visit));
+    return typeof item.output === 'string'
+      ? setKey(item, 'output', visit(item.output, 'tool'))
+      : setKey(item, 'output', mapContent(item.output, 'tool', visit));
   }
   let out = item;
   if (names && typeof item.name === 'string') out = setKey(out, 'name', visit(item.name, 'assistant'));
@@ -138,7 +140,11 @@ function mapResponsesRequest(json: Json, visit: TextVisit, scope: TextScope): Js
   if (scope === 'last_user') {
     if (!Array.isArray(json.input)) return setKey(json, 'input', mapStrings(json.input, 'user', visit));
     const at = lastUserIndex(json.input);
-    return setKey(json, 'input', mapArray(json.input, (item, i) => (i === at && isRecord(item) ? mapMessage(item, visit, false) : item)));
+    return setKey(
+      json,
+      'input',
+      mapArray(json.input, (item, i) => (i === at && isRecord(item) ? mapMessage(item, visit, false) : item)),
+    );
   }
   let out = mapKey(json, 'instructions', 'system', visit);
   out = setKey(out, 'prompt', mapPromptVariables(json.prompt, visit));
@@ -179,16 +185,23 @@ export function mapRequestText(type: EndpointType, json: Readonly<Json>, visit: 
 /** Every text of the request in reading order, each with its role. */
 export function requestParts(type: EndpointType, json: Readonly<Json>, scope: TextScope = 'all'): TextPart[] {
   const parts: TextPart[] = [];
-  mapRequestText(type, json, (text, role) => {
-    if (text !== '') parts.push({ role, text });
-    return text;
-  }, scope);
+  mapRequestText(
+    type,
+    json,
+    (text, role) => {
+      if (text !== '') parts.push({ role, text });
+      return text;
+    },
+    scope,
+  );
   return parts;
 }
 
 /** The request's text as one string (its parts joined by new lines). */
 export function requestText(type: EndpointType, json: Readonly<Json>, scope: TextScope = 'all'): string {
-  return requestParts(type, json, scope).map((p) => p.text).join('\n');
+  return requestParts(type, json, scope)
+    .map((p) => p.text)
+    .join('\n');
 }
 
 /** An Anthropic content block of an answer: text, tool use (name and input), thinking. */
@@ -224,7 +237,10 @@ function mapChoice(c: unknown, visit: TextVisit): unknown {
 }
 
 /** Answers speak as the assistant whatever role their message names. */
-const visitAs = (visit: TextVisit): TextVisit => (text) => visit(text, 'assistant');
+const visitAs =
+  (visit: TextVisit): TextVisit =>
+  (text) =>
+    visit(text, 'assistant');
 
 /**
  * The answer with each text `visit` returns in its place (the same object when nothing changed), in
@@ -232,7 +248,12 @@ const visitAs = (visit: TextVisit): TextVisit => (text) => visit(text, 'assistan
  */
 export function mapResponseText(json: unknown, visit: TextVisit): unknown {
   if (!isRecord(json)) return undefined;
-  if (Array.isArray(json.choices)) return setKey(json, 'choices', mapArray(json.choices, (c) => mapChoice(c, visit)));
+  if (Array.isArray(json.choices))
+    return setKey(
+      json,
+      'choices',
+      mapArray(json.choices, (c) => mapChoice(c, visit)),
+    );
   if (Array.isArray(json.output)) {
     // `output_text` is a convenience copy of the output's text: rewritten from it, never checked twice.
     const output = mapArray(json.output, (item) => mapResponseItem(item, visitAs(visit), true));
@@ -240,7 +261,12 @@ export function mapResponseText(json: unknown, visit: TextVisit): unknown {
     return output !== json.output && typeof json.output_text === 'string' ? { ...out, output_text: outputText(output) } : out;
   }
   if (typeof json.output_text === 'string') return setKey(json, 'output_text', visit(json.output_text, 'assistant'));
-  if (Array.isArray(json.content)) return setKey(json, 'content', mapArray(json.content, (b) => mapAnthropicBlock(b, visit)));
+  if (Array.isArray(json.content))
+    return setKey(
+      json,
+      'content',
+      mapArray(json.content, (b) => mapAnthropicBlock(b, visit)),
+    );
   return undefined;
 }
 

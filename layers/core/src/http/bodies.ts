@@ -46,7 +46,10 @@ const TEXT_PLAIN = 'text/plain;charset=UTF-8';
 
 /** A Response with a text body (JSON, errors); text/plain, as `new Response(text)` would say, unless the headers name a type. */
 export function textResponse(text: string, init: ResponseInit): Response {
-  const res = new Response(lazyBody(() => Buffer.from(text)), init);
+  const res = new Response(
+    lazyBody(() => Buffer.from(text)),
+    init,
+  );
   if (!res.headers.has('content-type')) res.headers.set('content-type', TEXT_PLAIN);
   responseBodies.set(res, text);
   return res;
@@ -57,7 +60,10 @@ export function textResponse(text: string, init: ResponseInit): Response {
  * headers in one go, with no stream between.
  */
 export function bytesResponse(bytes: Uint8Array, init: ResponseInit): Response {
-  const res = new Response(lazyBody(() => bytes), init);
+  const res = new Response(
+    lazyBody(() => bytes),
+    init,
+  );
   responseBodies.set(res, bytes);
   return res;
 }

@@ -5,8 +5,7 @@
  */
 
 /** Admin error codes (docs/design/spec.md#error-codes). */
-export type AdminErrorCode =
-  | 'AB01' | 'AB02' | 'AB03' | 'AB04' | 'AB05' | 'AB06' | 'AB07' | 'AB08' | 'AB09';
+export type AdminErrorCode = 'AB01' | 'AB02' | 'AB03' | 'AB04' | 'AB05' | 'AB06' | 'AB07' | 'AB08' | 'AB09';
 
 /** One field-level problem: `path` uses dotted/bracket notation, e.g. `targets[1].weight`. */
 export interface FieldProblem {
@@ -162,8 +161,16 @@ export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /** Errors of AWS SDK calls (DynamoDB, KMS, S3 ...) that mean "unavailable or too slow", not "wrong". */
 const UNAVAILABLE_NAMES = new Set([
-  'TimeoutError', 'RequestTimeout', 'RequestTimeoutException', 'ProvisionedThroughputExceededException', 'ThrottlingException',
-  'RequestLimitExceeded', 'InternalServerError', 'ServiceUnavailable', 'ServiceUnavailableException', 'KMSInternalException',
+  'TimeoutError',
+  'RequestTimeout',
+  'RequestTimeoutException',
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'ServiceUnavailableException',
+  'KMSInternalException',
 ]);
 const UNAVAILABLE_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN']);
 
@@ -231,4 +238,3 @@ export function toOpenAIBody(err: GantryError): OpenAIErrorBody {
   if (err.problems.length > 1) body.error.errors = clipProblems(err.problems);
   return body;
 }
-

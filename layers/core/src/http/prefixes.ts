@@ -4,7 +4,33 @@
  * resource is added, and the stack routes it. `openapi.json` and `docs` (the API's description and
  * reference page) are here too: they are no gateway route and must not reach the passthrough.
  */
-export const ADMIN_PREFIXES: readonly string[] = ['api-keys', 'admin', 'workspaces', 'organisation', 'configs', 'guardrails', 'prompts', 'collections', 'labels', 'model-configs', 'integrations', 'secret-references', 'mcp-integrations', 'mcp-servers', 'providers', 'virtual-keys', 'policies', 'audit-logs', 'feedback', 'logs', 'analytics', 'scim', 'console', 'openapi.json', 'docs'];
+export const ADMIN_PREFIXES: readonly string[] = [
+  'api-keys',
+  'admin',
+  'workspaces',
+  'organisation',
+  'configs',
+  'guardrails',
+  'prompts',
+  'collections',
+  'labels',
+  'model-configs',
+  'integrations',
+  'secret-references',
+  'mcp-integrations',
+  'mcp-servers',
+  'providers',
+  'virtual-keys',
+  'policies',
+  'audit-logs',
+  'feedback',
+  'logs',
+  'analytics',
+  'scim',
+  'console',
+  'openapi.json',
+  'docs',
+];
 
 /** Prefixes under /v2 (all admin): the MCP server connection routes (docs/design/spec.md#surfaces-and-paths). */
 export const ADMIN_V2_PREFIXES: readonly string[] = ['mcp-servers'];

@@ -29,7 +29,10 @@ function editDistance(a: string, b: string, limit: number): number {
 
 /** The known key an unknown one most likely meant (camelCase and dashes forgiven), if any is close. */
 export function suggestion(key: string, known: readonly string[]): string | undefined {
-  const normalized = key.replace(/([a-z0-9])([A-Z])/g, '$1_$2').replace(/-/g, '_').toLowerCase();
+  const normalized = key
+    .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+    .replace(/-/g, '_')
+    .toLowerCase();
   let best: string | undefined;
   let bestDistance = 3;
   for (const candidate of known) {

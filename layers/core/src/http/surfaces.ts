@@ -9,7 +9,9 @@ import { nearMiss } from './suggest.ts';
 const prefixPattern = (prefixes: readonly string[]) => prefixes.map((p) => p.replace(/[-.]/g, '\\$&')).join('|');
 const adminPath = new RegExp(`^/v1/(${prefixPattern(ADMIN_PREFIXES)})(/|$)|^/v2/(${prefixPattern(ADMIN_V2_PREFIXES)})(/|$)`);
 
-const gatewayUnderAdmin = new RegExp(`^/v1/(${GATEWAY_PATHS_UNDER_ADMIN.map((p) => p.replace(/[-.]/g, '\\$&').replace(/\{[A-Za-z]+\}/g, '[^/]+')).join('|')})$`);
+const gatewayUnderAdmin = new RegExp(
+  `^/v1/(${GATEWAY_PATHS_UNDER_ADMIN.map((p) => p.replace(/[-.]/g, '\\$&').replace(/\{[A-Za-z]+\}/g, '[^/]+')).join('|')})$`,
+);
 
 export const isAdminPath = (path: string): boolean => adminPath.test(path) && !gatewayUnderAdmin.test(path);
 

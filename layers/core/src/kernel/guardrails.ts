@@ -77,7 +77,6 @@ export interface CheckDefinition {
   run(ctx: CheckContext, parameters: Readonly<Record<string, unknown>>, deps: CheckDeps): Promise<CheckResult>;
 }
 
-
 /** A saved guardrail as the gateway reads it. */
 export interface SavedGuardrail {
   id: string;

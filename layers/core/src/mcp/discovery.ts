@@ -67,7 +67,9 @@ function describe(type: McpCapabilityType, item: Listed): DiscoveredCapability {
   // Resources are allowed by URI (or URI template): that is what `resources/read` names.
   const name = type === 'resource' ? (item.uri ?? item.uriTemplate ?? item.name) : item.name;
   const input = item.inputSchema ?? null;
-  const hash = createHash('sha256').update(JSON.stringify({ description: item.description ?? null, input })).digest('hex');
+  const hash = createHash('sha256')
+    .update(JSON.stringify({ description: item.description ?? null, input }))
+    .digest('hex');
   return { type, name, title: item.title ?? null, description: item.description ?? null, input_schema: input, schema_hash: hash };
 }
 
@@ -93,30 +95,43 @@ function noTemplates(err: unknown): { resourceTemplates: []; nextCursor: undefin
 async function listAll(client: Client, timeout: number): Promise<DiscoveredCapability[]> {
   const caps = client.getServerCapabilities() ?? {};
   const opts = { timeout };
-  const tools = caps.tools ? await allPages(async (cursor) => {
-    const r = await client.listTools(cursor ? { cursor } : {}, opts);
-    return { items: r.tools as Listed[], nextCursor: r.nextCursor };
-  }) : [];
-  const prompts = caps.prompts ? await allPages(async (cursor) => {
-    const r = await client.listPrompts(cursor ? { cursor } : {}, opts);
-    return { items: r.prompts as Listed[], nextCursor: r.nextCursor };
-  }) : [];
-  const resources = caps.resources ? await allPages(async (cursor) => {
-    const r = await client.listResources(cursor ? { cursor } : {}, opts);
-    return { items: r.resources as Listed[], nextCursor: r.nextCursor };
-  }) : [];
-  const templates = caps.resources ? await allPages(async (cursor) => {
-    const r = await client.listResourceTemplates(cursor ? { cursor } : {}, opts).catch(noTemplates);
-    return { items: r.resourceTemplates as Listed[], nextCursor: r.nextCursor };
-  }) : [];
-  return [...tools.map((t) => describe('tool', t)), ...prompts.map((p) => describe('prompt', p)), ...[...resources, ...templates].map((r) => describe('resource', r))];
+  const tools = caps.tools
+    ? await allPages(async (cursor) => {
+        const r = await client.listTools(cursor ? { cursor } : {}, opts);
+        return { items: r.tools as Listed[], nextCursor: r.nextCursor };
+      })
+    : [];
+  const prompts = caps.prompts
+    ? await allPages(async (cursor) => {
+        const r = await client.listPrompts(cursor ? { cursor } : {}, opts);
+        return { items: r.prompts as Listed[], nextCursor: r.nextCursor };
+      })
+    : [];
+  const resources = caps.resources
+    ? await allPages(async (cursor) => {
+        const r = await client.listResources(cursor ? { cursor } : {}, opts);
+        return { items: r.resources as Listed[], nextCursor: r.nextCursor };
+      })
+    : [];
+  const templates = caps.resources
+    ? await allPages(async (cursor) => {
+        const r = await client.listResourceTemplates(cursor ? { cursor } : {}, opts).catch(noTemplates);
+        return { items: r.resourceTemplates as Listed[], nextCursor: r.nextCursor };
+      })
+    : [];
+  return [
+    ...tools.map((t) => describe('tool', t)),
+    ...prompts.map((p) => describe('prompt', p)),
+    ...[...resources, ...templates].map((r) => describe('resource', r)),
+  ];
 }
 
 /** Connects, runs `initialize`, lists everything, disconnects; rejects after `timeoutMs`. */
 export async function discover(target: DiscoveryTarget, fetch: McpFetch, timeoutMs = DISCOVERY_TIMEOUT_MS): Promise<Discovered> {
   const url = new URL(target.url);
   const requestInit = { headers: target.headers };
-  const transport = target.transport === 'sse' ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch });
+  const transport =
+    target.transport === 'sse' ? new SSEClientTransport(url, { requestInit, fetch }) : new StreamableHTTPClientTransport(url, { requestInit, fetch });
   // The client tells the transport the version `initialize` settled on; neither SDK class exposes it on both.
   let negotiated: string | null = null;
   const setVersion = transport.setProtocolVersion.bind(transport);

@@ -11,7 +11,6 @@ import { syncIntegration, type SyncDeps } from './discovery.ts';
 import { guardedMcpFetch } from './fetch.ts';
 import { MCP_SYNC_QUEUE, type McpSyncMessage } from './messages.ts';
 
-
 export function syncDeps(deps: CoreDeps): SyncDeps {
   return {
     mcp: new McpRepository(deps.repos.table),

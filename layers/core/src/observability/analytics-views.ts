@@ -133,7 +133,10 @@ function points(c: Collected, gran: Granularity): { timestamp: string; agg: Aggr
 
 const errorCodes = (a: Aggregate) => [...a.counters.sc].filter(([code, n]) => (code >= 400 || code < 100) && n > 0).sort((x, y) => x[0] - y[0]);
 const rescuedRetries = (a: Aggregate) =>
-  [...a.counters.rr].filter(([, n]) => n > 0).sort((x, y) => x[0] - y[0]).map(([k, n]) => ({ retry_success_count: k, count: n }));
+  [...a.counters.rr]
+    .filter(([, n]) => n > 0)
+    .sort((x, y) => x[0] - y[0])
+    .map(([k, n]) => ({ retry_success_count: k, count: n }));
 
 export interface GraphBody {
   object: 'analytics-graph';
@@ -175,7 +178,11 @@ export function graphBody(graph: Graph, c: Collected, gran: Granularity): GraphB
       return body({ total: s.err }, (a) => ({ stats: errorCodes(a).map(([code, n]) => ({ response_status_code: code, count: n })) }));
     case 'errors/status-codes': {
       const codes = errorCodes(t);
-      return { object: 'analytics-graph', summary: { total_errors: s.err, unique_error_codes: codes.length }, data_points: codes.map(([code, n]) => ({ status_code: code, count: n })) };
+      return {
+        object: 'analytics-graph',
+        summary: { total_errors: s.err, unique_error_codes: codes.length },
+        data_points: codes.map(([code, n]) => ({ status_code: code, count: n })),
+      };
     }
     case 'requests/rescued': {
       const retried = [...t.counters.rr.values()].reduce((x, y) => x + y, 0);

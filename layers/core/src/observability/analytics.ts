@@ -90,7 +90,11 @@ export class Analytics {
       // A bounded number of Queries at once, however many workspaces an organisation has.
       const results: Awaited<ReturnType<RollupStore['query']>>[] = [];
       for (let i = 0; i < reads.length; i += QUERY_CONCURRENCY) {
-        results.push(...(await Promise.all(reads.slice(i, i + QUERY_CONCURRENCY).map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, countOnly: opts.countOnly })))));
+        results.push(
+          ...(await Promise.all(
+            reads.slice(i, i + QUERY_CONCURRENCY).map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, countOnly: opts.countOnly })),
+          )),
+        );
       }
       for (const rows of results) {
         for (const r of rows) {

@@ -49,7 +49,9 @@ export class S3MultipartSink implements ExportSink {
     const Key = this.#s3.prefix + key;
     let uploadId = state?.uploadId;
     if (!uploadId) {
-      const created = await (await this.#s3.client()).send(new CreateMultipartUploadCommand({ Bucket: this.#s3.bucket, Key, ContentType: 'application/x-ndjson' }));
+      const created = await (await this.#s3.client()).send(
+        new CreateMultipartUploadCommand({ Bucket: this.#s3.bucket, Key, ContentType: 'application/x-ndjson' }),
+      );
       uploadId = created.UploadId as string;
     }
     const out = await (await this.#s3.client()).send(
@@ -203,7 +205,9 @@ export async function runExport(d: ExportRunnerDeps, msg: ExportQueueMessage): P
   } catch (err) {
     d.logger.error('log export failed', { exportId: rec.id, error: err });
     await d.sink.abort(key, state.sink, state.parts).catch(() => undefined);
-    await save({ ...state, status: 'failed', error: err instanceof Error ? err.message : String(err), finished_at: now(), last_updated_at: now() }).catch(() => false);
+    await save({ ...state, status: 'failed', error: err instanceof Error ? err.message : String(err), finished_at: now(), last_updated_at: now() }).catch(
+      () => false,
+    );
   }
 }
 

@@ -79,9 +79,7 @@ type Source = Record<string, unknown>;
 
 const list = (v: unknown): string[] | undefined => {
   if (v === undefined || v === null || v === '') return undefined;
-  const items = (Array.isArray(v) ? v.map(String) : String(v).split(','))
-    .map((s) => s.trim())
-    .filter(Boolean);
+  const items = (Array.isArray(v) ? v.map(String) : String(v).split(',')).map((s) => s.trim()).filter(Boolean);
   return items.length ? items : undefined;
 };
 
@@ -144,7 +142,8 @@ function codedLists(r: FieldReader, f: LogFilters): void {
   const statuses = list(r.src.status_code);
   if (statuses) {
     const codes = statuses.map(Number);
-    if (codes.some((c) => !Number.isInteger(c) || c < 100 || c > 599)) r.problems.push({ path: 'status_code', message: 'must be comma-separated HTTP status codes' });
+    if (codes.some((c) => !Number.isInteger(c) || c < 100 || c > 599))
+      r.problems.push({ path: 'status_code', message: 'must be comma-separated HTTP status codes' });
     else f.statusCodes = codes;
   }
   const pairs = list(r.src.ai_org_model);
@@ -187,7 +186,8 @@ function metadataFilter(r: FieldReader): Record<string, string> | undefined {
         obj = undefined;
       }
     }
-    if (obj === null || typeof obj !== 'object' || Array.isArray(obj)) r.problems.push({ path: 'metadata', message: 'must be a JSON object of key-value pairs' });
+    if (obj === null || typeof obj !== 'object' || Array.isArray(obj))
+      r.problems.push({ path: 'metadata', message: 'must be a JSON object of key-value pairs' });
     else for (const [k, v] of Object.entries(obj as Record<string, unknown>)) meta[k] = typeof v === 'string' ? v : JSON.stringify(v);
   }
   for (const [name, v] of Object.entries(r.src)) {
@@ -261,7 +261,8 @@ export interface RollupPlan {
  * the logs can: a filter below the dimension level, or filters on two dimensions at once.
  */
 export function rollupPlan(f: LogFilters, groupDim?: Dimension): RollupPlan | undefined {
-  if (f.aiOrgModels || f.traceIds || f.spanIds || f.metadata || f.keyUserIds || f.totalUnits || f.costCents || f.promptTokens || f.completionTokens) return undefined;
+  if (f.aiOrgModels || f.traceIds || f.spanIds || f.metadata || f.keyUserIds || f.totalUnits || f.costCents || f.promptTokens || f.completionTokens)
+    return undefined;
   const dims: [Dimension, readonly string[] | undefined][] = [
     ['status_code', f.statusCodes?.map(String)],
     ['model', f.models],

@@ -116,7 +116,18 @@ export function aiServiceOf(provider: string | null | undefined): string | null 
  * other string attribute may come from the request (the trace id and span headers, the path, the
  * provider, model and config named, metadata's `_user` ...) and is redacted like a body.
  */
-const OWN_ATTRIBUTES: ReadonlySet<string> = new Set<keyof LogEvent>(['id', 'source', 'organisation_id', 'workspace_id', 'created_at', 'api_key_id', 'key_user_id', 'endpoint', 'config_source', 'cache_status']);
+const OWN_ATTRIBUTES: ReadonlySet<string> = new Set<keyof LogEvent>([
+  'id',
+  'source',
+  'organisation_id',
+  'workspace_id',
+  'created_at',
+  'api_key_id',
+  'key_user_id',
+  'endpoint',
+  'config_source',
+  'cache_status',
+]);
 
 /** The event with the secrets in its request-derived attributes replaced; bodies, metadata and hook results are redacted where they are set. */
 export const redactEvent = (event: LogEvent): LogEvent => redactAttributes(event, OWN_ATTRIBUTES);
@@ -182,7 +193,8 @@ const MAX_HOOK_RESULTS_BYTES = 16 * 1024;
 function logHookResults(results: HookResults): HookResults {
   const safe = redact(results) as HookResults;
   if (Buffer.byteLength(JSON.stringify(safe)) <= MAX_HOOK_RESULTS_BYTES) return safe;
-  const lean = (list: HookResults['before_request_hooks']) => list.slice(0, 50).map((h) => ({ ...h, feedback: null, checks: h.checks.slice(0, 50).map((c) => ({ ...c, data: null })) }));
+  const lean = (list: HookResults['before_request_hooks']) =>
+    list.slice(0, 50).map((h) => ({ ...h, feedback: null, checks: h.checks.slice(0, 50).map((c) => ({ ...c, data: null })) }));
   return { before_request_hooks: lean(safe.before_request_hooks), after_request_hooks: lean(safe.after_request_hooks) };
 }
 
@@ -246,12 +258,19 @@ export async function fromRecord(r: GatewayRecord, opts: FromRecordOptions): Pro
     response_bytes: r.responseBytes ?? null,
   });
   if (r.hookResults) event.hook_results = logHookResults(r.hookResults);
-  if (r.mcp) Object.assign(event, redactAttributes({ mcp_server: r.mcp.server, mcp_method: r.mcp.method, ...(r.mcp.name ? { mcp_name: r.mcp.name } : {}) }, OWN_ATTRIBUTES));
+  if (r.mcp)
+    Object.assign(
+      event,
+      redactAttributes({ mcp_server: r.mcp.server, mcp_method: r.mcp.method, ...(r.mcp.name ? { mcp_name: r.mcp.name } : {}) }, OWN_ATTRIBUTES),
+    );
   if (r.prompt) Object.assign(event, { prompt_id: r.prompt.id, prompt_version_id: r.prompt.versionId, prompt_version: r.prompt.version });
   await attachBody(event, 'request', r.request, opts);
   // A refusal's answer is the gateway's own error; a provider's answer is kept as JSON, a stream
   // as the completion it amounted to.
-  const response = r.response ?? (r.streamText ? assembleStream(r.streamText) : undefined) ?? (r.errorCode || r.errorMessage ? { error: { message: r.errorMessage ?? null, code: r.errorCode ?? null } } : undefined);
+  const response =
+    r.response ??
+    (r.streamText ? assembleStream(r.streamText) : undefined) ??
+    (r.errorCode || r.errorMessage ? { error: { message: r.errorMessage ?? null, code: r.errorCode ?? null } } : undefined);
   const bytes = event.response_bytes;
   await attachBody(event, 'response', response, opts);
   // The byte count is what the client received, not the size of the logged JSON.

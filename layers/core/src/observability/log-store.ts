@@ -150,7 +150,11 @@ export class LogStore {
     const max = opts.maxExamined ?? LIST_MAX_EXAMINED;
     const read: DayRead = { lo, hi, exclusive: opts.cursor ? hi : undefined, f, bodies: opts.bodies ?? false, budget: { left: max } };
     const out: { sk: string; event: LogEvent }[] = [];
-    const done = (cursor?: string): LogPage => ({ events: out.map((m) => m.event), ...(cursor !== undefined ? { cursor } : {}), examined: max - read.budget.left });
+    const done = (cursor?: string): LogPage => ({
+      events: out.map((m) => m.event),
+      ...(cursor !== undefined ? { cursor } : {}),
+      examined: max - read.budget.left,
+    });
     for await (const day of this.#days(ws, f, hi.slice(0, 10))) {
       const need = opts.limit - out.length;
       const { matches, boundary } = await this.#readDay(ws, day, need, read);

@@ -129,7 +129,8 @@ export function loggingHook(deps: LoggingHookDeps): LoggingHook {
         .send(message)
         .catch((err: unknown) => {
           // The events themselves go to the process log, from where they can be replayed.
-          for (const event of events) deps.logger.error('log event not queued', { traceId: event.trace_id, logId: event.id, error: err, log_event_unsent: event });
+          for (const event of events)
+            deps.logger.error('log event not queued', { traceId: event.trace_id, logId: event.id, error: err, log_event_unsent: event });
         })
         .finally(() => kept?.settle(events.map((e) => e.id))),
     );

@@ -33,7 +33,10 @@ const VALUE_PREFIX = 'd_';
 
 /** Short and fixed-length whatever the values (model names and slugs come from callers). */
 const combinationId = (values: Record<GroupDimension, string>): string =>
-  createHash('sha256').update(JSON.stringify(GROUP_DIMENSIONS.map((d) => values[d]))).digest('base64url').slice(0, 22);
+  createHash('sha256')
+    .update(JSON.stringify(GROUP_DIMENSIONS.map((d) => values[d])))
+    .digest('base64url')
+    .slice(0, 22);
 
 export const rollupPk = (ws: string, gran: Granularity): string => rollupPartition(ws, gran);
 export const rollupSk = (bucket: number, values: Record<GroupDimension, string>): string => rollupSort(bucketKey(bucket), combinationId(values));

@@ -87,7 +87,10 @@ const SECURED = [{ gatewayKey: [] }, { bearerJwt: [] }];
 /** Anthropic's error shape, answered by the routes in its format. */
 const ANTHROPIC_ERROR = {
   type: 'object',
-  properties: { type: { const: 'error' }, error: { type: 'object', properties: { type: { type: 'string' }, message: { type: 'string' } }, required: ['type', 'message'] } },
+  properties: {
+    type: { const: 'error' },
+    error: { type: 'object', properties: { type: { type: 'string' }, message: { type: 'string' } }, required: ['type', 'message'] },
+  },
   required: ['type', 'error'],
 };
 

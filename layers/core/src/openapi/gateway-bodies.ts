@@ -38,13 +38,19 @@ export const GATEWAY_BODIES: ReadonlyMap<Validator, DocumentedBody> = new Map<Va
   [parseImageGeneration, { schema: imageGenerationSchema, example: { model: 'dall-e-3', prompt: 'A lighthouse at dawn', size: '1024x1024' } }],
   [parseSpeechRequest, { schema: speechRequestSchema, example: { model: 'tts-1', input: 'Hello there', voice: 'alloy' } }],
   [parseModerationRequest, { schema: moderationRequestSchema, example: { input: 'I want to hug everyone' } }],
-  [parseRerankRequest, { schema: rerankRequestSchema, example: { model: 'rerank-english-v3.0', query: 'capital of France', documents: ['Paris is in France', 'Berlin'] } }],
+  [
+    parseRerankRequest,
+    { schema: rerankRequestSchema, example: { model: 'rerank-english-v3.0', query: 'capital of France', documents: ['Paris is in France', 'Berlin'] } },
+  ],
   [parseBatchRequest, { schema: batchRequestSchema, example: { input_file_id: 'file-abc123', endpoint: '/v1/chat/completions', completion_window: '24h' } }],
   [parseFineTuningRequest, { schema: fineTuningRequestSchema, example: { model: 'gpt-4o-mini-2024-07-18', training_file: 'file-abc123' } }],
   [parseResponseRequest, { schema: responseRequestSchema, example: { model: 'gpt-4o-mini', input: 'Tell me a joke' } }],
   [
     parseClientSecretRequest,
-    { schema: clientSecretRequestSchema, example: { expires_after: { anchor: 'created_at', seconds: 600 }, session: { type: 'realtime', model: 'gpt-realtime' } } },
+    {
+      schema: clientSecretRequestSchema,
+      example: { expires_after: { anchor: 'created_at', seconds: 600 }, session: { type: 'realtime', model: 'gpt-realtime' } },
+    },
   ],
   [parseRealtimeSessionRequest, { schema: realtimeSessionRequestSchema, example: { model: 'gpt-4o-realtime-preview', instructions: 'Be brief.' } }],
 ]);

@@ -64,8 +64,7 @@ async function asset(name: string): Promise<Buffer> {
   return body;
 }
 
-const text = (body: string, type: string, headers: Record<string, string> = {}) =>
-  new Response(body, { headers: { 'content-type': type, ...headers } });
+const text = (body: string, type: string, headers: Record<string, string> = {}) => new Response(body, { headers: { 'content-type': type, ...headers } });
 
 export function mountApiDocs(app: Hono): void {
   app.get('/v1/openapi.json', async () => {
@@ -75,6 +74,9 @@ export function mountApiDocs(app: Hono): void {
   app.get('/v1/docs', () => text(PAGE, 'text/html; charset=utf-8', { 'content-security-policy': PAGE_CSP }));
   app.get('/v1/docs/init.js', () => text(INIT, 'text/javascript; charset=utf-8'));
   for (const [name, type] of Object.entries(DOCS_ASSETS)) {
-    app.get(`/v1/docs/${name}`, async () => new Response(new Uint8Array(await asset(name)), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } }));
+    app.get(
+      `/v1/docs/${name}`,
+      async () => new Response(new Uint8Array(await asset(name)), { headers: { 'content-type': type, 'cache-control': 'public, max-age=86400' } }),
+    );
   }
 }

@@ -131,7 +131,12 @@ export class JwtVerifier {
     }
     if (err instanceof errors.JOSEAlgNotAllowed) return invalid(`The token's algorithm is not allowed (use one of ${ALGORITHMS.join(', ')})`);
     if (err instanceof errors.JWSInvalid || err instanceof errors.JWTInvalid) return invalid('The token is malformed');
-    if (err instanceof errors.JWKSTimeout || err instanceof errors.JWKSInvalid || err instanceof TypeError || (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC')) {
+    if (
+      err instanceof errors.JWKSTimeout ||
+      err instanceof errors.JWKSInvalid ||
+      err instanceof TypeError ||
+      (err instanceof errors.JOSEError && err.code === 'ERR_JOSE_GENERIC')
+    ) {
       return new UpstreamError(503, `The JWKS at ${this.#config.jwksUrl} could not be read: try again`, { cause: err });
     }
     return invalid('The token could not be verified');

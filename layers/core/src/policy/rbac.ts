@@ -73,8 +73,7 @@ export const SETTING_RULES: readonly SettingRule[] = [
  */
 export const DATA_SETTINGS: readonly SecuritySettingName[] = ['membersViewAllData', 'managersViewAllData'];
 
-export const settingRulesFor = (role: Role, scope: string): SettingRule[] =>
-  SETTING_RULES.filter((r) => r.role === role && r.applies(scope));
+export const settingRulesFor = (role: Role, scope: string): SettingRule[] => SETTING_RULES.filter((r) => r.role === role && r.applies(scope));
 
 export interface AuthorizeOptions {
   /** When set, only these roles may call the route whatever their scopes. */

@@ -72,11 +72,17 @@ const LIMIT_PROBLEMS: Record<Exclude<TemplateLimitError['kind'], 'cycle'>, (limi
 /** 422: the prompt would render past a limit; names the prompt, its version and the limit. */
 export class PromptLimitError extends GantryError {
   constructor(version: PromptVersion, problem: FieldProblem) {
-    super(422, 'AB01', 'invalid_request_error', `The prompt ${JSON.stringify(version.slug)} (version ${version.version}) cannot be rendered: it ${problem.message}`, {
-      param: problem.path,
-      openaiCode: 'prompt_render_failed',
-      problems: [problem],
-    });
+    super(
+      422,
+      'AB01',
+      'invalid_request_error',
+      `The prompt ${JSON.stringify(version.slug)} (version ${version.version}) cannot be rendered: it ${problem.message}`,
+      {
+        param: problem.path,
+        openaiCode: 'prompt_render_failed',
+        problems: [problem],
+      },
+    );
   }
 }
 
@@ -91,7 +97,9 @@ class Leaf {
 /** A compiled JSON template: literals as they are, strings with tags as leaves. */
 type Node = Leaf | string | number | boolean | null | Node[] | { [key: string]: Node };
 
-type Compiled = { kind: 'raw' | 'text'; template: CompiledTemplate; partials: readonly string[] } | { kind: 'messages'; tree: Node; partials: readonly string[] };
+type Compiled =
+  | { kind: 'raw' | 'text'; template: CompiledTemplate; partials: readonly string[] }
+  | { kind: 'messages'; tree: Node; partials: readonly string[] };
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
@@ -218,7 +226,11 @@ async function renderCompiled(version: PromptVersion, c: Compiled, run: Run): Pr
   const templates = c.kind === 'messages' ? leavesOf(c.tree, []) : [c.template];
   let out: RenderedTexts;
   try {
-    out = await renderTemplates(templates, run.variables, { escape: c.kind === 'raw' ? 'json' : 'none', partials: run.partials, limits: limitsFor(run.variables) });
+    out = await renderTemplates(templates, run.variables, {
+      escape: c.kind === 'raw' ? 'json' : 'none',
+      partials: run.partials,
+      limits: limitsFor(run.variables),
+    });
   } catch (err) {
     if (!(err instanceof TemplateLimitError)) throw err instanceof ValidationError ? new TemplateValuesError(err.problems) : err;
     // A partial that includes itself where nothing the data gives can end it.

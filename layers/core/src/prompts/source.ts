@@ -8,7 +8,14 @@
 import { isOrganisationPrincipal, type Principal } from '../kernel/principal.ts';
 import type { Clock } from '../ports/clock.ts';
 import { LabelRepository, universalLabels, type LabelRecord } from '../store/prompt-catalog.ts';
-import { PartialRepository, PromptRepository, type PartialRecord, type PartialVersionRecord, type PromptRecord, type PromptVersionRecord } from '../store/prompts.ts';
+import {
+  PartialRepository,
+  PromptRepository,
+  type PartialRecord,
+  type PartialVersionRecord,
+  type PromptRecord,
+  type PromptVersionRecord,
+} from '../store/prompts.ts';
 import type { TableClient } from '../store/repositories.ts';
 import type { HeadBase, VersionBase, VersionedRepository } from '../store/versioned.ts';
 import type { PartialVersion, PromptSource, PromptVersion } from './contract.ts';
@@ -118,7 +125,10 @@ export class StoredPromptSource implements PromptSource {
     if (/^\d+$/.test(suffix)) return Number(suffix);
     if (suffix === 'latest') return head.latest_version;
     if (!labels) return undefined;
-    const all = await this.#labels.get(head.organisation_id, async () => [...universalLabels(head.organisation_id), ...(await this.#labelRepo.list(head.organisation_id))]);
+    const all = await this.#labels.get(head.organisation_id, async () => [
+      ...universalLabels(head.organisation_id),
+      ...(await this.#labelRepo.list(head.organisation_id)),
+    ]);
     const label = all.find((l) => l.name === suffix && (l.workspace_id === null || l.workspace_id === head.workspace_id));
     return label ? labels[label.id] : undefined;
   }

@@ -317,7 +317,11 @@ class Walk {
   }
 }
 
-const delta = (now: Totals, start: Totals): Totals => ({ chars: now.chars - start.chars, partials: now.partials - start.partials, steps: now.steps - start.steps });
+const delta = (now: Totals, start: Totals): Totals => ({
+  chars: now.chars - start.chars,
+  partials: now.partials - start.partials,
+  steps: now.steps - start.steps,
+});
 
 /** How long a walk holds the event loop before it hands it back. */
 const SLICE_MS = 2;

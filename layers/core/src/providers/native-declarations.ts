@@ -17,19 +17,37 @@ function native<const E extends ProviderDefinition['endpoints']>(
   return { id, name, baseUrl, auth, endpoints, native: true };
 }
 
-export const anthropic = native('anthropic', 'Anthropic', 'https://api.anthropic.com/v1', { kind: 'header', header: 'x-api-key' }, { chatComplete: '/messages' });
+export const anthropic = native(
+  'anthropic',
+  'Anthropic',
+  'https://api.anthropic.com/v1',
+  { kind: 'header', header: 'x-api-key' },
+  { chatComplete: '/messages' },
+);
 
-export const bedrock = native('bedrock', 'Amazon Bedrock', 'https://bedrock-runtime.{aws_region}.amazonaws.com', { kind: 'bearer' }, {
-  chatComplete: '/model/{model}/converse',
-  embed: '/model/{model}/invoke',
-  imageGenerate: '/model/{model}/invoke',
-  rerank: '/rerank',
-});
+export const bedrock = native(
+  'bedrock',
+  'Amazon Bedrock',
+  'https://bedrock-runtime.{aws_region}.amazonaws.com',
+  { kind: 'bearer' },
+  {
+    chatComplete: '/model/{model}/converse',
+    embed: '/model/{model}/invoke',
+    imageGenerate: '/model/{model}/invoke',
+    rerank: '/rerank',
+  },
+);
 
-export const google = native('google', 'Google Gemini (AI Studio)', 'https://generativelanguage.googleapis.com/v1beta', { kind: 'header', header: 'x-goog-api-key' }, {
-  chatComplete: '/models/{model}:generateContent',
-  embed: '/models/{model}:batchEmbedContents',
-});
+export const google = native(
+  'google',
+  'Google Gemini (AI Studio)',
+  'https://generativelanguage.googleapis.com/v1beta',
+  { kind: 'header', header: 'x-goog-api-key' },
+  {
+    chatComplete: '/models/{model}:generateContent',
+    embed: '/models/{model}:batchEmbedContents',
+  },
+);
 
 export const vertexAI = native(
   'vertex-ai',
@@ -39,18 +57,24 @@ export const vertexAI = native(
   { chatComplete: '/publishers/google/models/{model}:generateContent', embed: '/publishers/google/models/{model}:predict' },
 );
 
-export const azureOpenAI = native('azure-openai', 'Azure OpenAI', 'https://{azure_resource_name}.openai.azure.com/openai', { kind: 'header', header: 'api-key' }, {
-  chatComplete: '/deployments/{azure_deployment_id}/chat/completions',
-  complete: '/deployments/{azure_deployment_id}/completions',
-  embed: '/deployments/{azure_deployment_id}/embeddings',
-  imageGenerate: '/deployments/{azure_deployment_id}/images/generations',
-  imageEdit: '/deployments/{azure_deployment_id}/images/edits',
-  createSpeech: '/deployments/{azure_deployment_id}/audio/speech',
-  createTranscription: '/deployments/{azure_deployment_id}/audio/transcriptions',
-  createTranslation: '/deployments/{azure_deployment_id}/audio/translations',
-  // The deployment and api-version go in the query (gateway/realtime/targets.ts).
-  realtime: '/realtime',
-});
+export const azureOpenAI = native(
+  'azure-openai',
+  'Azure OpenAI',
+  'https://{azure_resource_name}.openai.azure.com/openai',
+  { kind: 'header', header: 'api-key' },
+  {
+    chatComplete: '/deployments/{azure_deployment_id}/chat/completions',
+    complete: '/deployments/{azure_deployment_id}/completions',
+    embed: '/deployments/{azure_deployment_id}/embeddings',
+    imageGenerate: '/deployments/{azure_deployment_id}/images/generations',
+    imageEdit: '/deployments/{azure_deployment_id}/images/edits',
+    createSpeech: '/deployments/{azure_deployment_id}/audio/speech',
+    createTranscription: '/deployments/{azure_deployment_id}/audio/transcriptions',
+    createTranslation: '/deployments/{azure_deployment_id}/audio/translations',
+    // The deployment and api-version go in the query (gateway/realtime/targets.ts).
+    realtime: '/realtime',
+  },
+);
 
 export const azureAI = native(
   'azure-ai',
@@ -60,11 +84,17 @@ export const azureAI = native(
   { chatComplete: '/chat/completions', embed: '/embeddings' },
 );
 
-export const cohere = native('cohere', 'Cohere', 'https://api.cohere.com', { kind: 'bearer' }, {
-  chatComplete: '/v2/chat',
-  embed: '/v2/embed',
-  rerank: '/v2/rerank',
-});
+export const cohere = native(
+  'cohere',
+  'Cohere',
+  'https://api.cohere.com',
+  { kind: 'bearer' },
+  {
+    chatComplete: '/v2/chat',
+    embed: '/v2/embed',
+    rerank: '/v2/rerank',
+  },
+);
 
 /** Passthrough only (`/v1/endpoints/{name}/invocations`), SigV4-signed for the `sagemaker` service. */
 export const sagemaker = native('sagemaker', 'Amazon SageMaker', 'https://runtime.sagemaker.{aws_region}.amazonaws.com', { kind: 'bearer' }, {});

@@ -134,6 +134,11 @@ export const ai21 = openAICompatible('ai21', 'AI21 Labs', 'https://api.ai21.com/
 });
 
 /** The account id is part of the base URL: `workers_ai_account_id` (or `x-gw-workers-ai-account-id`) fills it. */
-export const workersAi = openAICompatible('workers-ai', 'Cloudflare Workers AI', 'https://api.cloudflare.com/client/v4/accounts/{workers_ai_account_id}/ai/v1', {
-  endpoints: openAIPaths('chatComplete', 'embed'),
-});
+export const workersAi = openAICompatible(
+  'workers-ai',
+  'Cloudflare Workers AI',
+  'https://api.cloudflare.com/client/v4/accounts/{workers_ai_account_id}/ai/v1',
+  {
+    endpoints: openAIPaths('chatComplete', 'embed'),
+  },
+);

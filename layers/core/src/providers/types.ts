@@ -53,9 +53,7 @@ export const ENDPOINT_TYPES = [
 export type EndpointType = (typeof ENDPOINT_TYPES)[number];
 
 /** How the provider expects its key. */
-export type ProviderAuth =
-  | { kind: 'bearer' }
-  | { kind: 'header'; header: string };
+export type ProviderAuth = { kind: 'bearer' } | { kind: 'header'; header: string };
 
 export interface ProviderDefinition {
   readonly id: string;

@@ -31,7 +31,8 @@ function failure(err: unknown): SecretManagerError {
   if (THROTTLED.has(name)) return new SecretManagerError('throttled', `Secrets Manager answered ${name}`, name);
   if (DENIED.has(name)) return new SecretManagerError('denied', `Secrets Manager answered ${name}`, name);
   if (name === 'ResourceNotFoundException') return new SecretManagerError('not_found', `Secrets Manager answered ${name}`, name);
-  if (status === undefined || status >= 500) return new SecretManagerError('unavailable', `Secrets Manager could not be read (${status ?? name})`, status ?? name);
+  if (status === undefined || status >= 500)
+    return new SecretManagerError('unavailable', `Secrets Manager could not be read (${status ?? name})`, status ?? name);
   return new SecretManagerError('rejected', `Secrets Manager answered ${name}`, name);
 }
 
@@ -86,7 +87,12 @@ export class AwsSecretsManagerClient implements SecretManagerClient {
     const hit = this.#assumed.get(key);
     if (hit && hit.until > Date.now()) return hit;
     try {
-      const input = { roleArn: auth.aws_role_arn ?? '', region, sessionName: 'gantry-secrets', ...(auth.aws_external_id ? { externalId: auth.aws_external_id } : {}) };
+      const input = {
+        roleArn: auth.aws_role_arn ?? '',
+        region,
+        sessionName: 'gantry-secrets',
+        ...(auth.aws_external_id ? { externalId: auth.aws_external_id } : {}),
+      };
       const creds = await this.#o.assumeRole(input);
       if (this.#assumed.size > 100) this.#assumed.clear();
       this.#assumed.set(key, { ...creds, until: (creds.expiresAt ?? Date.now() + 3_600_000) - 300_000 });

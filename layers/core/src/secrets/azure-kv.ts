@@ -39,10 +39,22 @@ export class AzureKeyVaultClient implements SecretManagerClient {
   async fetch(spec: SecretSpec, signal?: AbortSignal): Promise<FetchedSecret> {
     const auth = spec.auth_config;
     const vault = (auth.azure_vault_url ?? '').replace(/\/+$/, '');
-    const name = spec.secret_path.replace(/^\/+|\/+$/g, '').split('/').map(encodeURIComponent).join('/');
-    const tokenKey = auth.azure_auth_mode === 'entra' ? `entra|${auth.azure_entra_tenant_id}|${auth.azure_entra_client_id}` : `managed|${auth.azure_managed_client_id ?? ''}`;
-    const read = (token: string) => this.#o.http(`${vault}/secrets/${name}?api-version=${API_VERSION}`, { headers: { authorization: `Bearer ${token}` }, signal });
-    const res = await callWithToken(this.#tokens, tokenKey, () => this.#token(auth, tokenKey, signal), read, (status) => status === 401);
+    const name = spec.secret_path
+      .replace(/^\/+|\/+$/g, '')
+      .split('/')
+      .map(encodeURIComponent)
+      .join('/');
+    const tokenKey =
+      auth.azure_auth_mode === 'entra' ? `entra|${auth.azure_entra_tenant_id}|${auth.azure_entra_client_id}` : `managed|${auth.azure_managed_client_id ?? ''}`;
+    const read = (token: string) =>
+      this.#o.http(`${vault}/secrets/${name}?api-version=${API_VERSION}`, { headers: { authorization: `Bearer ${token}` }, signal });
+    const res = await callWithToken(
+      this.#tokens,
+      tokenKey,
+      () => this.#token(auth, tokenKey, signal),
+      read,
+      (status) => status === 401,
+    );
     if (res.status !== 200) throw new SecretManagerError(kindOfStatus(res.status), `Key Vault answered ${res.status}${azureError(res.json)}`, res.status);
     const body = isRecord(res.json) ? res.json : {};
     if (typeof body.value !== 'string') throw new SecretManagerError('rejected', 'Key Vault answered without a secret value', res.status);
@@ -55,9 +67,11 @@ export class AzureKeyVaultClient implements SecretManagerClient {
     const cached = this.#tokens.get(key, now);
     if (cached) return cached;
     const res = auth.azure_auth_mode === 'entra' ? await this.#entraToken(auth, signal) : await this.#managedToken(auth, signal);
-    if (res.status !== 200) throw new SecretManagerError(kindOfStatus(res.status), `the Entra token endpoint answered ${res.status}${azureError(res.json)}`, res.status);
+    if (res.status !== 200)
+      throw new SecretManagerError(kindOfStatus(res.status), `the Entra token endpoint answered ${res.status}${azureError(res.json)}`, res.status);
     const body = isRecord(res.json) ? res.json : {};
-    if (typeof body.access_token !== 'string') throw new SecretManagerError('rejected', 'the Entra token endpoint answered without an access token', res.status);
+    if (typeof body.access_token !== 'string')
+      throw new SecretManagerError('rejected', 'the Entra token endpoint answered without an access token', res.status);
     const lifetime = Number(body.expires_in ?? 0);
     this.#tokens.set(key, body.access_token, now, Number.isFinite(lifetime) && lifetime > 0 ? lifetime : 300);
     return body.access_token;
@@ -77,7 +91,10 @@ export class AzureKeyVaultClient implements SecretManagerClient {
   /** The operator's runtime endpoint (not a user's URL), so it is called with the plain fetch. */
   async #managedToken(auth: Readonly<Record<string, string>>, signal?: AbortSignal) {
     if (!this.#o.identityEndpoint || !this.#o.identityHeader) {
-      throw new SecretManagerError('rejected', 'this runtime has no managed identity (IDENTITY_ENDPOINT and IDENTITY_HEADER are not set): use azure_auth_mode "entra"');
+      throw new SecretManagerError(
+        'rejected',
+        'this runtime has no managed identity (IDENTITY_ENDPOINT and IDENTITY_HEADER are not set): use azure_auth_mode "entra"',
+      );
     }
     const url = new URL(this.#o.identityEndpoint);
     url.searchParams.set('api-version', '2019-08-01');

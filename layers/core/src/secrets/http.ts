@@ -13,7 +13,10 @@ export interface JsonAnswer {
   json: unknown;
 }
 
-export type JsonCall = (url: string, init: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal | undefined }) => Promise<JsonAnswer>;
+export type JsonCall = (
+  url: string,
+  init: { method?: string; headers?: Record<string, string>; body?: string; signal?: AbortSignal | undefined },
+) => Promise<JsonAnswer>;
 
 /** A manager answer is small: anything over this is not one. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -23,7 +26,14 @@ export function managerHttp(upstream: Upstream, trusted: TrustedHosts, timeoutMs
   return async (url, init) => {
     let res: Response;
     try {
-      res = await fetch(url, { method: init.method ?? 'GET', headers: init.headers, body: init.body, signal: init.signal, timeoutMs, maxBytes: MAX_ANSWER_BYTES });
+      res = await fetch(url, {
+        method: init.method ?? 'GET',
+        headers: init.headers,
+        body: init.body,
+        signal: init.signal,
+        timeoutMs,
+        maxBytes: MAX_ANSWER_BYTES,
+      });
     } catch (err) {
       if (err instanceof CheckFetchError) {
         const host = hostOf(url);

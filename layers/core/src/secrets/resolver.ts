@@ -89,7 +89,12 @@ export class SecretResolver {
       if (!(err instanceof SecretManagerError)) throw err;
       const mayServeStale = (err.kind === 'unavailable' || err.kind === 'throttled') && !input.fresh;
       if (mayServeStale && cached && now - cached.fetchedAt < MAX_STALE_MS) {
-        this.#o.logger.warn('secret manager unavailable: serving the cached value', { secret_reference: ref.slug, manager_type: ref.manager_type, manager_status: err.status ?? err.kind, age_ms: now - cached.fetchedAt });
+        this.#o.logger.warn('secret manager unavailable: serving the cached value', {
+          secret_reference: ref.slug,
+          manager_type: ref.manager_type,
+          manager_status: err.status ?? err.kind,
+          age_ms: now - cached.fetchedAt,
+        });
         return cached.value;
       }
       this.#values.delete(key);
@@ -129,7 +134,10 @@ export class SecretResolver {
   async #load(org: string, id: string): Promise<LoadedReference | undefined> {
     const record = await readSecretReference(this.#o.table, org, id);
     if (!record) return undefined;
-    const secret = record.auth_secret === null ? {} : (JSON.parse(await this.#o.cipher.decrypt(record.auth_secret, secretReferenceContext(org, record.id))) as Record<string, string>);
+    const secret =
+      record.auth_secret === null
+        ? {}
+        : (JSON.parse(await this.#o.cipher.decrypt(record.auth_secret, secretReferenceContext(org, record.id))) as Record<string, string>);
     return { record, spec: { manager_type: record.manager_type, auth_config: { ...record.auth_plain, ...secret }, secret_path: record.secret_path } };
   }
 }

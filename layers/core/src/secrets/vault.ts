@@ -42,7 +42,10 @@ export class VaultClient implements SecretManagerClient {
     const auth = spec.auth_config;
     const base = (auth.vault_addr ?? '').replace(/\/+$/, '');
     const path = kvDataPath(spec.secret_path);
-    const loginKey = auth.vault_auth_type === 'token' ? undefined : `${base}|${auth.vault_namespace ?? ''}|${auth.vault_auth_type}|${auth.vault_role_id ?? auth.vault_role ?? ''}`;
+    const loginKey =
+      auth.vault_auth_type === 'token'
+        ? undefined
+        : `${base}|${auth.vault_namespace ?? ''}|${auth.vault_auth_type}|${auth.vault_role_id ?? auth.vault_role ?? ''}`;
     const token = () => (loginKey ? this.#loginToken(base, auth, loginKey, signal) : Promise.resolve(auth.vault_token ?? ''));
     const read = (t: string) => this.#o.http(`${base}/v1/${path}`, { headers: this.#headers(auth, t), signal });
     const res = await callWithToken(this.#tokens, loginKey, token, read, (status) => status === 401 || status === 403);
@@ -62,13 +65,18 @@ export class VaultClient implements SecretManagerClient {
     const cached = this.#tokens.get(key, now);
     if (cached) return cached;
     const method = auth.vault_auth_type === 'kubernetes' ? 'kubernetes' : 'approle';
-    const body = method === 'approle' ? { role_id: auth.vault_role_id, secret_id: auth.vault_secret_id } : { role: auth.vault_role, jwt: await this.#serviceAccountToken() };
+    const body =
+      method === 'approle'
+        ? { role_id: auth.vault_role_id, secret_id: auth.vault_secret_id }
+        : { role: auth.vault_role, jwt: await this.#serviceAccountToken() };
     const headers = { 'content-type': 'application/json', ...(auth.vault_namespace ? { 'x-vault-namespace': auth.vault_namespace } : {}) };
     const res = await this.#o.http(`${base}/v1/auth/${method}/login`, { method: 'POST', headers, body: JSON.stringify(body), signal });
-    if (res.status !== 200) throw new SecretManagerError(kindOfStatus(res.status), `Vault ${method} login answered ${res.status}${vaultErrors(res.json)}`, res.status);
+    if (res.status !== 200)
+      throw new SecretManagerError(kindOfStatus(res.status), `Vault ${method} login answered ${res.status}${vaultErrors(res.json)}`, res.status);
     const authBlock = isRecord(res.json) && isRecord(res.json.auth) ? res.json.auth : undefined;
     const token = authBlock?.client_token;
-    if (typeof token !== 'string' || token === '') throw new SecretManagerError('rejected', `Vault ${method} login answered without a client token`, res.status);
+    if (typeof token !== 'string' || token === '')
+      throw new SecretManagerError('rejected', `Vault ${method} login answered without a client token`, res.status);
     const lease = typeof authBlock?.lease_duration === 'number' && authBlock.lease_duration > 0 ? authBlock.lease_duration : 300;
     this.#tokens.set(key, token, now, lease);
     return token;

@@ -222,8 +222,7 @@ const THIS_HOST_V4: V4Range = [v4('0.0.0.0'), 8];
 /** This machine's interface addresses; read on each check (rare: only for this service's own ports), so a new interface counts. */
 export type MachineAddresses = () => Iterable<string>;
 
-export const interfaceAddresses: MachineAddresses = () =>
-  Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
+export const interfaceAddresses: MachineAddresses = () => Object.values(os.networkInterfaces()).flatMap((list) => (list ?? []).map((i) => i.address));
 
 /** Whether a connection to `ip` stays on this machine: loopback, unspecified, or one of its interfaces' addresses. */
 function isThisMachine(ip: string, machine: MachineAddresses): boolean {
@@ -418,8 +417,22 @@ const METADATA_HOSTS = new Set([
 
 /** Suffixes that never name a public service (RFC 6761/6762/8375/9476, ICANN name collisions). */
 const INTERNAL_SUFFIXES = [
-  'localhost', 'local', 'localdomain', 'internal', 'intranet', 'lan', 'home', 'corp', 'private',
-  'arpa', 'onion', 'test', 'invalid', 'example', 'alt', 'svc',
+  'localhost',
+  'local',
+  'localdomain',
+  'internal',
+  'intranet',
+  'lan',
+  'home',
+  'corp',
+  'private',
+  'arpa',
+  'onion',
+  'test',
+  'invalid',
+  'example',
+  'alt',
+  'svc',
 ];
 
 /** Control, format (zero-width, bidi) and separator characters, plus any whitespace. */

@@ -57,9 +57,7 @@ export async function batchPut(doc: DynamoDBDocumentClient, table: string, items
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt > 0) await opts.clock.sleep(delay(attempt - 1, opts));
         try {
-          const out = await doc.send(
-            new BatchWriteCommand({ RequestItems: { [table]: pending.map((i) => ({ PutRequest: { Item: items[i] as Item } })) } }),
-          );
+          const out = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending.map((i) => ({ PutRequest: { Item: items[i] as Item } })) } }));
           const left = out.UnprocessedItems?.[table] ?? [];
           if (left.length === 0) return;
           // Unprocessed items come back as they were sent: find them by key.

@@ -242,7 +242,11 @@ export class BatchRepository {
           TableName: this.#t.tableName,
           Item: BatchLine.toItem(rec),
           ...(previous
-            ? { ConditionExpression: '#s = :s AND attempts = :n', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': previous.state, ':n': previous.attempts } }
+            ? {
+                ConditionExpression: '#s = :s AND attempts = :n',
+                ExpressionAttributeNames: { '#s': 'state' },
+                ExpressionAttributeValues: { ':s': previous.state, ':n': previous.attempts },
+              }
             : { ConditionExpression: 'attribute_not_exists(pk)' }),
         }),
       );
@@ -295,7 +299,14 @@ export class BatchRepository {
         TableName: this.#t.tableName,
         Key: { pk: `BATCH#${rec.batch_id}`, sk: 'BATCH' },
         UpdateExpression: `ADD ${succeeded ? 'completed' : 'failed'} :one, input_tokens :i, output_tokens :o, cached_tokens :k, reasoning_tokens :r, cost_micros :c`,
-        ExpressionAttributeValues: { ':one': 1, ':i': out.input_tokens, ':o': out.output_tokens, ':k': out.cached_tokens, ':r': out.reasoning_tokens, ':c': out.cost_micros },
+        ExpressionAttributeValues: {
+          ':one': 1,
+          ':i': out.input_tokens,
+          ':o': out.output_tokens,
+          ':k': out.cached_tokens,
+          ':r': out.reasoning_tokens,
+          ':c': out.cost_micros,
+        },
       }),
     );
     return true;

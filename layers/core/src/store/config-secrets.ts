@@ -71,7 +71,8 @@ export async function openConfigSecrets(config: Json, cipher: Cipher, context: C
     try {
       return await cipher.decrypt(value[SEALED], context);
     } catch (err) {
-      if (err instanceof CipherError) throw new CipherError(`A secret of config ${context.config_id ?? ''} cannot be decrypted (${err.message}): save the config again with the key`);
+      if (err instanceof CipherError)
+        throw new CipherError(`A secret of config ${context.config_id ?? ''} cannot be decrypted (${err.message}): save the config again with the key`);
       throw err;
     }
   })) as Json;

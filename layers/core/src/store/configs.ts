@@ -159,9 +159,7 @@ export class ConfigRepository {
   async delete(rec: SavedConfigRecord): Promise<void> {
     const versions = await this.versions(rec.id);
     const keys = [SavedConfig.key(rec), ConfigSlug.key({ organisation_id: rec.organisation_id, slug: rec.slug, config_id: rec.id })];
-    await this.#t.doc.send(
-      new TransactWriteCommand({ TransactItems: keys.map((Key) => ({ Delete: { TableName: this.#t.tableName, Key } })) }),
-    );
+    await this.#t.doc.send(new TransactWriteCommand({ TransactItems: keys.map((Key) => ({ Delete: { TableName: this.#t.tableName, Key } })) }));
     // Versions are history: deleted after the config, so a failure here leaves no live config behind.
     for (let i = 0; i < versions.length; i += 25) {
       const batch = versions.slice(i, i + 25).map((v) => ({ DeleteRequest: { Key: ConfigVersion.key(v) } }));

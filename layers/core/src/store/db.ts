@@ -29,9 +29,7 @@ export function createDocumentClient(opts: DbOptions): DynamoDBDocumentClient {
     maxAttempts: timeouts.maxAttempts,
     // Without throwOnRequestTimeout the SDK only warns when the request timeout passes.
     requestHandler: { connectionTimeout: timeouts.connectionTimeoutMs, requestTimeout: timeouts.requestTimeoutMs, throwOnRequestTimeout: true },
-    ...(opts.endpoint
-      ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } }
-      : {}),
+    ...(opts.endpoint ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
   });
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },

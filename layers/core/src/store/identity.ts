@@ -128,9 +128,7 @@ export class IdentityRepository {
 
   async updateUser(user: UserRecord): Promise<void> {
     try {
-      await this.#t.transact([
-        { Put: { TableName: this.#t.tableName, Item: User.toItem(user), ConditionExpression: 'attribute_exists(pk)' } },
-      ]);
+      await this.#t.transact([{ Put: { TableName: this.#t.tableName, Item: User.toItem(user), ConditionExpression: 'attribute_exists(pk)' } }]);
     } catch (err) {
       if (isCancelled(err)) throw new NotFoundError(`User ${user.id} not found`);
       throw err;
@@ -189,9 +187,7 @@ export class IdentityRepository {
 
   async updateMember(m: MemberRecord): Promise<void> {
     try {
-      await this.#t.transact([
-        { Put: { TableName: this.#t.tableName, Item: Member.toItem(m), ConditionExpression: 'attribute_exists(pk)' } },
-      ]);
+      await this.#t.transact([{ Put: { TableName: this.#t.tableName, Item: Member.toItem(m), ConditionExpression: 'attribute_exists(pk)' } }]);
     } catch (err) {
       if (isCancelled(err)) throw new NotFoundError(`User ${m.user_id} is not a member of workspace ${m.workspace_id}`);
       throw err;
@@ -200,9 +196,7 @@ export class IdentityRepository {
 
   async removeMember(m: MemberRecord): Promise<void> {
     try {
-      await this.#t.transact([
-        { Delete: { TableName: this.#t.tableName, Key: Member.key(m), ConditionExpression: 'attribute_exists(pk)' } },
-      ]);
+      await this.#t.transact([{ Delete: { TableName: this.#t.tableName, Key: Member.key(m), ConditionExpression: 'attribute_exists(pk)' } }]);
     } catch (err) {
       if (isCancelled(err)) throw new NotFoundError(`User ${m.user_id} is not a member of workspace ${m.workspace_id}`);
       throw err;

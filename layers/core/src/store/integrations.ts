@@ -127,8 +127,7 @@ function concurrentChange(): ConflictError {
   return new ConflictError('Another request changed the same items at the same time; retry');
 }
 
-const byCreation = <R extends { created_at: string; id: string }>(a: R, b: R) =>
-  a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
+const byCreation = <R extends { created_at: string; id: string }>(a: R, b: R) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
 
 export class IntegrationRepository {
   readonly #t: TableClient;
@@ -186,7 +185,11 @@ export class IntegrationRepository {
 
   /** The mapped secret references, checked and stamped in the same transaction (see `mappingTouches`). */
   #touches(rec: IntegrationRecord): TransactItem[] {
-    return mappingTouches(this.#t, rec.organisation_id, (rec.secret_mappings ?? []).map((m) => m.secret_reference_id));
+    return mappingTouches(
+      this.#t,
+      rec.organisation_id,
+      (rec.secret_mappings ?? []).map((m) => m.secret_reference_id),
+    );
   }
 
   /** Deletes the integration unless a provider uses it (then a conflict). */

@@ -20,7 +20,9 @@ const SORT_KEYS = new Set([TABLE.sortKey.name, ...TABLE.globalIndexes.map((i) =>
 /** A write whose key DynamoDB would refuse: a 400 naming no field (the route bounds its fields; this is the floor). */
 export class KeyTooLongError extends ValidationError {
   constructor(attribute: string, limit: number) {
-    super([{ path: '', message: `an id or name in this request is too long to be stored (its key ${attribute} would exceed ${limit} bytes)` }], { param: null });
+    super([{ path: '', message: `an id or name in this request is too long to be stored (its key ${attribute} would exceed ${limit} bytes)` }], {
+      param: null,
+    });
   }
 }
 
@@ -71,7 +73,8 @@ function writeKeys(input: Item): unknown[] {
 /** What to do with one command: send it (maybe with impossible keys left out), answer it empty, or refuse it. */
 export function checkKeys(command: string, input: Item): Outcome {
   if (command === 'GetCommand' || command === 'GetItemCommand') return overLimit(input.Key) ? { kind: 'answer', output: {} } : { kind: 'send', input };
-  if (command === 'QueryCommand') return impossibleQuery(input) ? { kind: 'answer', output: { Items: [], Count: 0, ScannedCount: 0 } } : { kind: 'send', input };
+  if (command === 'QueryCommand')
+    return impossibleQuery(input) ? { kind: 'answer', output: { Items: [], Count: 0, ScannedCount: 0 } } : { kind: 'send', input };
   if ((command === 'BatchGetCommand' || command === 'BatchGetItemCommand') && isRecord(input.RequestItems)) {
     const RequestItems: Item = {};
     for (const [table, req] of Object.entries(input.RequestItems)) {
@@ -79,7 +82,9 @@ export function checkKeys(command: string, input: Item): Outcome {
       const Keys = req.Keys.filter((k) => !overLimit(k));
       if (Keys.length > 0) RequestItems[table] = { ...req, Keys };
     }
-    return Object.keys(RequestItems).length === 0 ? { kind: 'answer', output: { Responses: {}, UnprocessedKeys: {} } } : { kind: 'send', input: { ...input, RequestItems } };
+    return Object.keys(RequestItems).length === 0
+      ? { kind: 'answer', output: { Responses: {}, UnprocessedKeys: {} } }
+      : { kind: 'send', input: { ...input, RequestItems } };
   }
   for (const key of writeKeys(input)) {
     const over = overLimit(key);

@@ -85,7 +85,8 @@ export interface UsageLimitPolicyRecord extends PolicyBase {
 }
 
 /** The gsi1 partition listing a workspace's policies, or the organisation-wide ones. */
-const policiesPartition = (orgId: string, workspaceId: string | null): string => (workspaceId === null ? `ORG#${orgId}#POLICIES` : `WS#${workspaceId}#POLICIES`);
+const policiesPartition = (orgId: string, workspaceId: string | null): string =>
+  workspaceId === null ? `ORG#${orgId}#POLICIES` : `WS#${workspaceId}#POLICIES`;
 
 export const RateLimitPolicy = new Entity<RateLimitPolicyRecord>({
   name: 'RateLimitPolicy',
@@ -142,9 +143,7 @@ export interface CounterKey {
   sk: string;
 }
 
-export type ReserveResult =
-  | { ok: true; used: number; item: Item }
-  | { ok: false; used: number; item: Item | undefined };
+export type ReserveResult = { ok: true; used: number; item: Item } | { ok: false; used: number; item: Item | undefined };
 
 const isConditionFailure = (err: unknown): err is Error & { Item?: Record<string, unknown> } =>
   err instanceof Error && err.name === 'ConditionalCheckFailedException';

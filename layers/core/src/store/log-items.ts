@@ -46,7 +46,16 @@ export function logItem(place: LogPlace, content: LogContent): Item {
 
 /** The id pointer of a log item; `pending` until the event is fully processed. */
 export function pointerItem(log: Item, ids: { id: string; ws: string; org: unknown }, pending: boolean): Item {
-  return { ...pointerKey(ids.id), _type: POINTER_TYPE, ws: ids.ws, org: ids.org, lpk: log.pk, lsk: log.sk, ttl: log.ttl, ...(pending ? { pending: true } : {}) };
+  return {
+    ...pointerKey(ids.id),
+    _type: POINTER_TYPE,
+    ws: ids.ws,
+    org: ids.org,
+    lpk: log.pk,
+    lsk: log.sk,
+    ttl: log.ttl,
+    ...(pending ? { pending: true } : {}),
+  };
 }
 
 /** One chunk of a shard's read: the sort keys in [lo, hi], newest first, from `start` on. */

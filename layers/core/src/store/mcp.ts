@@ -228,11 +228,9 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 
 const cancelled = (err: unknown): err is Error & { CancellationReasons?: Array<{ Code?: string }> } =>
   err instanceof Error && err.name === 'TransactionCanceledException';
-const failedAt = (err: unknown, i: number): boolean =>
-  cancelled(err) && err.CancellationReasons?.[i]?.Code === 'ConditionalCheckFailed';
+const failedAt = (err: unknown, i: number): boolean => cancelled(err) && err.CancellationReasons?.[i]?.Code === 'ConditionalCheckFailed';
 
-const byCreation = <R extends { created_at: string; id: string }>(a: R, b: R) =>
-  a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
+const byCreation = <R extends { created_at: string; id: string }>(a: R, b: R) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id);
 
 /** Whether a workspace may use the integration (its owner, or granted by an organisation integration). */
 export function integrationAllows(rec: McpIntegrationRecord, workspaceId: string): boolean {
@@ -340,7 +338,12 @@ export class McpRepository {
     try {
       await this.#t.transact([
         { ConditionCheck: { TableName: this.#t.tableName, Key: integrationKey(org, integrationId), ConditionExpression: 'attribute_exists(pk)' } },
-        { Put: { TableName: this.#t.tableName, Item: McpCapabilities.toItem({ organisation_id: org, mcp_integration_id: integrationId, capabilities, last_updated_at: at }) } },
+        {
+          Put: {
+            TableName: this.#t.tableName,
+            Item: McpCapabilities.toItem({ organisation_id: org, mcp_integration_id: integrationId, capabilities, last_updated_at: at }),
+          },
+        },
       ]);
     } catch (err) {
       if (failedAt(err, 0)) throw new NotFoundError(`MCP integration ${integrationId} not found`);
@@ -358,7 +361,13 @@ export class McpRepository {
       await this.#t.doc.send(
         new TransactWriteCommand({
           TransactItems: [
-            { ConditionCheck: { TableName: this.#t.tableName, Key: integrationKey(rec.organisation_id, rec.mcp_integration_id), ConditionExpression: 'attribute_exists(pk)' } },
+            {
+              ConditionCheck: {
+                TableName: this.#t.tableName,
+                Key: integrationKey(rec.organisation_id, rec.mcp_integration_id),
+                ConditionExpression: 'attribute_exists(pk)',
+              },
+            },
             { Put: { TableName: this.#t.tableName, Item: McpMetadata.toItem(rec) } },
           ],
         }),
@@ -510,7 +519,11 @@ export function effectiveCapabilities(capabilities: readonly McpCapability[], ov
 export async function loadMcpRoute(deps: McpStoreDeps, organisationId: string, slug: string): Promise<McpRoute | undefined> {
   const claim = await deps.table.get(McpServerSlug, slugKey(organisationId, slug));
   if (!claim) return undefined;
-  const keys = [serverKey(organisationId, claim.mcp_server_id), integrationKey(organisationId, claim.mcp_integration_id), capabilitiesKey(organisationId, claim.mcp_integration_id)];
+  const keys = [
+    serverKey(organisationId, claim.mcp_server_id),
+    integrationKey(organisationId, claim.mcp_integration_id),
+    capabilitiesKey(organisationId, claim.mcp_integration_id),
+  ];
   const items = await batchGetBySk(deps.table, keys);
   const srvItem = items.get(keys[0]!.sk);
   const intItem = items.get(keys[1]!.sk);
@@ -540,11 +553,7 @@ export async function getUserConnection(deps: McpStoreDeps, organisationId: stri
 }
 
 /** Stores (or replaces, after a refresh) a user's connection with its tokens encrypted; keeps `created_at`. */
-export async function putUserConnection(
-  deps: McpStoreDeps,
-  organisationId: string,
-  conn: Omit<McpConnection, 'createdAt'> & { now: string },
-): Promise<void> {
+export async function putUserConnection(deps: McpStoreDeps, organisationId: string, conn: Omit<McpConnection, 'createdAt'> & { now: string }): Promise<void> {
   const secret = await deps.cipher.encrypt(JSON.stringify(conn.tokens), connectionContext(organisationId, conn.serverId, conn.userId));
   const existing = await deps.table.get(McpConnectionEntity, connectionKey(organisationId, conn.serverId, conn.userId), true);
   const rec: McpConnectionRecord = {

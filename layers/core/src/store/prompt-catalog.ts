@@ -47,8 +47,16 @@ const UNIVERSAL: readonly [string, string, string][] = [
 /** The universal labels as an organisation sees them (fixed ids, the same everywhere). */
 export function universalLabels(orgId: string): LabelRecord[] {
   return UNIVERSAL.map(([id, name, color]) => ({
-    id, name, description: `Universal label: ${name}`, color_code: color, organisation_id: orgId, workspace_id: null,
-    is_universal: true, status: 'active', created_at: '1970-01-01T00:00:00.000Z', last_updated_at: '1970-01-01T00:00:00.000Z',
+    id,
+    name,
+    description: `Universal label: ${name}`,
+    color_code: color,
+    organisation_id: orgId,
+    workspace_id: null,
+    is_universal: true,
+    status: 'active',
+    created_at: '1970-01-01T00:00:00.000Z',
+    last_updated_at: '1970-01-01T00:00:00.000Z',
   }));
 }
 
@@ -101,7 +109,10 @@ export class CollectionRepository {
       this.#t.putIfAbsent(CollectionSlug.toItem({ organisation_id: rec.organisation_id, slug: rec.slug, collection_id: rec.id })),
       ...(parent ? [this.existsCheck(parent)] : []),
     ];
-    return orConflict(() => this.#t.transact(items), () => new ConflictError(`A collection with slug "${rec.slug}" already exists, or its parent was removed meanwhile`, { param: 'slug' }));
+    return orConflict(
+      () => this.#t.transact(items),
+      () => new ConflictError(`A collection with slug "${rec.slug}" already exists, or its parent was removed meanwhile`, { param: 'slug' }),
+    );
   }
 
   async resolve(orgId: string, idOrSlug: string): Promise<CollectionRecord | undefined> {
@@ -118,7 +129,10 @@ export class CollectionRepository {
 
   update(rec: CollectionRecord): Promise<void> {
     const put = { Put: { TableName: this.#t.tableName, Item: Collection.toItem(rec), ConditionExpression: 'attribute_exists(pk)' } };
-    return orConflict(() => this.#t.transact([put]), () => new ConflictError('The collection was removed by another request'));
+    return orConflict(
+      () => this.#t.transact([put]),
+      () => new ConflictError('The collection was removed by another request'),
+    );
   }
 
   delete(rec: CollectionRecord): Promise<void> {
@@ -161,7 +175,15 @@ export class LabelRepository {
   /** Saves a change; a new name claims it and frees the old one in the same transaction. */
   update(rec: LabelRecord, before: LabelRecord): Promise<void> {
     const put = { Put: { TableName: this.#t.tableName, Item: Label.toItem(rec), ConditionExpression: 'attribute_exists(pk)' } };
-    const rename = rec.name === before.name ? [] : [this.#t.putIfAbsent(this.#claim(rec)), { Delete: { TableName: this.#t.tableName, Key: LabelName.key({ organisation_id: before.organisation_id, name: before.name, label_id: before.id }) } }];
+    const rename =
+      rec.name === before.name
+        ? []
+        : [
+            this.#t.putIfAbsent(this.#claim(rec)),
+            {
+              Delete: { TableName: this.#t.tableName, Key: LabelName.key({ organisation_id: before.organisation_id, name: before.name, label_id: before.id }) },
+            },
+          ];
     return orConflict(() => this.#t.transact([put, ...rename]), this.#taken(rec.name));
   }
 

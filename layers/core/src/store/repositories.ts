@@ -79,9 +79,7 @@ export class OrganisationRepository {
   /** Saves a changed organisation that exists. */
   async update(org: OrganisationRecord): Promise<void> {
     try {
-      await this.#t.transact([
-        { Put: { TableName: this.#t.tableName, Item: Organisation.toItem(org), ConditionExpression: 'attribute_exists(pk)' } },
-      ]);
+      await this.#t.transact([{ Put: { TableName: this.#t.tableName, Item: Organisation.toItem(org), ConditionExpression: 'attribute_exists(pk)' } }]);
     } catch (err) {
       if (isCancelled(err)) throw new NotFoundError(`Organisation ${org.id} not found`);
       throw err;
@@ -125,9 +123,7 @@ export class WorkspaceRepository {
   /** Saves a changed workspace that exists (its slug never changes). */
   async update(ws: WorkspaceRecord): Promise<void> {
     try {
-      await this.#t.transact([
-        { Put: { TableName: this.#t.tableName, Item: Workspace.toItem(ws), ConditionExpression: 'attribute_exists(pk)' } },
-      ]);
+      await this.#t.transact([{ Put: { TableName: this.#t.tableName, Item: Workspace.toItem(ws), ConditionExpression: 'attribute_exists(pk)' } }]);
     } catch (err) {
       if (isCancelled(err)) throw new NotFoundError(`Workspace ${ws.id} not found`);
       throw err;
@@ -191,7 +187,12 @@ export class ApiKeyRepository {
    * One page of keys, read with a Query of `limit` items (never the whole list): the organisation's
    * in id order, a workspace's oldest first. `after` is the last key of the previous page.
    */
-  async page(orgId: string, workspaceId: string | undefined, limit: number, after?: { id: string; created_at: string }): Promise<{ items: ApiKeyRecord[]; last?: ApiKeyRecord }> {
+  async page(
+    orgId: string,
+    workspaceId: string | undefined,
+    limit: number,
+    after?: { id: string; created_at: string },
+  ): Promise<{ items: ApiKeyRecord[]; last?: ApiKeyRecord }> {
     const base = { pk: `ORG#${orgId}`, ...(after ? { sk: `APIKEY#${after.id}` } : {}) };
     const input = workspaceId
       ? {
@@ -305,12 +306,7 @@ export class BootstrapRepository {
   }
 
   /** First start: organisation, default workspace and owner key in one transaction. */
-  async create(
-    boot: BootstrapRecord,
-    org: OrganisationRecord,
-    ws: WorkspaceRecord,
-    ownerKey: ApiKeyRecord,
-  ): Promise<boolean> {
+  async create(boot: BootstrapRecord, org: OrganisationRecord, ws: WorkspaceRecord, ownerKey: ApiKeyRecord): Promise<boolean> {
     try {
       await this.#t.doc.send(
         new TransactWriteCommand({
@@ -360,4 +356,3 @@ export function createRepositories(doc: DynamoDBDocumentClient, tableName: strin
     bootstrap: new BootstrapRepository(table),
   };
 }
-

@@ -27,9 +27,7 @@ export interface TableDeclaration {
 export const TABLE: TableDeclaration = {
   partitionKey: { name: 'pk', type: 'S' },
   sortKey: { name: 'sk', type: 'S' },
-  globalIndexes: [
-    { name: 'gsi1', partitionKey: { name: 'gsi1pk', type: 'S' }, sortKey: { name: 'gsi1sk', type: 'S' } },
-  ],
+  globalIndexes: [{ name: 'gsi1', partitionKey: { name: 'gsi1pk', type: 'S' }, sortKey: { name: 'gsi1sk', type: 'S' } }],
   ttlAttribute: 'ttl',
 };
 

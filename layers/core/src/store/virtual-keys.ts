@@ -58,9 +58,7 @@ export class VirtualKeyRepository {
 
   async update(rec: VirtualKeyRecord): Promise<void> {
     try {
-      await this.#t.doc.send(
-        new PutCommand({ TableName: this.#t.tableName, Item: VirtualKey.toItem(rec), ConditionExpression: 'attribute_exists(pk)' }),
-      );
+      await this.#t.doc.send(new PutCommand({ TableName: this.#t.tableName, Item: VirtualKey.toItem(rec), ConditionExpression: 'attribute_exists(pk)' }));
     } catch (err) {
       if (conditionFailed(err)) throw new NotFoundError(`Virtual key ${rec.slug} not found`);
       throw err;
@@ -69,9 +67,7 @@ export class VirtualKeyRepository {
 
   async delete(rec: VirtualKeyRecord): Promise<void> {
     try {
-      await this.#t.doc.send(
-        new DeleteCommand({ TableName: this.#t.tableName, Key: VirtualKey.key(rec), ConditionExpression: 'attribute_exists(pk)' }),
-      );
+      await this.#t.doc.send(new DeleteCommand({ TableName: this.#t.tableName, Key: VirtualKey.key(rec), ConditionExpression: 'attribute_exists(pk)' }));
     } catch (err) {
       if (conditionFailed(err)) throw new NotFoundError(`Virtual key ${rec.slug} not found`);
       throw err;

@@ -52,7 +52,9 @@ describe('admin bodies', () => {
 
   it('lists the known fields when none is near', () => {
     const schema = z.object({ name: z.string(), value: z.number() });
-    expect(refusal(schema, { name: 'a', value: 1, colour: 'red' }).problems).toEqual([{ path: '', message: 'unknown field colour; known fields: name, value' }]);
+    expect(refusal(schema, { name: 'a', value: 1, colour: 'red' }).problems).toEqual([
+      { path: '', message: 'unknown field colour; known fields: name, value' },
+    ]);
   });
 
   it('looks into nested objects and arrays the schema describes, and not into open records', () => {
@@ -61,7 +63,14 @@ describe('admin bodies', () => {
       metadata: z.record(z.string(), z.unknown()).optional(),
       extra: z.looseObject({ a: z.number() }).optional(),
     });
-    const body = { limits: [{ unit: 'rpm', value: 1 }, { unit: 'rpm', valeu: 2 }], metadata: { anything: 1 }, extra: { b: 2 } };
+    const body = {
+      limits: [
+        { unit: 'rpm', value: 1 },
+        { unit: 'rpm', valeu: 2 },
+      ],
+      metadata: { anything: 1 },
+      extra: { b: 2 },
+    };
     expect(unknownFieldProblems(schema, body)).toEqual([{ path: 'limits[1]', message: 'unknown field valeu; did you mean value?' }]);
   });
 
@@ -71,7 +80,9 @@ describe('admin bodies', () => {
       .refine(() => true)
       .transform((b) => b)
       .optional();
-    expect(unknownFieldProblems(schema, { name: 'x', is_defualt: true })).toEqual([{ path: '', message: 'unknown field is_defualt; did you mean is_default?' }]);
+    expect(unknownFieldProblems(schema, { name: 'x', is_defualt: true })).toEqual([
+      { path: '', message: 'unknown field is_defualt; did you mean is_default?' },
+    ]);
     expect(parseBody(z.object({ a: z.number() }), { a: 1 })).toEqual({ a: 1 });
   });
 });

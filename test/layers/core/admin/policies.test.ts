@@ -18,8 +18,18 @@ describe('policies created with a JWT', () => {
     deps = await createTestDeps();
     const boot = await ensureBootstrap(deps, 'gw_policies-jwt-owner-key-0123456789abcdef');
     jwt = {
-      kind: 'jwt', keyId: 'jwt:alice', organisationId: boot.organisationId, workspaceId: null, userId: 'alice', email: 'alice@example.com',
-      keyType: 'organisation-service', role: 'admin', owner: false, scopes: new Set(['policies.create']), defaults: null, limits: null,
+      kind: 'jwt',
+      keyId: 'jwt:alice',
+      organisationId: boot.organisationId,
+      workspaceId: null,
+      userId: 'alice',
+      email: 'alice@example.com',
+      keyType: 'organisation-service',
+      role: 'admin',
+      owner: false,
+      scopes: new Set(['policies.create']),
+      defaults: null,
+      limits: null,
     };
   });
 

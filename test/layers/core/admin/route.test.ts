@@ -22,9 +22,17 @@ const seenInside: AuditRecord[][] = [];
 let handlerRuns = 0;
 
 const marker = (id: string) => ({ pk: `TEST#${id}`, sk: 'TEST', _type: 'Test' });
-const hasMarker = async (id: string) => (await deps.repos.table.doc.send(new (await import('@aws-sdk/lib-dynamodb')).GetCommand({ TableName: deps.repos.table.tableName, Key: { pk: `TEST#${id}`, sk: 'TEST' }, ConsistentRead: true }))).Item !== undefined;
+const hasMarker = async (id: string) =>
+  (
+    await deps.repos.table.doc.send(
+      new (
+        await import('@aws-sdk/lib-dynamodb')
+      ).GetCommand({ TableName: deps.repos.table.tableName, Key: { pk: `TEST#${id}`, sk: 'TEST' }, ConsistentRead: true }),
+    )
+  ).Item !== undefined;
 
-const range = () => audits.range({ organisationId: orgId, start: new Date(Date.now() - 60_000).toISOString(), end: new Date(Date.now() + 60_000).toISOString() });
+const range = () =>
+  audits.range({ organisationId: orgId, start: new Date(Date.now() - 60_000).toISOString(), end: new Date(Date.now() + 60_000).toISOString() });
 
 const routes: AdminRoute[] = [
   {
@@ -38,7 +46,13 @@ const routes: AdminRoute[] = [
       const mode = ctx.query.get('mode');
       try {
         await ctx.deps.repos.table.transact([
-          { Put: { TableName: ctx.deps.repos.table.tableName, Item: marker(id), ...(mode === 'conflict' ? { ConditionExpression: 'attribute_exists(pk)' } : {}) } },
+          {
+            Put: {
+              TableName: ctx.deps.repos.table.tableName,
+              Item: marker(id),
+              ...(mode === 'conflict' ? { ConditionExpression: 'attribute_exists(pk)' } : {}),
+            },
+          },
         ]);
       } catch {
         throw new ConflictError('the change was refused');
@@ -64,7 +78,9 @@ const routes: AdminRoute[] = [
 
 let app: ReturnType<typeof createApp>;
 const post = async (path: string) => {
-  const res = await app.fetch(new Request(`http://local${path}`, { method: 'POST', headers: { 'x-gw-api-key': ADMIN_KEY, 'content-type': 'application/json' }, body: '{"x":1}' }));
+  const res = await app.fetch(
+    new Request(`http://local${path}`, { method: 'POST', headers: { 'x-gw-api-key': ADMIN_KEY, 'content-type': 'application/json' }, body: '{"x":1}' }),
+  );
   return { status: res.status, requestId: res.headers.get('x-gw-request-id') ?? '', body: (await res.json()) as Record<string, unknown> };
 };
 const entryOf = async (requestId: string) => (await range()).filter((e) => e.request_id === requestId);
@@ -89,10 +105,23 @@ describe('audit entries of transactional routes', () => {
     // One write: the transaction carrying both the change and the entry.
     const writes = sent.mock.calls.map((c) => c[0].constructor.name).filter((n) => n !== 'GetCommand' && n !== 'QueryCommand');
     expect(writes).toEqual(['TransactWriteCommand']);
-    const items = (sent.mock.calls.find((c) => c[0].constructor.name === 'TransactWriteCommand')?.[0].input as { TransactItems: { Put?: { Item: Record<string, unknown> } }[] }).TransactItems;
+    const items = (
+      sent.mock.calls.find((c) => c[0].constructor.name === 'TransactWriteCommand')?.[0].input as {
+        TransactItems: { Put?: { Item: Record<string, unknown> } }[];
+      }
+    ).TransactItems;
     expect(items.map((i) => String(i.Put?.Item.pk).split('#')[0])).toEqual(['TEST', 'AUDIT']);
     expect(await hasMarker(id)).toBe(true);
-    expect(await entryOf(reply.requestId)).toEqual([expect.objectContaining({ response_status_code: 200, outcome: 'success', resource_id: id, request_body: '{"x":1}', resource_type: 'workspaces', action: 'update' })]);
+    expect(await entryOf(reply.requestId)).toEqual([
+      expect.objectContaining({
+        response_status_code: 200,
+        outcome: 'success',
+        resource_id: id,
+        request_body: '{"x":1}',
+        resource_type: 'workspaces',
+        action: 'update',
+      }),
+    ]);
   });
 
   it('a refused transaction writes neither; the attempt is recorded afterwards as a failure', async () => {
@@ -147,7 +176,18 @@ describe('flags and roles', () => {
   it('a route for some roles only refuses the others with 403 AB03, whatever their scopes', async () => {
     const { newKeyRecord } = await import('../../../../layers/core/src/admin/api-keys/service.ts');
     const made = newKeyRecord(
-      { organisation_id: orgId, workspace_id: null, user_id: null, type: 'organisation-service', name: 'a', description: null, scopes: ['workspaces.update'], expires_at: null, owner: false, created_by: null },
+      {
+        organisation_id: orgId,
+        workspace_id: null,
+        user_id: null,
+        type: 'organisation-service',
+        name: 'a',
+        description: null,
+        scopes: ['workspaces.update'],
+        expires_at: null,
+        owner: false,
+        created_by: null,
+      },
       Date.now(),
     );
     await deps.repos.apiKeys.create(made.record);

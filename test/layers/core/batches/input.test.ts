@@ -63,7 +63,8 @@ describe('validateInput', () => {
   it('keeps the custom_id of a bad line that has one, and the parsed line of a good one', async () => {
     const key = await stored([chat('a'), '{', chat('b', {}, CHAT, 'GET'), JSON.stringify({ custom_id: 7 })].join('\n'));
     const out = [];
-    for await (const { index, check } of checkedLines(deps, key, CHAT)) out.push({ index, ok: check.ok, custom_id: check.ok ? check.line.custom_id : check.custom_id });
+    for await (const { index, check } of checkedLines(deps, key, CHAT))
+      out.push({ index, ok: check.ok, custom_id: check.ok ? check.line.custom_id : check.custom_id });
     expect(out).toEqual([
       { index: 0, ok: true, custom_id: 'a' },
       { index: 1, ok: false, custom_id: null },
@@ -73,7 +74,10 @@ describe('validateInput', () => {
   });
 
   it('reports an empty file, and at most 1,000 problems while counting every line', async () => {
-    expect(await validateInput(deps, await stored(''), CHAT)).toEqual({ total: 0, errors: [{ code: 'empty_file', message: 'The input file has no lines.', param: 'input_file_id', line: null }] });
+    expect(await validateInput(deps, await stored(''), CHAT)).toEqual({
+      total: 0,
+      errors: [{ code: 'empty_file', message: 'The input file has no lines.', param: 'input_file_id', line: null }],
+    });
     const many = await validateInput(deps, await stored(Array.from({ length: 1200 }, () => 'x').join('\n')), CHAT);
     expect(many.total).toBe(1200);
     expect(many.errors).toHaveLength(1000);

@@ -37,14 +37,27 @@ const record: BatchRecord = {
 describe('batchObject', () => {
   it("answers usage with OpenAI's token details, and matches OpenAI's Batch schema", () => {
     const b = batchObject(record);
-    expect(b.usage).toEqual({ input_tokens: 27, input_tokens_details: { cached_tokens: 12 }, output_tokens: 9, output_tokens_details: { reasoning_tokens: 3 }, total_tokens: 36 });
+    expect(b.usage).toEqual({
+      input_tokens: 27,
+      input_tokens_details: { cached_tokens: 12 },
+      output_tokens: 9,
+      output_tokens_details: { reasoning_tokens: 3 },
+      total_tokens: 36,
+    });
     expect(openaiSchemaErrors('Batch', b)).toEqual([]);
     expect(b).not.toHaveProperty('sealed_headers');
   });
 
   it('answers zero details for a batch recorded before they were kept, and matches the schema when failed', () => {
     const { cached_tokens: _c, reasoning_tokens: _r, ...old } = record;
-    const failed = batchObject({ ...old, status: 'failed', failed_at: 1_800_000_001, errors: [{ code: 'invalid_json_line', message: 'The line is not valid JSON.', param: null, line: 2 }], error_file_id: 'file-err', metadata: null });
+    const failed = batchObject({
+      ...old,
+      status: 'failed',
+      failed_at: 1_800_000_001,
+      errors: [{ code: 'invalid_json_line', message: 'The line is not valid JSON.', param: null, line: 2 }],
+      error_file_id: 'file-err',
+      metadata: null,
+    });
     expect(failed.usage).toMatchObject({ input_tokens_details: { cached_tokens: 0 }, output_tokens_details: { reasoning_tokens: 0 } });
     expect(failed.errors).toEqual({ object: 'list', data: [{ code: 'invalid_json_line', message: 'The line is not valid JSON.', param: null, line: 2 }] });
     expect(openaiSchemaErrors('Batch', failed)).toEqual([]);

@@ -41,7 +41,13 @@ const MESSAGES_REQUEST = {
         { type: 'tool_use', id: 'toolu_1', name: 'get_weather', input: { city: 'Paris' } },
       ],
     },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: '18°C' }, { type: 'text', text: 'And Rome?' }] },
+    {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 'toolu_1', content: '18°C' },
+        { type: 'text', text: 'And Rome?' },
+      ],
+    },
   ],
   tools: [WEATHER],
   tool_choice: { type: 'auto', disable_parallel_tool_use: true },
@@ -76,7 +82,11 @@ describe('Anthropic request -> OpenAI chat request', () => {
             { type: 'text', text: 'Where is this, and what is the weather?' },
           ],
         },
-        { role: 'assistant', content: 'Checking.', tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }] },
+        {
+          role: 'assistant',
+          content: 'Checking.',
+          tool_calls: [{ id: 'toolu_1', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } }],
+        },
         { role: 'tool', tool_call_id: 'toolu_1', content: '18°C' },
         { role: 'user', content: 'And Rome?' },
       ],
@@ -109,7 +119,13 @@ describe('Anthropic request -> OpenAI chat request', () => {
       thinking: { type: 'enabled', budget_tokens: 1024 },
       messages: [
         { role: 'user', content: [{ type: 'document', source: { type: 'base64', media_type: 'application/pdf', data: 'JVBERi0=' }, title: 'a.pdf' }] },
-        { role: 'assistant', content: [{ type: 'thinking', thinking: 'hm', signature: 's' }, { type: 'text', text: 'ok' }] },
+        {
+          role: 'assistant',
+          content: [
+            { type: 'thinking', thinking: 'hm', signature: 's' },
+            { type: 'text', text: 'ok' },
+          ],
+        },
         { role: 'user', content: 'go on' },
       ],
     });
@@ -122,7 +138,10 @@ describe('Anthropic request -> OpenAI chat request', () => {
     const base = { model: 'm', max_tokens: 5, messages: [{ role: 'user', content: 'x' }], tools: [WEATHER] };
     expect(anthropicToOpenAI({ ...base, tool_choice: { type: 'any' } }).tool_choice).toBe('required');
     expect(anthropicToOpenAI({ ...base, tool_choice: { type: 'none' } }).tool_choice).toBe('none');
-    expect(anthropicToOpenAI({ ...base, tool_choice: { type: 'tool', name: 'get_weather' } }).tool_choice).toEqual({ type: 'function', function: { name: 'get_weather' } });
+    expect(anthropicToOpenAI({ ...base, tool_choice: { type: 'tool', name: 'get_weather' } }).tool_choice).toEqual({
+      type: 'function',
+      function: { name: 'get_weather' },
+    });
   });
 
   it('refuses what other providers cannot serve, naming the field', () => {
@@ -131,7 +150,9 @@ describe('Anthropic request -> OpenAI chat request', () => {
     expect(problemPath(() => anthropicToOpenAI({ ...base, messages: [] }))).toBe('messages');
     expect(problemPath(() => anthropicToOpenAI({ ...base, tools: [{ type: 'web_search_20250305', name: 'web_search' }] }))).toBe('tools[0].type');
     expect(problemPath(() => anthropicToOpenAI({ ...base, container: 'c' }))).toBe('container');
-    expect(problemPath(() => anthropicToOpenAI({ ...base, messages: [{ role: 'user', content: [{ type: 'search_result', source: 'x' }] }] }))).toBe('messages[0].content[0].type');
+    expect(problemPath(() => anthropicToOpenAI({ ...base, messages: [{ role: 'user', content: [{ type: 'search_result', source: 'x' }] }] }))).toBe(
+      'messages[0].content[0].type',
+    );
     expect(problemPath(() => anthropicToOpenAI({ ...base, messages: [{ role: 'system', content: 'x' }] }))).toBe('messages[0].role');
   });
 });
@@ -177,8 +198,14 @@ describe('OpenAI answer -> Anthropic Message', () => {
   });
 
   it('converts errors keeping the status', () => {
-    expect(toAnthropicError(429, { error: { message: 'slow down', type: 'rate_limit_error', param: null, code: null } })).toEqual({ type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } });
-    expect(toAnthropicError(400, { error: { message: 'max_tokens: is required' } }).error).toEqual({ type: 'invalid_request_error', message: 'max_tokens: is required' });
+    expect(toAnthropicError(429, { error: { message: 'slow down', type: 'rate_limit_error', param: null, code: null } })).toEqual({
+      type: 'error',
+      error: { type: 'rate_limit_error', message: 'slow down' },
+    });
+    expect(toAnthropicError(400, { error: { message: 'max_tokens: is required' } }).error).toEqual({
+      type: 'invalid_request_error',
+      message: 'max_tokens: is required',
+    });
     expect((toAnthropicError(503, {}).error as any).type).toBe('api_error');
   });
 });
@@ -219,9 +246,21 @@ describe('OpenAI stream -> Anthropic stream events', () => {
   it('turns a text stream into message_start, one text block, message_delta with usage, message_stop', () => {
     const w = new AnthropicStreamWriter('requested');
     const openaiSse = azureStream(false, true).join('');
-    const out = pieces(openaiSse, 13).map((p) => w.push(p)).join('') + w.end();
+    const out =
+      pieces(openaiSse, 13)
+        .map((p) => w.push(p))
+        .join('') + w.end();
     const acc = accumulate(out);
-    expect(acc.events).toEqual(['message_start', 'content_block_start', 'content_block_delta', 'content_block_delta', 'content_block_delta', 'content_block_stop', 'message_delta', 'message_stop']);
+    expect(acc.events).toEqual([
+      'message_start',
+      'content_block_start',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_delta',
+      'content_block_stop',
+      'message_delta',
+      'message_stop',
+    ]);
     expect(acc.content).toEqual([{ type: 'text', text: TEXT_ANSWER.text }]);
     expect(acc.stop).toBe('end_turn');
     expect(acc.usage).toEqual({ input_tokens: 20, output_tokens: 8 });

@@ -7,7 +7,17 @@ import { describe, expect, it } from 'vitest';
 import { completeHooks } from '../../../../layers/core/src/gateway/flight.ts';
 import type { GatewayHook, GatewayRecord } from '../../../../layers/core/src/kernel/lifecycle.ts';
 
-const record = (): GatewayRecord => ({ id: 'r-1', traceId: 't-1', endpoint: 'chatComplete', method: 'POST', path: '/v1/chat/completions', startedAt: 0, metadata: {}, stream: false, cacheStatus: 'DISABLED' });
+const record = (): GatewayRecord => ({
+  id: 'r-1',
+  traceId: 't-1',
+  endpoint: 'chatComplete',
+  method: 'POST',
+  path: '/v1/chat/completions',
+  startedAt: 0,
+  metadata: {},
+  stream: false,
+  cacheStatus: 'DISABLED',
+});
 
 describe('completeHooks', () => {
   it('settles the record in every hook before any hook completes, whatever their order', () => {
@@ -22,7 +32,12 @@ describe('completeHooks', () => {
     const errors: string[] = [];
     const ran: string[] = [];
     const hooks: GatewayHook[] = [
-      { name: 'bad-settle', settle: () => { throw new Error('x'); } },
+      {
+        name: 'bad-settle',
+        settle: () => {
+          throw new Error('x');
+        },
+      },
       { name: 'bad-complete', complete: () => Promise.reject(new Error('y')) },
       { name: 'good', settle: () => void ran.push('settle'), complete: () => void ran.push('complete') },
     ];

@@ -92,8 +92,14 @@ describe('saved guardrails and the flag', () => {
     expect(String((res.json.error as Json).message)).toContain('no saved guardrail "gone"');
   });
 
-  it("refuses a config whose hook names an unknown check or bad parameters, naming each path", async () => {
-    const res = await chat(gw, key, { strategy: { mode: 'fallback' }, targets: [target({ output_guardrails: [{ 'default.nope': {} }] }), target({ input_guardrails: [{ 'default.contains': { operator: 'some', words: ['x'] } }] })] });
+  it('refuses a config whose hook names an unknown check or bad parameters, naming each path', async () => {
+    const res = await chat(gw, key, {
+      strategy: { mode: 'fallback' },
+      targets: [
+        target({ output_guardrails: [{ 'default.nope': {} }] }),
+        target({ input_guardrails: [{ 'default.contains': { operator: 'some', words: ['x'] } }] }),
+      ],
+    });
     expect(res.status).toBe(400);
     expect(res.json.error).toMatchObject({ param: 'x-gw-config', code: 'AB01' });
     expect(String((res.json.error as Json).message)).toContain('targets[0].output_guardrails[0].default.nope: unknown check "default.nope"');
@@ -107,9 +113,15 @@ describe('saved guardrails and the flag', () => {
     answer('\n  {"id": "c1", "object": "chat.completion"}  \n');
     const padded = await chat(gw, key, passing);
     expect(padded.status).toBe(200);
-    expect(padded.json).toMatchObject({ id: 'c1', object: 'chat.completion', hook_results: { before_request_hooks: [expect.objectContaining({ verdict: true })] } });
+    expect(padded.json).toMatchObject({
+      id: 'c1',
+      object: 'chat.completion',
+      hook_results: { before_request_hooks: [expect.objectContaining({ verdict: true })] },
+    });
     answer('{ }');
-    expect((await chat(gw, key, passing)).json).toEqual({ hook_results: { before_request_hooks: [expect.objectContaining({ verdict: true })], after_request_hooks: [] } });
+    expect((await chat(gw, key, passing)).json).toEqual({
+      hook_results: { before_request_hooks: [expect.objectContaining({ verdict: true })], after_request_hooks: [] },
+    });
     answer('[1, 2]');
     const list = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',

@@ -52,31 +52,35 @@ describe('provider option headers', () => {
 
   it('fills target options the target does not set itself', async () => {
     const seen: Array<Record<string, unknown>> = [];
-    const call = withRequestOptions(async (target) => {
-      seen.push({ ...target.options });
-      return { status: 200, headers: {} };
-    }, { aws_region: 'eu-west-1', azure_resource_name: 'from-header' });
+    const call = withRequestOptions(
+      async (target) => {
+        seen.push({ ...target.options });
+        return { status: 200, headers: {} };
+      },
+      { aws_region: 'eu-west-1', azure_resource_name: 'from-header' },
+    );
     const target: ResolvedTarget = { path: 'config', override_params: {}, strict_openai_compliance: true, options: { azure_resource_name: 'from-config' } };
     await call(target);
     expect(seen[0]).toEqual({ azure_resource_name: 'from-config', aws_region: 'eu-west-1' });
   });
 
-  it.each([['x-gw-openai-organization', 'org\u0001x'], ['x-gw-aws-session-token', 'tok\u007fen'], ['openai-project', 'p\u000bq']])(
-    'refuses %s with a value no provider header can carry, naming the header',
-    (name, value) => {
-      const err = (() => {
-        try {
-          parseOptionHeaders(h({ [name]: value }));
-        } catch (e) {
-          return e;
-        }
-        return undefined;
-      })();
-      expect(err).toBeInstanceOf(ValidationError);
-      expect((err as ValidationError).param).toBe(name);
-      expect((err as ValidationError).message).toBe(`${name}: must not contain line breaks, control characters or characters outside Latin-1`);
-    },
-  );
+  it.each([
+    ['x-gw-openai-organization', 'org\u0001x'],
+    ['x-gw-aws-session-token', 'tok\u007fen'],
+    ['openai-project', 'p\u000bq'],
+  ])('refuses %s with a value no provider header can carry, naming the header', (name, value) => {
+    const err = (() => {
+      try {
+        parseOptionHeaders(h({ [name]: value }));
+      } catch (e) {
+        return e;
+      }
+      return undefined;
+    })();
+    expect(err).toBeInstanceOf(ValidationError);
+    expect((err as ValidationError).param).toBe(name);
+    expect((err as ValidationError).message).toBe(`${name}: must not contain line breaks, control characters or characters outside Latin-1`);
+  });
 
   it('keeps Latin-1 letters in an option header', () => {
     expect(parseOptionHeaders(h({ 'x-gw-openai-project': 'caf\u00e9' }))).toEqual({ openai_project: 'caf\u00e9' });

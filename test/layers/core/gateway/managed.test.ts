@@ -21,7 +21,11 @@ import { createTestDeps } from '../../../support/deps.ts';
 import { workspaceRecord } from '../../../support/records.ts';
 
 const KEY = 'sk-managed-0123456789abcdefghijklmnopqrstuvwxyz';
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 function principal(org: string, workspaceId: string | null): Principal {
   return {
@@ -82,8 +86,7 @@ describe('withManagedProviders', () => {
     clientHeaders: new Headers(headers),
     params,
   });
-  const call = (t: ResolvedTarget, req: ManagedRequest = request(), who: Principal = caller) =>
-    withManagedProviders(inner, deps, who, req)(t);
+  const call = (t: ResolvedTarget, req: ManagedRequest = request(), who: Principal = caller) => withManagedProviders(inner, deps, who, req)(t);
 
   beforeAll(async () => {
     deps = await createTestDeps({}, { clock, cipher });
@@ -103,7 +106,13 @@ describe('withManagedProviders', () => {
     await providers.create(admin, { name: 'Main', slug: 'main', integration_id: 'main', workspace_id: ws.id });
     await providers.create(admin, { name: 'Keyless', slug: 'keyless', integration_id: 'keyless', workspace_id: ws.id });
     await providers.create(admin, { name: 'Theirs', slug: 'theirs', integration_id: 'main', workspace_id: other.id });
-    await new VirtualKeyService(deps).create(admin, { name: 'Legacy', slug: 'legacy', provider: 'openai', key: 'sk-vk-000000000000000000', workspace_id: ws.id });
+    await new VirtualKeyService(deps).create(admin, {
+      name: 'Legacy',
+      slug: 'legacy',
+      provider: 'openai',
+      key: 'sk-vk-000000000000000000',
+      workspace_id: ws.id,
+    });
   });
 
   beforeEach(() => {
@@ -212,7 +221,9 @@ describe('withManagedProviders', () => {
     });
 
     it('a custom host sent with a managed provider', async () => {
-      const err = await rejection(call(target({ provider: '@main', custom_host: 'https://evil.example.com' }), request({ 'x-gw-custom-host': 'https://evil.example.com' })));
+      const err = await rejection(
+        call(target({ provider: '@main', custom_host: 'https://evil.example.com' }), request({ 'x-gw-custom-host': 'https://evil.example.com' })),
+      );
       expect((err as ValidationError).param).toBe('x-gw-custom-host');
       await call(target({ provider: '@main', custom_host: 'http://127.0.0.1:9/v1' }));
       expect(seen).toHaveLength(1);
@@ -220,7 +231,13 @@ describe('withManagedProviders', () => {
 
     it('an expired provider with a 403, checked on every call, cached or not', async () => {
       const providers = new ProviderService(deps);
-      await providers.create(admin, { name: 'Brief', slug: 'brief', integration_id: 'main', workspace_id: ws.id, expires_at: new Date(clock.now() + 1_000).toISOString() });
+      await providers.create(admin, {
+        name: 'Brief',
+        slug: 'brief',
+        integration_id: 'main',
+        workspace_id: ws.id,
+        expires_at: new Date(clock.now() + 1_000).toISOString(),
+      });
       await call(target({ provider: '@brief' }));
       clock.advance(1_000);
       const err = await rejection(call(target({ provider: '@brief' })));

@@ -38,7 +38,11 @@ describe('toChatRequest', () => {
   it('translates a Messages request; count_tokens without max_tokens and never streamed', () => {
     expect(toChatRequest('messages', base).chat).toEqual({ model: 'claude-x', max_tokens: 10, messages: [{ role: 'user', content: 'Hi' }] });
     const { max_tokens: _m, ...count } = base;
-    expect(toChatRequest('count_tokens', { ...count, stream: true }).chat).toEqual({ model: 'claude-x', max_tokens: 1, messages: [{ role: 'user', content: 'Hi' }] });
+    expect(toChatRequest('count_tokens', { ...count, stream: true }).chat).toEqual({
+      model: 'claude-x',
+      max_tokens: 1,
+      messages: [{ role: 'user', content: 'Hi' }],
+    });
   });
 
   it('defers what only Anthropic takes, and refuses the rest at once', () => {

@@ -56,9 +56,15 @@ describe('proxyRequestParts: a body as text', () => {
 describe('proxyRequestParts: the assistants family', () => {
   it('reads a message, with its role, as a string or as parts', () => {
     expect(proxyRequestParts('/threads/{thread_id}/messages', { role: 'user', content: 'hi', metadata: { a: 'no' } })).toEqual([{ role: 'user', text: 'hi' }]);
-    expect(proxyRequestParts('/threads/{thread_id}/messages', { role: 'assistant', content: [{ type: 'text', text: 'x' }, { type: 'image_file', image_file: { file_id: 'f' } }] })).toEqual([
-      { role: 'assistant', text: 'x' },
-    ]);
+    expect(
+      proxyRequestParts('/threads/{thread_id}/messages', {
+        role: 'assistant',
+        content: [
+          { type: 'text', text: 'x' },
+          { type: 'image_file', image_file: { file_id: 'f' } },
+        ],
+      }),
+    ).toEqual([{ role: 'assistant', text: 'x' }]);
   });
 
   it('reads thread creation, runs, tool outputs and assistants, wherever they stand in the family', () => {
@@ -97,7 +103,13 @@ const line = (id: string, url: string, body: unknown) => JSON.stringify({ custom
 describe('batchLinesParts', () => {
   it("reads each line's body as its endpoint reads it", () => {
     const file = [
-      line('1', '/v1/chat/completions', { model: 'm', messages: [{ role: 'system', content: 'sys' }, { role: 'user', content: 'u1' }] }),
+      line('1', '/v1/chat/completions', {
+        model: 'm',
+        messages: [
+          { role: 'system', content: 'sys' },
+          { role: 'user', content: 'u1' },
+        ],
+      }),
       line('2', '/v1/embeddings', { model: 'e', input: ['e1', 'e2'] }),
       line('3', '/v1/completions', { model: 'c', prompt: 'p1' }),
       line('4', '/v1/responses', { model: 'r', input: 'r1', instructions: 'i1' }),
@@ -135,7 +147,9 @@ describe('providerRequestParts', () => {
 
   it('reads the assistants JSON body and an upload of batch lines', () => {
     const json = { role: 'user', content: 'hello' };
-    expect(providerRequestParts('assistants', '/threads/{thread_id}/messages', { kind: 'json', value: json, text: JSON.stringify(json) }, json)).toEqual([{ role: 'user', text: 'hello' }]);
+    expect(providerRequestParts('assistants', '/threads/{thread_id}/messages', { kind: 'json', value: json, text: JSON.stringify(json) }, json)).toEqual([
+      { role: 'user', text: 'hello' },
+    ]);
     const upload = raw(line('1', '/v1/chat/completions', { messages: [{ role: 'user', content: 'u' }] }), 'multipart/form-data; boundary=x');
     expect(texts(providerRequestParts('uploadFile', '', upload, { purpose: 'batch' })!)).toEqual(['u']);
   });

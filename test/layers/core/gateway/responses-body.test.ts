@@ -27,7 +27,13 @@ describe('a Responses body without a prompt', () => {
     try {
       const res = await fetch(`${gw.url}/v1/responses`, {
         method: 'POST',
-        headers: { 'x-gw-api-key': key, authorization: 'Bearer sk-p', 'content-type': 'application/json', 'x-gw-provider': 'openai', 'x-gw-custom-host': `${mock.url}/v1` },
+        headers: {
+          'x-gw-api-key': key,
+          authorization: 'Bearer sk-p',
+          'content-type': 'application/json',
+          'x-gw-provider': 'openai',
+          'x-gw-custom-host': `${mock.url}/v1`,
+        },
         body,
       });
       expect(res.status).toBe(200);

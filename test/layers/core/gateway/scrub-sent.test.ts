@@ -18,7 +18,9 @@ describe('requestSecrets', () => {
         'anthropic-version': '2023-06-01',
       }),
     ];
-    expect(found).toEqual(expect.arrayContaining(['sk-live-123', 'anthropic-key', 'azure-key', 'google-key', 'session-token', basic, 'user:basic-password', 'basic-password']));
+    expect(found).toEqual(
+      expect.arrayContaining(['sk-live-123', 'anthropic-key', 'azure-key', 'google-key', 'session-token', basic, 'user:basic-password', 'basic-password']),
+    );
     expect(found).not.toContain('application/json');
     expect(found).not.toContain('proj_1');
     expect(found).not.toContain('client-chosen');

@@ -19,12 +19,14 @@ async function read(body: Readable): Promise<string> {
 
 /** The source emitted in these chunks, one per tick. */
 function chunked(chunks: readonly (string | Buffer)[]): Readable {
-  return Readable.from((async function* () {
-    for (const c of chunks) {
-      await new Promise((r) => setImmediate(r));
-      yield Buffer.from(c);
-    }
-  })());
+  return Readable.from(
+    (async function* () {
+      for (const c of chunks) {
+        await new Promise((r) => setImmediate(r));
+        yield Buffer.from(c);
+      }
+    })(),
+  );
 }
 
 describe('SecretSet', () => {
@@ -88,15 +90,22 @@ describe('SecretSet', () => {
   it('masks every secret whatever the chunking (property)', async () => {
     const s = set(KEY, 'another-secret-value');
     await fc.assert(
-      fc.asyncProperty(fc.array(fc.constantFrom('a', ' ', '"', 's', 'sk-', 'sk-proj-', KEY, 'another-', 'another-secret-value', '\n'), { maxLength: 30 }), fc.array(fc.nat(200), { maxLength: 6 }), async (words, cuts) => {
-        const text = words.join('');
-        const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
-        const chunks = [0, ...points, text.length].slice(1).map((end, i, all) => text.slice(i === 0 ? 0 : all[i - 1], end)).filter((c) => c.length);
-        const out = await read(s.stream(chunked(chunks), undefined));
-        expect(out).toBe(s.text(text));
-        expect(out).not.toContain(KEY);
-        expect(out).not.toContain('another-secret-value');
-      }),
+      fc.asyncProperty(
+        fc.array(fc.constantFrom('a', ' ', '"', 's', 'sk-', 'sk-proj-', KEY, 'another-', 'another-secret-value', '\n'), { maxLength: 30 }),
+        fc.array(fc.nat(200), { maxLength: 6 }),
+        async (words, cuts) => {
+          const text = words.join('');
+          const points = [...new Set(cuts.map((c) => c % (text.length + 1)))].sort((a, b) => a - b);
+          const chunks = [0, ...points, text.length]
+            .slice(1)
+            .map((end, i, all) => text.slice(i === 0 ? 0 : all[i - 1], end))
+            .filter((c) => c.length);
+          const out = await read(s.stream(chunked(chunks), undefined));
+          expect(out).toBe(s.text(text));
+          expect(out).not.toContain(KEY);
+          expect(out).not.toContain('another-secret-value');
+        },
+      ),
       { numRuns: 200 },
     );
   });

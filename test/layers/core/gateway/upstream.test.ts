@@ -31,7 +31,8 @@ describe('UpstreamClient', () => {
     await server.close();
   });
 
-  const send = (headers: Record<string, string>, secrets?: string[]) => client.send({ url: new URL(`${server.url}/v1/x`), method: 'GET', headers, ...(secrets ? { secrets } : {}) });
+  const send = (headers: Record<string, string>, secrets?: string[]) =>
+    client.send({ url: new URL(`${server.url}/v1/x`), method: 'GET', headers, ...(secrets ? { secrets } : {}) });
 
   it('masks the credential headers it sent, in the headers and body of the answer, and asks for no content coding', async () => {
     reply = (req) => ({ status: 401, headers: { 'x-echo': String(req.headers.authorization) }, text: `bad key ${String(req.headers.authorization)}` });
@@ -79,6 +80,9 @@ describe('UpstreamClient', () => {
 
   it('refuses an answer in a coding it cannot read with a 502', async () => {
     reply = () => ({ headers: { 'content-encoding': 'compress' }, text: 'opaque' });
-    await expect(send({ 'x-api-key': KEY })).rejects.toMatchObject({ status: 502, message: expect.stringContaining('content coding Gantry cannot check (compress)') });
+    await expect(send({ 'x-api-key': KEY })).rejects.toMatchObject({
+      status: 502,
+      message: expect.stringContaining('content coding Gantry cannot check (compress)'),
+    });
   });
 });

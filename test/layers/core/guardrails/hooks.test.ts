@@ -13,7 +13,11 @@ const pairs = (problems: FieldProblem[]) => problems.map((p) => [p.path, p.messa
 
 describe('hooks in configs', () => {
   it.each<[string, Record<string, unknown>, string[][]]>([
-    ['an unknown check id', { before_request_hooks: [hook({ checks: [{ id: 'default.nope', parameters: {} }] })] }, [['before_request_hooks[0].checks[0].id', 'unknown check "default.nope"']]],
+    [
+      'an unknown check id',
+      { before_request_hooks: [hook({ checks: [{ id: 'default.nope', parameters: {} }] })] },
+      [['before_request_hooks[0].checks[0].id', 'unknown check "default.nope"']],
+    ],
     [
       "a check's bad parameters, with their path",
       { after_request_hooks: [hook({ checks: [{ id: 'default.contains', parameters: { operator: 'some', words: [] } }] })] },
@@ -22,19 +26,35 @@ describe('hooks in configs', () => {
         ['after_request_hooks[0].checks[0].parameters.operator', 'must be one of any, all, none'],
       ],
     ],
-    ['a hook without type and checks', { before_request_hooks: [{ id: 'h', deny: 'yes' }] }, [
-      ['before_request_hooks[0].type', 'must be one of guardrail, mutator'],
-      ['before_request_hooks[0].checks', 'is required'],
-      ['before_request_hooks[0].deny', 'must be a boolean'],
-    ]],
+    [
+      'a hook without type and checks',
+      { before_request_hooks: [{ id: 'h', deny: 'yes' }] },
+      [
+        ['before_request_hooks[0].type', 'must be one of guardrail, mutator'],
+        ['before_request_hooks[0].checks', 'is required'],
+        ['before_request_hooks[0].deny', 'must be a boolean'],
+      ],
+    ],
     ['an unknown hook key', { before_request_hooks: [hook({ denny: true })] }, [['before_request_hooks[0].denny', 'unknown key']]],
-    ['failOnError not a boolean', { before_request_hooks: [hook({ checks: [{ ...contains, parameters: { ...contains.parameters, failOnError: 'yes' } }] })] }, [['before_request_hooks[0].checks[0].parameters.failOnError', 'must be a boolean']]],
-    ['a bad window', { after_request_hooks: [hook({ window: { size: 0, context: -1, overlap: 3 } })] }, [
-      ['after_request_hooks[0].window.overlap', 'unknown key'],
-      ['after_request_hooks[0].window.size', 'must be an integer from 1 to 100000'],
-      ['after_request_hooks[0].window.context', 'must be an integer from 0 to 100000'],
-    ]],
-    ['a shorthand with a bad check', { input_guardrails: [{ 'default.regexMatch': { rule: '(' }, deny: true }] }, [['input_guardrails[0].default.regexMatch.rule', 'is not a valid regular expression']]],
+    [
+      'failOnError not a boolean',
+      { before_request_hooks: [hook({ checks: [{ ...contains, parameters: { ...contains.parameters, failOnError: 'yes' } }] })] },
+      [['before_request_hooks[0].checks[0].parameters.failOnError', 'must be a boolean']],
+    ],
+    [
+      'a bad window',
+      { after_request_hooks: [hook({ window: { size: 0, context: -1, overlap: 3 } })] },
+      [
+        ['after_request_hooks[0].window.overlap', 'unknown key'],
+        ['after_request_hooks[0].window.size', 'must be an integer from 1 to 100000'],
+        ['after_request_hooks[0].window.context', 'must be an integer from 0 to 100000'],
+      ],
+    ],
+    [
+      'a shorthand with a bad check',
+      { input_guardrails: [{ 'default.regexMatch': { rule: '(' }, deny: true }] },
+      [['input_guardrails[0].default.regexMatch.rule', 'is not a valid regular expression']],
+    ],
     ['a shorthand naming no check', { output_guardrails: [{ deny: true }] }, [['output_guardrails[0]', 'names no check (keys such as "default.contains")']]],
     ['an empty saved name', { input_guardrails: [' '] }, [['input_guardrails[0]', 'must name a saved guardrail (id or slug)']]],
   ])('reports %s', (_title, hooks, expected) => {
@@ -74,7 +94,11 @@ describe('hooks in configs', () => {
   });
 
   it('turns lists into hooks: shorthand checks, saved references, defaults', () => {
-    const entries = toHookEntries('output_guardrails', ['pii-guard', { id: 'saved-by-id' }, { 'default.contains': { words: ['a'] }, deny: true, window: { context: 10 } }], '');
+    const entries = toHookEntries(
+      'output_guardrails',
+      ['pii-guard', { id: 'saved-by-id' }, { 'default.contains': { words: ['a'] }, deny: true, window: { context: 10 } }],
+      '',
+    );
     expect(entries[0]).toEqual({ saved: 'pii-guard', path: 'output_guardrails[0]', event: 'afterRequestHook' });
     expect(entries[1]).toEqual({ saved: 'saved-by-id', path: 'output_guardrails[1]', event: 'afterRequestHook' });
     expect(entries[2]).toMatchObject({

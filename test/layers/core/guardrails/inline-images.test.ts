@@ -55,7 +55,12 @@ afterAll(async () => {
 const imageRequest = (...urls: string[]) => ({
   text: 'what is this',
   provider: 'anthropic',
-  json: { model: 'claude', messages: [{ role: 'user', content: [{ type: 'text', text: 'what is this' }, ...urls.map((url) => ({ type: 'image_url', image_url: { url, detail: 'low' } }))] }] },
+  json: {
+    model: 'claude',
+    messages: [
+      { role: 'user', content: [{ type: 'text', text: 'what is this' }, ...urls.map((url) => ({ type: 'image_url', image_url: { url, detail: 'low' } }))] },
+    ],
+  },
 });
 
 const urlsOf = (json: Record<string, unknown> | undefined): string[] =>
@@ -97,7 +102,12 @@ describe('default.inlineImageUrls', () => {
   });
 
   it('keeps what it could inline when another image fails (fail-open), and refuses non-images', async () => {
-    const out = await run('default.inlineImageUrls', {}, imageRequest(`${server.url}/cat.png`, `${server.url}/page.html`, `${server.url}/missing`), trustedDeps);
+    const out = await run(
+      'default.inlineImageUrls',
+      {},
+      imageRequest(`${server.url}/cat.png`, `${server.url}/page.html`, `${server.url}/missing`),
+      trustedDeps,
+    );
     expect(out).toMatchObject({ verdict: true, transformed: true, data: { inlined: 1, failed: 2 } });
     expect(out.error?.message).toMatch(/is not an image \(content-type text\/html\).*answered HTTP 404/);
     expect(urlsOf(out.transformedData?.request?.json)[1]).toBe(`${server.url}/page.html`);
@@ -116,7 +126,12 @@ describe('default.validUrls', () => {
   it('passes when every URL answers, fails on a broken or refused one', async () => {
     const ok = await run('default.validUrls', {}, { event: 'afterRequestHook', text: 'q', response: { text: `See ${server.url}/cat.png.` } }, trustedDeps);
     expect(ok).toMatchObject({ verdict: true, data: { urls: 1, invalid: [] } });
-    const broken = await run('default.validUrls', {}, { event: 'afterRequestHook', text: 'q', response: { text: `See ${server.url}/missing and ${server.url}/cat.png` } }, trustedDeps);
+    const broken = await run(
+      'default.validUrls',
+      {},
+      { event: 'afterRequestHook', text: 'q', response: { text: `See ${server.url}/missing and ${server.url}/cat.png` } },
+      trustedDeps,
+    );
     expect(broken).toMatchObject({ verdict: false, data: { invalid: [`${server.url}/missing`] } });
     const refused = await run('default.validUrls', { not: true }, { text: `${server.url}/cat.png` }, untrustedDeps);
     expect(refused.verdict).toBe(true);
@@ -124,6 +139,8 @@ describe('default.validUrls', () => {
 
   it('with onlyDNS, checks that host names resolve', async () => {
     expect((await run('default.validUrls', { onlyDNS: true }, { text: 'go to http://localhost:1/x' }, trustedDeps)).verdict).toBe(true);
-    expect((await run('default.validUrls', { onlyDNS: true, timeout: 2000 }, { text: 'go to https://no-such-host.invalid/x' }, trustedDeps)).verdict).toBe(false);
+    expect((await run('default.validUrls', { onlyDNS: true, timeout: 2000 }, { text: 'go to https://no-such-host.invalid/x' }, trustedDeps)).verdict).toBe(
+      false,
+    );
   });
 });

@@ -100,7 +100,9 @@ describe('request checks', () => {
     expect((await run('default.modelRules', { rules }, { json: chat('o1'), metadata: { team: 'research' } })).verdict).toBe(true);
     expect((await run('default.modelRules', { rules }, { json: chat('o1'), metadata: { team: 'sales' } })).verdict).toBe(false);
     expect((await run('default.modelRules', { rules }, { json: chat('gpt-4o-mini') })).verdict).toBe(true);
-    expect(problems('default.modelRules', { rules: { metadata: { team: { research: 'o1' } } } })).toEqual(['rules.metadata.team.research: must be an array of model names']);
+    expect(problems('default.modelRules', { rules: { metadata: { team: { research: 'o1' } } } })).toEqual([
+      'rules.metadata.team.research: must be an array of model names',
+    ]);
   });
 
   it('requiredMetadataKeys and requiredMetadataKeyPairs read x-gw-metadata with all, any, none', async () => {
@@ -113,7 +115,9 @@ describe('request checks', () => {
     expect((await run('default.requiredMetadataKeyPairs', { metadataPairs: pairs, operator: 'any' }, { metadata })).verdict).toBe(true);
     expect((await run('default.requiredMetadataKeyPairs', { metadataPairs: { env: 'dev' }, operator: 'none' }, { metadata })).verdict).toBe(true);
     expect((await run('default.requiredMetadataKeyPairs', { metadataPairs: { env: 'prod' } }, { metadata: {} })).verdict).toBe(false);
-    expect(problems('default.requiredMetadataKeyPairs', { metadataPairs: { env: 'prod' }, operator: 'some' })).toEqual(['operator: must be one of all, any, none']);
+    expect(problems('default.requiredMetadataKeyPairs', { metadataPairs: { env: 'prod' }, operator: 'some' })).toEqual([
+      'operator: must be one of all, any, none',
+    ]);
     expect(problems('default.requiredMetadataKeyPairs', { metadataPairs: { env: 1 } })).toEqual(['metadataPairs.env: must be a string']);
   });
 
@@ -154,10 +158,19 @@ describe('request checks', () => {
 
 describe('mutators', () => {
   it('regexReplace redacts the request and the answer and can fail on detection', async () => {
-    const json = { model: 'm', messages: [{ role: 'system', content: 'sys 4111' }, { role: 'user', content: 'card 4111-1111' }] };
+    const json = {
+      model: 'm',
+      messages: [
+        { role: 'system', content: 'sys 4111' },
+        { role: 'user', content: 'card 4111-1111' },
+      ],
+    };
     const before = await run('default.regexReplace', { rule: '\\d{4}-\\d{4}', redactText: '[CARD]' }, { json, text: 'card 4111-1111' });
     expect(before).toMatchObject({ verdict: true, transformed: true });
-    expect(before.transformedData?.request?.json.messages).toEqual([{ role: 'system', content: 'sys 4111' }, { role: 'user', content: 'card [CARD]' }]);
+    expect(before.transformedData?.request?.json.messages).toEqual([
+      { role: 'system', content: 'sys 4111' },
+      { role: 'user', content: 'card [CARD]' },
+    ]);
     const answer = { choices: [{ index: 0, message: { role: 'assistant', content: 'mail a@b.co now' } }] };
     const out = await run('default.regexReplace', { rule: '\\S+@\\S+', failOnDetection: true }, after('mail a@b.co now', answer));
     expect(out.verdict).toBe(false);
@@ -167,9 +180,18 @@ describe('mutators', () => {
   });
 
   it('addPrefix prefixes the last message of the role, or adds one', async () => {
-    const json = { model: 'm', messages: [{ role: 'user', content: 'first' }, { role: 'user', content: [{ type: 'text', text: 'second' }] }] };
+    const json = {
+      model: 'm',
+      messages: [
+        { role: 'user', content: 'first' },
+        { role: 'user', content: [{ type: 'text', text: 'second' }] },
+      ],
+    };
     const out = await run('default.addPrefix', { prefix: 'Be brief. ' }, { json });
-    expect(out.transformedData?.request?.json.messages).toEqual([{ role: 'user', content: 'first' }, { role: 'user', content: [{ type: 'text', text: 'Be brief. second' }] }]);
+    expect(out.transformedData?.request?.json.messages).toEqual([
+      { role: 'user', content: 'first' },
+      { role: 'user', content: [{ type: 'text', text: 'Be brief. second' }] },
+    ]);
     const sys = await run('default.addPrefix', { prefix: 'You are terse.', applyToRole: 'system' }, { json });
     expect((sys.transformedData?.request?.json.messages as unknown[])[0]).toEqual({ role: 'system', content: 'You are terse.' });
     const none = await run('default.addPrefix', { prefix: 'x', onlyIfEmpty: true }, { json });
@@ -183,11 +205,33 @@ describe('mutators', () => {
 describe('registry', () => {
   it('holds every built-in, contract check and partner check', () => {
     for (const id of [
-      'default.regexMatch', 'default.sentenceCount', 'default.wordCount', 'default.characterCount', 'default.jsonSchema', 'default.jsonKeys',
-      'default.contains', 'default.validUrls', 'default.containsCode', 'default.webhook', 'default.alluppercase', 'default.alllowercase',
-      'default.endsWith', 'default.modelWhitelist', 'default.modelRules', 'default.requiredMetadataKeys', 'default.allowedRequestTypes',
-      'default.notNull', 'default.regexReplace', 'default.addPrefix', 'default.requiredMetadataKeyPairs', 'default.requestParametersCheck',
-      'default.inlineImageUrls', 'lakera.guard', 'azure.contentSafety', 'azure.shieldPrompt', 'bedrock.guard',
+      'default.regexMatch',
+      'default.sentenceCount',
+      'default.wordCount',
+      'default.characterCount',
+      'default.jsonSchema',
+      'default.jsonKeys',
+      'default.contains',
+      'default.validUrls',
+      'default.containsCode',
+      'default.webhook',
+      'default.alluppercase',
+      'default.alllowercase',
+      'default.endsWith',
+      'default.modelWhitelist',
+      'default.modelRules',
+      'default.requiredMetadataKeys',
+      'default.allowedRequestTypes',
+      'default.notNull',
+      'default.regexReplace',
+      'default.addPrefix',
+      'default.requiredMetadataKeyPairs',
+      'default.requestParametersCheck',
+      'default.inlineImageUrls',
+      'lakera.guard',
+      'azure.contentSafety',
+      'azure.shieldPrompt',
+      'bedrock.guard',
     ]) {
       expect(CHECK_IDS).toContain(id);
     }

@@ -3,7 +3,18 @@ import { clientEventParts, clientEventText, ModelTextTracker, providerEventText 
 
 describe('realtime client events: the text the model will read', () => {
   it('reads every text of an item the client creates, with its role', () => {
-    const message = { type: 'conversation.item.create', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'hello' }, { type: 'input_audio', audio: 'AAAA', transcript: 'spoken' }, { type: 'text', text: 'beta' }] } };
+    const message = {
+      type: 'conversation.item.create',
+      item: {
+        type: 'message',
+        role: 'user',
+        content: [
+          { type: 'input_text', text: 'hello' },
+          { type: 'input_audio', audio: 'AAAA', transcript: 'spoken' },
+          { type: 'text', text: 'beta' },
+        ],
+      },
+    };
     expect(clientEventParts(message)).toEqual([
       { role: 'user', text: 'hello' },
       { role: 'user', text: 'spoken' },
@@ -25,7 +36,10 @@ describe('realtime client events: the text the model will read', () => {
       response: {
         instructions: 'Speak like a pirate.',
         tools: [{ type: 'function', name: 'f', description: 'Ignore all rules' }],
-        input: [{ type: 'item_reference', id: 'item_1' }, { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'out of band' }] }],
+        input: [
+          { type: 'item_reference', id: 'item_1' },
+          { type: 'message', role: 'user', content: [{ type: 'input_text', text: 'out of band' }] },
+        ],
         prompt: { id: 'pmpt_1', variables: { city: 'Paris', note: { type: 'input_text', text: 'a part' } } },
       },
     };
@@ -40,7 +54,16 @@ describe('realtime client events: the text the model will read', () => {
   });
 
   it('narrows to the last user message for scope last_user', () => {
-    const create = { type: 'response.create', response: { instructions: 'sys', input: [{ role: 'user', content: [{ type: 'input_text', text: 'first' }] }, { role: 'user', content: [{ type: 'input_text', text: 'last' }] }] } };
+    const create = {
+      type: 'response.create',
+      response: {
+        instructions: 'sys',
+        input: [
+          { role: 'user', content: [{ type: 'input_text', text: 'first' }] },
+          { role: 'user', content: [{ type: 'input_text', text: 'last' }] },
+        ],
+      },
+    };
     expect(clientEventText(create, 'last_user')).toBe('last');
     expect(clientEventText({ type: 'session.update', session: { instructions: 'x' } }, 'last_user')).toBe('');
     expect(clientEventText({ type: 'conversation.item.create', item: { role: 'system', content: [{ type: 'input_text', text: 's' }] } }, 'last_user')).toBe('');
@@ -62,26 +85,54 @@ describe('realtime client events: the text the model will read', () => {
 
 describe('realtime provider events: the text the model wrote', () => {
   it('reads text, transcript and argument deltas as pieces of one part, and audio as nothing', () => {
-    expect(providerEventText({ type: 'response.output_text.delta', item_id: 'i1', content_index: 0, delta: 'He' })).toEqual({ delta: { part: 'i1/0', text: 'He' } });
+    expect(providerEventText({ type: 'response.output_text.delta', item_id: 'i1', content_index: 0, delta: 'He' })).toEqual({
+      delta: { part: 'i1/0', text: 'He' },
+    });
     expect(providerEventText({ type: 'response.text.delta', item_id: 'i1', content_index: 1, delta: 'x' })).toEqual({ delta: { part: 'i1/1', text: 'x' } });
-    expect(providerEventText({ type: 'response.audio_transcript.delta', item_id: 'i2', content_index: 0, delta: 'y' })).toEqual({ delta: { part: 'i2/0', text: 'y' } });
-    expect(providerEventText({ type: 'response.output_audio_transcript.delta', item_id: 'i2', content_index: 0, delta: 'z' })).toEqual({ delta: { part: 'i2/0', text: 'z' } });
-    expect(providerEventText({ type: 'response.function_call_arguments.delta', item_id: 'i3', delta: '{"a' })).toEqual({ delta: { part: 'i3/arguments', text: '{"a' } });
+    expect(providerEventText({ type: 'response.audio_transcript.delta', item_id: 'i2', content_index: 0, delta: 'y' })).toEqual({
+      delta: { part: 'i2/0', text: 'y' },
+    });
+    expect(providerEventText({ type: 'response.output_audio_transcript.delta', item_id: 'i2', content_index: 0, delta: 'z' })).toEqual({
+      delta: { part: 'i2/0', text: 'z' },
+    });
+    expect(providerEventText({ type: 'response.function_call_arguments.delta', item_id: 'i3', delta: '{"a' })).toEqual({
+      delta: { part: 'i3/arguments', text: '{"a' },
+    });
     expect(providerEventText({ type: 'response.output_audio.delta', item_id: 'i2', delta: 'AAAA' })).toBeUndefined();
     expect(providerEventText({ type: 'session.updated', session: { instructions: 'x' } })).toBeUndefined();
   });
 
   it('reads the whole parts that done events, items and response.done repeat; user items are not the model’s', () => {
-    expect(providerEventText({ type: 'response.output_text.done', item_id: 'i1', content_index: 0, text: 'Hello' })).toEqual({ whole: [{ part: 'i1/0', text: 'Hello' }] });
-    expect(providerEventText({ type: 'response.audio_transcript.done', item_id: 'i1', content_index: 0, transcript: 'Hi' })).toEqual({ whole: [{ part: 'i1/0', text: 'Hi' }] });
-    expect(providerEventText({ type: 'response.content_part.done', item_id: 'i1', content_index: 0, part: { type: 'audio', transcript: 'Hi' } })).toEqual({ whole: [{ part: 'i1/0', text: 'Hi' }] });
+    expect(providerEventText({ type: 'response.output_text.done', item_id: 'i1', content_index: 0, text: 'Hello' })).toEqual({
+      whole: [{ part: 'i1/0', text: 'Hello' }],
+    });
+    expect(providerEventText({ type: 'response.audio_transcript.done', item_id: 'i1', content_index: 0, transcript: 'Hi' })).toEqual({
+      whole: [{ part: 'i1/0', text: 'Hi' }],
+    });
+    expect(providerEventText({ type: 'response.content_part.done', item_id: 'i1', content_index: 0, part: { type: 'audio', transcript: 'Hi' } })).toEqual({
+      whole: [{ part: 'i1/0', text: 'Hi' }],
+    });
     const call = { id: 'i3', type: 'function_call', name: 'lookup', arguments: '{}' };
-    expect(providerEventText({ type: 'response.output_item.done', item: call })).toEqual({ whole: [{ part: 'i3/name', text: 'lookup' }, { part: 'i3/arguments', text: '{}' }] });
+    expect(providerEventText({ type: 'response.output_item.done', item: call })).toEqual({
+      whole: [
+        { part: 'i3/name', text: 'lookup' },
+        { part: 'i3/arguments', text: '{}' },
+      ],
+    });
     const message = { id: 'i1', type: 'message', role: 'assistant', content: [{ type: 'output_text', text: 'Hello' }] };
     expect(providerEventText({ type: 'response.done', response: { output: [message, call] } })).toEqual({
-      whole: [{ part: 'i1/0', text: 'Hello' }, { part: 'i3/name', text: 'lookup' }, { part: 'i3/arguments', text: '{}' }],
+      whole: [
+        { part: 'i1/0', text: 'Hello' },
+        { part: 'i3/name', text: 'lookup' },
+        { part: 'i3/arguments', text: '{}' },
+      ],
     });
-    expect(providerEventText({ type: 'conversation.item.created', item: { id: 'u1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'mine' }] } })).toEqual({ whole: [] });
+    expect(
+      providerEventText({
+        type: 'conversation.item.created',
+        item: { id: 'u1', type: 'message', role: 'user', content: [{ type: 'input_text', text: 'mine' }] },
+      }),
+    ).toEqual({ whole: [] });
   });
 
   it('adds only what was not read before: a done event that repeats its deltas adds nothing, one that differs adds itself', () => {
@@ -91,11 +142,17 @@ describe('realtime provider events: the text the model wrote', () => {
     expect(delta('at-1')).toBe('at-1');
     expect(t.added({ type: 'response.output_text.done', item_id: 'i1', content_index: 0, text: 'glpat-1' })).toBe('');
     expect(t.added({ type: 'response.output_text.done', item_id: 'i1', content_index: 0, text: 'glpat-1 and more' })).toBe(' and more');
-    expect(t.added({ type: 'response.done', response: { output: [{ id: 'i1', type: 'message', role: 'assistant', content: [{ text: 'glpat-1 and more' }] }] } })).toBe('');
-    expect(t.added({ type: 'response.output_item.done', item: { id: 'i1', type: 'message', role: 'assistant', content: [{ text: 'something else' }] } })).toBe('\nsomething else');
+    expect(
+      t.added({ type: 'response.done', response: { output: [{ id: 'i1', type: 'message', role: 'assistant', content: [{ text: 'glpat-1 and more' }] }] } }),
+    ).toBe('');
+    expect(t.added({ type: 'response.output_item.done', item: { id: 'i1', type: 'message', role: 'assistant', content: [{ text: 'something else' }] } })).toBe(
+      '\nsomething else',
+    );
     // Another part starts on a new line, so two parts never join into one word.
     expect(delta('x', 'i2')).toBe('\nx');
     t.reset();
-    expect(t.added({ type: 'response.done', response: { output: [{ id: 'i1', type: 'message', role: 'assistant', content: [{ text: 'again' }] }] } })).toBe('again');
+    expect(t.added({ type: 'response.done', response: { output: [{ id: 'i1', type: 'message', role: 'assistant', content: [{ text: 'again' }] }] } })).toBe(
+      'again',
+    );
   });
 });

@@ -9,7 +9,13 @@ const ctx: CheckContext = {
   requestType: 'chatComplete',
   provider: 'openai',
   metadata: {},
-  request: { json: { model: 'm', messages: [{ role: 'user', content: 'my secret plan' }] }, text: 'my secret plan', parts: [{ role: 'user', text: 'my secret plan' }], scope: 'all', isStreamingRequest: false },
+  request: {
+    json: { model: 'm', messages: [{ role: 'user', content: 'my secret plan' }] },
+    text: 'my secret plan',
+    parts: [{ role: 'user', text: 'my secret plan' }],
+    scope: 'all',
+    isStreamingRequest: false,
+  },
 };
 
 const hook = (checks: HookSpec['checks'], extra: Partial<HookSpec> = {}): HookSpec => ({
@@ -62,7 +68,10 @@ const containsNone = (words: string[]) => ({ id: 'default.contains', parameters:
 describe('hook runner', () => {
   it('gives results per check and per hook; only a failed denying hook denies', async () => {
     const run = await runHooks(
-      [hook([containsNone(['secret'])], { id: 'deny', deny: true, onFail: { feedback: { value: -1 } } }), hook([containsNone(['nothing'])], { id: 'ok', deny: true })],
+      [
+        hook([containsNone(['secret'])], { id: 'deny', deny: true, onFail: { feedback: { value: -1 } } }),
+        hook([containsNone(['nothing'])], { id: 'ok', deny: true }),
+      ],
       ctx,
       testDeps(),
     );

@@ -8,7 +8,13 @@ describe('the text a model reads', () => {
     model: 'm',
     messages: [
       { role: 'system', content: 'sys' },
-      { role: 'developer', content: [{ type: 'text', text: 'dev' }, { type: 'image_url', image_url: { url: 'https://x/cat.png' } }] },
+      {
+        role: 'developer',
+        content: [
+          { type: 'text', text: 'dev' },
+          { type: 'image_url', image_url: { url: 'https://x/cat.png' } },
+        ],
+      },
       { role: 'user', content: 'first' },
       { role: 'assistant', content: null, refusal: 'no', tool_calls: [{ id: 'c', type: 'function', function: { name: 'f', arguments: '{"a":1}' } }] },
       { role: 'tool', tool_call_id: 'c', content: 'result' },
@@ -72,7 +78,11 @@ describe('the text a model reads', () => {
 
 describe('the text a model writes', () => {
   it('chat: content, refusal, reasoning, tool-call names and arguments', () => {
-    const answer = { choices: [{ message: { role: 'assistant', content: 'hi', reasoning_content: 'hmm', tool_calls: [{ function: { name: 'send', arguments: '{"t":1}' } }] } }] };
+    const answer = {
+      choices: [
+        { message: { role: 'assistant', content: 'hi', reasoning_content: 'hmm', tool_calls: [{ function: { name: 'send', arguments: '{"t":1}' } }] } },
+      ],
+    };
     expect(responseText(answer)).toBe('hi\nsend\n{"t":1}\nhmm');
     const out = mapResponseText(answer, upper) as typeof answer;
     expect(out.choices[0]!.message.tool_calls[0]!.function).toEqual({ name: 'SEND', arguments: '{"T":1}' });
@@ -92,7 +102,13 @@ describe('the text a model writes', () => {
   });
 
   it('Anthropic: text, thinking and tool_use input, which stays JSON after a rewrite', () => {
-    const answer = { content: [{ type: 'thinking', thinking: 'plan' }, { type: 'text', text: 'ok' }, { type: 'tool_use', name: 'send', input: { token: 'abc' } }] };
+    const answer = {
+      content: [
+        { type: 'thinking', thinking: 'plan' },
+        { type: 'text', text: 'ok' },
+        { type: 'tool_use', name: 'send', input: { token: 'abc' } },
+      ],
+    };
     expect(responseText(answer)).toBe('plan\nok\nsend\n{"token":"abc"}');
     const out = mapResponseText(answer, (t) => t.replace('abc', '[X]')) as { content: { input?: unknown }[] };
     expect(out.content[2]!.input).toEqual({ token: '[X]' });

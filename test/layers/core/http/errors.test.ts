@@ -171,7 +171,7 @@ describe('asGantryError', () => {
 });
 
 describe('toResponse', () => {
-  it('answers a gateway error in OpenAI\'s shape with the error\'s headers and the caller\'s on top', async () => {
+  it("answers a gateway error in OpenAI's shape with the error's headers and the caller's on top", async () => {
     const res = toResponse(new RateLimitedError('slow down', { headers: { 'retry-after': '5', 'x-a': 'error' } }), 'gateway', { 'x-a': 'caller' });
     expect(res.status).toBe(429);
     expect(res.headers.get('content-type')).toBe('application/json');
@@ -181,13 +181,22 @@ describe('toResponse', () => {
   });
 
   it('answers an admin error in the admin shape with every problem', async () => {
-    const res = toResponse(new ValidationError([{ path: 'name', message: 'is required' }, { path: 'value', message: 'must be a number' }]), 'admin');
+    const res = toResponse(
+      new ValidationError([
+        { path: 'name', message: 'is required' },
+        { path: 'value', message: 'must be a number' },
+      ]),
+      'admin',
+    );
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({
       object: 'error',
       errorCode: 'AB01',
       message: expect.any(String),
-      errors: [{ path: 'name', message: 'is required' }, { path: 'value', message: 'must be a number' }],
+      errors: [
+        { path: 'name', message: 'is required' },
+        { path: 'value', message: 'must be a number' },
+      ],
     });
   });
 

@@ -36,9 +36,15 @@ describe('MCP discovery against a real SDK server', () => {
     const found = await discover({ url: url(), transport, headers: {} }, fetch, 5_000);
     expect(found.protocolVersion).toMatch(/^\d{4}-\d{2}-\d{2}$/);
     expect(found.capabilityFlags).toHaveProperty('tools');
-    expect(found.capabilities.map((c) => `${c.type}:${c.name}`).sort()).toEqual(
-      ['prompt:greeting', 'prompt:review', 'resource:file:///readme.md', 'resource:file:///secrets.txt', 'tool:add', 'tool:delete_everything', 'tool:echo'],
-    );
+    expect(found.capabilities.map((c) => `${c.type}:${c.name}`).sort()).toEqual([
+      'prompt:greeting',
+      'prompt:review',
+      'resource:file:///readme.md',
+      'resource:file:///secrets.txt',
+      'tool:add',
+      'tool:delete_everything',
+      'tool:echo',
+    ]);
     expect(found.capabilities.find((c) => c.name === 'echo')).toMatchObject({ description: 'The echo tool', input_schema: { type: 'object' } });
   });
 
@@ -70,13 +76,16 @@ describe('MCP discovery against a real SDK server', () => {
     const everything = await startMcpEverything();
     try {
       const found = await discover({ url: everything.url, transport: 'http', headers: {} }, fetch, 5_000);
-      expect(found.capabilities.filter((c) => c.type === 'resource').map((c) => c.name).sort()).toEqual([
-        'test://static-binary',
-        'test://static-text',
-        'test://template/{id}/data',
-        'test://watched-resource',
-      ]);
-      expect(found.capabilities.find((c) => c.name === 'test://template/{id}/data')).toMatchObject({ title: 'Resource Template', description: 'A resource template with parameter substitution' });
+      expect(
+        found.capabilities
+          .filter((c) => c.type === 'resource')
+          .map((c) => c.name)
+          .sort(),
+      ).toEqual(['test://static-binary', 'test://static-text', 'test://template/{id}/data', 'test://watched-resource']);
+      expect(found.capabilities.find((c) => c.name === 'test://template/{id}/data')).toMatchObject({
+        title: 'Resource Template',
+        description: 'A resource template with parameter substitution',
+      });
     } finally {
       await everything.close();
     }

@@ -57,8 +57,14 @@ function reference(events: readonly LogEvent[]) {
     avg_input_tokens: sum((e) => e.prompt_tokens) / n,
     avg_output_tokens: sum((e) => e.completion_tokens) / n,
     avg_latency: sum((e) => e.total_ms) / n,
-    p95_latency: nearestRank(events.map((e) => e.total_ms), 0.95),
-    p99_latency: nearestRank(events.map((e) => e.total_ms), 0.99),
+    p95_latency: nearestRank(
+      events.map((e) => e.total_ms),
+      0.95,
+    ),
+    p99_latency: nearestRank(
+      events.map((e) => e.total_ms),
+      0.99,
+    ),
     success_rate: (100 * (n - errors)) / n,
     error_count: errors,
     cache_hit_rate: (100 * hits) / n,
@@ -119,7 +125,14 @@ describe('analytics from rollups against the raw logs', () => {
     const created = await deps.repos.workspaces.list(boot.organisationId);
     other = `ws-other-${created.length}`;
     const org = boot.organisationId;
-    events = syntheticEvents(360, { start: FROM - 2 * HOUR_MS, spanMs: 54 * HOUR_MS, workspaceId: boot.workspaceId, organisationId: org, seed: 21, busyMinutes: 30 });
+    events = syntheticEvents(360, {
+      start: FROM - 2 * HOUR_MS,
+      spanMs: 54 * HOUR_MS,
+      workspaceId: boot.workspaceId,
+      organisationId: org,
+      seed: 21,
+      busyMinutes: 30,
+    });
     otherEvents = syntheticEvents(40, { start: FROM, spanMs: 10 * HOUR_MS, workspaceId: other, organisationId: org, seed: 22, busyMinutes: 5 });
     // Past the 30-day retention: stored, never shown.
     old = syntheticEvents(20, { start: NOW - 35 * DAY_MS, spanMs: HOUR_MS, workspaceId: boot.workspaceId, organisationId: org, seed: 23, busyMinutes: 2 });
@@ -153,7 +166,9 @@ describe('analytics from rollups against the raw logs', () => {
   });
 
   it('answers filters finer than one dimension from the logs, with the same figures', async () => {
-    const { json } = await get(`/v1/analytics/groups/model?workspace_id=default&${RANGE}&columns=${GROUP_COLUMNS.join(',')}&metadata=${encodeURIComponent('{"team":"search"}')}`);
+    const { json } = await get(
+      `/v1/analytics/groups/model?workspace_id=default&${RANGE}&columns=${GROUP_COLUMNS.join(',')}&metadata=${encodeURIComponent('{"team":"search"}')}`,
+    );
     const selected = events.filter((e) => inRange(e) && e.metadata.team === 'search');
     for (const row of json.data as Row[]) expectRow(row, reference(selected.filter((e) => e.model === row.model)), 'exact');
     expect((json.data as Row[]).reduce((s, r) => s + r.requests, 0)).toBe(selected.length);
@@ -216,10 +231,28 @@ describe('analytics from rollups against the raw logs', () => {
     for (const p of latency.data_points as Json[]) {
       const inHour = perHour.get(Date.parse(String(p.timestamp)));
       if (!inHour) continue;
-      expectWithinBucket(p.p99, nearestRank(inHour.map((e) => e.total_ms), 0.99));
-      expectWithinBucket(p.p50, nearestRank(inHour.map((e) => e.total_ms), 0.5));
+      expectWithinBucket(
+        p.p99,
+        nearestRank(
+          inHour.map((e) => e.total_ms),
+          0.99,
+        ),
+      );
+      expectWithinBucket(
+        p.p50,
+        nearestRank(
+          inHour.map((e) => e.total_ms),
+          0.5,
+        ),
+      );
     }
-    expectWithinBucket((latency.summary as Json).p90, nearestRank(selected.map((e) => e.total_ms), 0.9));
+    expectWithinBucket(
+      (latency.summary as Json).p90,
+      nearestRank(
+        selected.map((e) => e.total_ms),
+        0.9,
+      ),
+    );
 
     const cost = await graph('cost');
     expect((cost.summary as Json).total).toBeCloseTo(selected.reduce((s, e) => s + e.cost_micros, 0) / 10_000, 4);
@@ -247,7 +280,10 @@ describe('analytics from rollups against the raw logs', () => {
     const hitRate = await graph('cache/hit-rate');
     expect((hitRate.summary as Json).total).toBe(hits.length);
     const last = (hitRate.data_points as Json[]).at(-1)!;
-    expect(Number(last.cumulative_simple_cache_savings) + Number(last.cumulative_semantic_cache_savings)).toBeCloseTo(hits.reduce((s, e) => s + e.cache_savings_micros, 0) / 10_000, 4);
+    expect(Number(last.cumulative_simple_cache_savings) + Number(last.cumulative_semantic_cache_savings)).toBeCloseTo(
+      hits.reduce((s, e) => s + e.cache_savings_micros, 0) / 10_000,
+      4,
+    );
     const cacheLatency = await graph('cache/latency');
     expect(Math.abs(Number((cacheLatency.summary as Json).avg) - hits.reduce((s, e) => s + e.total_ms, 0) / hits.length)).toBeLessThanOrEqual(0.0051);
 
@@ -258,7 +294,9 @@ describe('analytics from rollups against the raw logs', () => {
   });
 
   it('picks minute points for short ranges and refuses granularities that do not fit', async () => {
-    const short = await get(`/v1/analytics/graphs/requests?workspace_id=default&time_of_generation_min=${new Date(NOW - 30 * MINUTE_MS).toISOString()}&time_of_generation_max=${new Date(NOW - 1).toISOString()}`);
+    const short = await get(
+      `/v1/analytics/graphs/requests?workspace_id=default&time_of_generation_min=${new Date(NOW - 30 * MINUTE_MS).toISOString()}&time_of_generation_max=${new Date(NOW - 1).toISOString()}`,
+    );
     expect(short.json.data_points as unknown[]).toHaveLength(30);
     expect((short.json.summary as Json).total).toBe(events.filter((e) => e.started_ms >= NOW - 30 * MINUTE_MS && e.started_ms < NOW).length);
     const bad = await get(`/v1/analytics/graphs/requests?${RANGE}&granularity=minute`);
@@ -272,19 +310,29 @@ describe('analytics from rollups against the raw logs', () => {
     expect(s.requests).toBe(selected.length);
     expect(s.errors).toBe(selected.filter((e) => e.status_code >= 400).length);
     expect(s.rescued_requests).toBe(selected.filter((e) => e.is_success && (e.retries > 0 || e.fallback)).length);
-    expectWithinBucket(s.p95_latency, nearestRank(selected.map((e) => e.total_ms), 0.95));
+    expectWithinBucket(
+      s.p95_latency,
+      nearestRank(
+        selected.map((e) => e.total_ms),
+        0.95,
+      ),
+    );
     const cache = await get(`/v1/analytics/summary/cache?workspace_id=default&${RANGE}`);
     expect(cache.json).toMatchObject({ object: 'analytics-summary', summary: { total_requests: selected.length } });
   });
 
   it('shows nothing older than the retention: a longer range is clipped, not refused', async () => {
     const since = NOW - 40 * DAY_MS;
-    const { status, json } = await get(`/v1/analytics/summary?workspace_id=default&time_of_generation_min=${new Date(since).toISOString()}&time_of_generation_max=${new Date(NOW - 1).toISOString()}`);
+    const { status, json } = await get(
+      `/v1/analytics/summary?workspace_id=default&time_of_generation_min=${new Date(since).toISOString()}&time_of_generation_max=${new Date(NOW - 1).toISOString()}`,
+    );
     expect(status).toBe(200);
     const shown = [...events].filter((e) => e.started_ms >= NOW - 30 * DAY_MS && e.started_ms < NOW);
     expect((json.summary as Json).requests).toBe(shown.length);
     expect(Date.parse(String(json.time_of_generation_min))).toBeGreaterThanOrEqual(NOW - 30 * DAY_MS - HOUR_MS);
-    const beyond = await get(`/v1/analytics/summary?workspace_id=default&time_of_generation_min=${new Date(NOW - 40 * DAY_MS).toISOString()}&time_of_generation_max=${new Date(NOW - 31 * DAY_MS).toISOString()}`);
+    const beyond = await get(
+      `/v1/analytics/summary?workspace_id=default&time_of_generation_min=${new Date(NOW - 40 * DAY_MS).toISOString()}&time_of_generation_max=${new Date(NOW - 31 * DAY_MS).toISOString()}`,
+    );
     expect((beyond.json.summary as Json).requests).toBe(0);
     // Old logs are not listed nor found by id.
     const list = await get(`/v1/logs?workspace_id=default&trace_id=${old[0]!.trace_id}&page_size=100`);

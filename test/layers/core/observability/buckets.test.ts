@@ -41,17 +41,22 @@ describe('decompose', () => {
 
   it('tiles any minute-aligned range exactly (property)', () => {
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 5 * 1440 }), fc.integer({ min: 1, max: 5 * 1440 }), fc.constantFrom<'m' | 'h' | 'd'>('m', 'h', 'd'), (a, len, g) => {
-        const start = T0 + a * MINUTE_MS;
-        const end = start + len * MINUTE_MS;
-        const segs = decompose(start, end, g, 0);
-        const minutes = coveredMinutes(segs);
-        expect(minutes).toEqual(Array.from({ length: len }, (_, i) => start + i * MINUTE_MS));
-        for (const s of segs) {
-          expect(s.start % GRANULARITY_MS[s.gran]).toBe(0);
-          expect(s.end % GRANULARITY_MS[s.gran]).toBe(0);
-        }
-      }),
+      fc.property(
+        fc.integer({ min: 0, max: 5 * 1440 }),
+        fc.integer({ min: 1, max: 5 * 1440 }),
+        fc.constantFrom<'m' | 'h' | 'd'>('m', 'h', 'd'),
+        (a, len, g) => {
+          const start = T0 + a * MINUTE_MS;
+          const end = start + len * MINUTE_MS;
+          const segs = decompose(start, end, g, 0);
+          const minutes = coveredMinutes(segs);
+          expect(minutes).toEqual(Array.from({ length: len }, (_, i) => start + i * MINUTE_MS));
+          for (const s of segs) {
+            expect(s.start % GRANULARITY_MS[s.gran]).toBe(0);
+            expect(s.end % GRANULARITY_MS[s.gran]).toBe(0);
+          }
+        },
+      ),
     );
   });
 });
@@ -93,7 +98,12 @@ describe('unique-user sketch', () => {
     const users = (n: number) => new Set(Array.from({ length: n }, (_, i) => userBucket(`user-${i}`)));
     expect(estimateUsers(users(0))).toBe(0);
     expect(estimateUsers(users(1))).toBe(1);
-    for (const [n, tolerance] of [[20, 0.06], [200, 0.06], [1000, 0.07], [3000, 0.1]] as const) {
+    for (const [n, tolerance] of [
+      [20, 0.06],
+      [200, 0.06],
+      [1000, 0.07],
+      [3000, 0.1],
+    ] as const) {
       const est = estimateUsers(users(n));
       expect(Math.abs(est - n) / n).toBeLessThan(tolerance);
     }

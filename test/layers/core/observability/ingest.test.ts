@@ -164,7 +164,10 @@ describe('log ingest under a faulty table', () => {
     const gate = new Promise<void>((resolve) => (release = resolve));
     // Rollup updates wait: the batch stops between its log items and its final pointers.
     const slow = new Proxy(doc, {
-      get: (target, prop) => (prop === 'send' ? async (c: never) => ((c as unknown) instanceof UpdateCommand ? gate.then(() => doc.send(c)) : doc.send(c)) : Reflect.get(target, prop)),
+      get: (target, prop) =>
+        prop === 'send'
+          ? async (c: never) => ((c as unknown) instanceof UpdateCommand ? gate.then(() => doc.send(c)) : doc.send(c))
+          : Reflect.get(target, prop),
     });
     const logs = new LogStore({ doc, tableName, clock, logRetentionDays: 90, rollups: new RollupStore(doc, tableName, 365) });
     const queue = new InProcessQueue<LogQueueMessage>({ name: 'logs-listed', clock, batchSize: 50, maxAttempts: 3, backoffMs: 10 });

@@ -99,7 +99,16 @@ describe('fromRecord', () => {
 
   it('takes the user from the body when `_user` is absent, and a refusal answer from the error', async () => {
     const e = await fromRecord(
-      record({ metadata: {}, request: { user: 'body-user' }, status: 400, errorCode: 'invalid_value', errorMessage: 'temperature: bad', endedAt: undefined, upstreamHeadersAt: undefined, usage: undefined }),
+      record({
+        metadata: {},
+        request: { user: 'body-user' },
+        status: 400,
+        errorCode: 'invalid_value',
+        errorMessage: 'temperature: bad',
+        endedAt: undefined,
+        upstreamHeadersAt: undefined,
+        usage: undefined,
+      }),
       { blobs: blobs(), now: T + 7 },
     );
     expect(e).toMatchObject({ user: 'body-user', status_code: 400, is_success: false, total_ms: 7, error_code: 'invalid_value', prompt_tokens: 0 });
@@ -121,7 +130,15 @@ describe('fromRecord', () => {
     const secrets = ['tok-1', 'sec-2', 'cs-3', 'at-4', 'auth-5', 'sk-ant-api03-abcdefghijklmnop', 'gw_abcdefghijklmnopqrstuvwxyz'];
     const e = await fromRecord(
       record({
-        request: { model: 'm', token: 'tok-1', secret: 'sec-2', client_secret: 'cs-3', access_token: 'at-4', authorization: 'auth-5', note: 'key sk-ant-api03-abcdefghijklmnop' },
+        request: {
+          model: 'm',
+          token: 'tok-1',
+          secret: 'sec-2',
+          client_secret: 'cs-3',
+          access_token: 'at-4',
+          authorization: 'auth-5',
+          note: 'key sk-ant-api03-abcdefghijklmnop',
+        },
         metadata: { caller: 'gw_abcdefghijklmnopqrstuvwxyz' },
         errorMessage: 'Incorrect API key provided: sk-ant-api03-abcdefghijklmnop',
       }),
@@ -181,7 +198,19 @@ describe('metrics', () => {
     expect(docs).toHaveLength(2);
     expect(docs[0]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service'], ['service', 'provider'], ['service', 'statusClass']]);
     expect(docs[1]!._aws.CloudWatchMetrics[0]!.Dimensions).toEqual([['service', 'provider', 'model']]);
-    expect(docs[0]).toMatchObject({ service: 'gantry-gateway', provider: 'openai', statusClass: '4xx', Requests: 1, Errors: 1, Latency: 300, TimeToFirstToken: 55, InputTokens: 10, CostUSD: 0.001234, CacheHits: 1, LimitRefusals: 1 });
+    expect(docs[0]).toMatchObject({
+      service: 'gantry-gateway',
+      provider: 'openai',
+      statusClass: '4xx',
+      Requests: 1,
+      Errors: 1,
+      Latency: 300,
+      TimeToFirstToken: 55,
+      InputTokens: 10,
+      CostUSD: 0.001234,
+      CacheHits: 1,
+      LimitRefusals: 1,
+    });
     expect(statusClass(503)).toBe('5xx');
     expect(isLimitRefusal({ status: 429, errorCode: 'invalid_value' })).toBe(false);
   });

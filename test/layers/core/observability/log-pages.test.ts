@@ -50,7 +50,9 @@ describe('logs pages read a bounded number of items', () => {
     store = observability(deps).logs;
     // Within today (UTC), so the list needs no rollups to find the day.
     events = syntheticEvents(LOGS, { start: NOW - 19 * HOUR_MS, spanMs: 19 * HOUR_MS, workspaceId: WS, organisationId: 'org-pages', seed: 7 });
-    const others = OTHERS.flatMap((ws, n) => syntheticEvents(LOGS, { start: NOW - 19 * HOUR_MS, spanMs: 19 * HOUR_MS, workspaceId: ws, organisationId: 'org-pages', seed: 8 + n }));
+    const others = OTHERS.flatMap((ws, n) =>
+      syntheticEvents(LOGS, { start: NOW - 19 * HOUR_MS, spanMs: 19 * HOUR_MS, workspaceId: ws, organisationId: 'org-pages', seed: 8 + n }),
+    );
     await write([...events, ...others]);
     deps.repos.table.doc.middlewareStack.add(
       (next) => async (args) => {
@@ -98,7 +100,12 @@ describe('logs pages read a bounded number of items', () => {
 
   it('finds the day to read from one rollup item, not every combination the day holds', async () => {
     const dayItems = await deps.repos.table.doc.send(
-      new QueryCommand({ TableName: deps.config.tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': rollupPk(WS, 'd') }, Select: 'COUNT' }),
+      new QueryCommand({
+        TableName: deps.config.tableName,
+        KeyConditionExpression: 'pk = :p',
+        ExpressionAttributeValues: { ':p': rollupPk(WS, 'd') },
+        Select: 'COUNT',
+      }),
     );
     expect(dayItems.Count).toBeGreaterThan(300);
     rollupReads.items = 0;

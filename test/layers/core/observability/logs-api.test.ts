@@ -28,7 +28,11 @@ describe('logs API', () => {
   let app: ReturnType<typeof createApp>;
 
   const call = async (method: string, path: string, body?: unknown, key = ADMIN_KEY): Promise<{ status: number; json: Json }> => {
-    const res = await app.request(path, { method, headers: { 'x-gw-api-key': key, 'content-type': 'application/json' }, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    const res = await app.request(path, {
+      method,
+      headers: { 'x-gw-api-key': key, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
     return { status: res.status, json: (await res.json()) as Json };
   };
 
@@ -37,7 +41,10 @@ describe('logs API', () => {
     const rows: Json[] = [];
     let cursor: string | null = null;
     for (let i = 0; i < 200; i++) {
-      const { status, json } = await call('GET', `/v1/logs?workspace_id=default&page_size=${size}&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      const { status, json } = await call(
+        'GET',
+        `/v1/logs?workspace_id=default&page_size=${size}&${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`,
+      );
       expect(status).toBe(200);
       rows.push(...(json.data as Json[]));
       cursor = json.next_cursor as string | null;
@@ -53,7 +60,14 @@ describe('logs API', () => {
   beforeAll(async () => {
     deps = await createTestDeps({}, { clock });
     boot = await ensureBootstrap(deps, ADMIN_KEY);
-    events = syntheticEvents(150, { start: NOW - 60 * HOUR_MS, spanMs: 60 * HOUR_MS - 1, workspaceId: boot.workspaceId, organisationId: boot.organisationId, seed: 31, busyMinutes: 12 });
+    events = syntheticEvents(150, {
+      start: NOW - 60 * HOUR_MS,
+      spanMs: 60 * HOUR_MS - 1,
+      workspaceId: boot.workspaceId,
+      organisationId: boot.organisationId,
+      seed: 31,
+      busyMinutes: 12,
+    });
     expect(await ingestConsumer(deps)([{ id: 'm', attempts: 0, body: { kind: 'logs', events } }])).toEqual([]);
     app = createApp(deps, [adminModule]);
   });
@@ -78,7 +92,10 @@ describe('logs API', () => {
     [`metadata=${encodeURIComponent('{"team":"search","tier":"pro"}')}`, (e: LogEvent) => e.metadata.team === 'search' && e.metadata.tier === 'pro'],
     ['ai_org_model=openai__gpt-4o-mini', (e: LogEvent) => e.provider === 'openai' && e.model === 'gpt-4o-mini'],
     ['cost_min=0.1&total_units_max=400', (e: LogEvent) => e.cost_micros / 10_000 >= 0.1 && e.total_tokens <= 400],
-    [`time_of_generation_min=${new Date(NOW - 20 * HOUR_MS).toISOString()}&time_of_generation_max=${new Date(NOW - 5 * HOUR_MS).toISOString()}`, (e: LogEvent) => e.started_ms >= NOW - 20 * HOUR_MS && e.started_ms <= NOW - 5 * HOUR_MS],
+    [
+      `time_of_generation_min=${new Date(NOW - 20 * HOUR_MS).toISOString()}&time_of_generation_max=${new Date(NOW - 5 * HOUR_MS).toISOString()}`,
+      (e: LogEvent) => e.started_ms >= NOW - 20 * HOUR_MS && e.started_ms <= NOW - 5 * HOUR_MS,
+    ],
   ])('filters with %s', async (query, keep) => {
     const rows = await pages(query, 10);
     expect(ids(rows)).toEqual(ids(newestFirst(events.filter(keep))));
@@ -95,7 +112,13 @@ describe('logs API', () => {
     const e = events[5]!;
     const { status, json } = await call('GET', `/v1/logs/${e.id}`);
     expect(status).toBe(200);
-    expect(json).toMatchObject({ id: e.id, trace_id: e.trace_id, request_body: e.request_body, request: { body: e.request_body }, response: { status: e.status_code } });
+    expect(json).toMatchObject({
+      id: e.id,
+      trace_id: e.trace_id,
+      request_body: e.request_body,
+      request: { body: e.request_body },
+      response: { status: e.status_code },
+    });
     expect((await call('GET', '/v1/logs/nope')).status).toBe(404);
     const bad = await call('GET', '/v1/logs?workspace_id=default&cursor=zzz');
     expect(bad.json).toMatchObject({ errorCode: 'AB01', errors: [{ path: 'cursor' }] });
@@ -123,7 +146,12 @@ describe('logs API', () => {
     const created = await call('POST', '/v1/api-keys/workspace/service', { name: 'app', workspace_id: 'default', scopes: ['completions.write', 'logs.view'] });
     const key = created.json.key as string;
     const one = {
-      request: { url: 'https://api.someprovider.com/v1/generate', method: 'POST', headers: { Authorization: 'Bearer sk-custom-secret' }, body: { model: 'my-model', prompt: 'What is AI?' } },
+      request: {
+        url: 'https://api.someprovider.com/v1/generate',
+        method: 'POST',
+        headers: { Authorization: 'Bearer sk-custom-secret' },
+        body: { model: 'my-model', prompt: 'What is AI?' },
+      },
       response: { status: 200, body: { output: 'AI is...', usage: { prompt_tokens: 4, completion_tokens: 6, total_tokens: 10 } }, response_time: 123 },
       metadata: { trace_id: 'custom-trace', _user: 'ann', team: 'docs' },
     };

@@ -53,7 +53,13 @@ describe('OTLP JSON encoding', () => {
         { key: 'http.response.status_code', value: { intValue: '502' } },
       ]),
     );
-    expect(call).toMatchObject({ traceId: 'a'.repeat(32), parentSpanId: root!.spanId, kind: 3, startTimeUnixNano: unixNano(T0 + 5), endTimeUnixNano: unixNano(T0 + 50) });
+    expect(call).toMatchObject({
+      traceId: 'a'.repeat(32),
+      parentSpanId: root!.spanId,
+      kind: 3,
+      startTimeUnixNano: unixNano(T0 + 5),
+      endTimeUnixNano: unixNano(T0 + 50),
+    });
     expect(call!.spanId).not.toBe(root!.spanId);
   });
 
@@ -64,7 +70,12 @@ describe('OTLP JSON encoding', () => {
     expect(spans[0]!.parentSpanId).toBeUndefined();
     expect(spans[0]!.status.code).toBe(0);
     expect(spans[1]).toMatchObject({ name: 'gantry cache', kind: 1 });
-    expect(spans[2]).toMatchObject({ name: 'gantry before_request_hook', startTimeUnixNano: unixNano(T0 + 5), endTimeUnixNano: unixNano(T0 + 17), status: { code: 2 } });
+    expect(spans[2]).toMatchObject({
+      name: 'gantry before_request_hook',
+      startTimeUnixNano: unixNano(T0 + 5),
+      endTimeUnixNano: unixNano(T0 + 17),
+      status: { code: 2 },
+    });
     expect(JSON.stringify(spans)).not.toContain('the prompt said secret');
   });
 
@@ -77,8 +88,19 @@ describe('OTLP JSON encoding', () => {
 
 describe('traceparent', () => {
   it('accepts the version 00 layout and rejects malformed or all-zero ids', () => {
-    expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toEqual({ traceId: '4bf92f3577b34da6a3ce929d0e0e4736', spanId: '00f067aa0ba902b7' });
-    for (const bad of [null, '', '00-xyz-00f067aa0ba902b7-01', `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`, `00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01`, 'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01', '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01']) {
+    expect(parseTraceparent('00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')).toEqual({
+      traceId: '4bf92f3577b34da6a3ce929d0e0e4736',
+      spanId: '00f067aa0ba902b7',
+    });
+    for (const bad of [
+      null,
+      '',
+      '00-xyz-00f067aa0ba902b7-01',
+      `00-${'0'.repeat(32)}-00f067aa0ba902b7-01`,
+      `00-4bf92f3577b34da6a3ce929d0e0e4736-${'0'.repeat(16)}-01`,
+      'ff-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01',
+      '00-4BF92F3577B34DA6A3CE929D0E0E4736-00f067aa0ba902b7-01',
+    ]) {
       expect(parseTraceparent(bad)).toBeUndefined();
     }
   });
@@ -97,6 +119,8 @@ describe('OTEL_* settings', () => {
   it('refuses a non-http(s) endpoint and malformed headers, naming the variable and not the value', () => {
     expect(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'ftp://otel.example' })).toThrow(/OTEL_EXPORTER_OTLP_ENDPOINT/);
     expect(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_HEADERS: 'secret-token' })).toThrow(ConfigError);
-    expect(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_HEADERS: 'secret-token' })).toThrow(/^(?!.*secret-token).*OTEL_EXPORTER_OTLP_HEADERS/);
+    expect(() => loadConfig({ ...base, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://c', OTEL_EXPORTER_OTLP_HEADERS: 'secret-token' })).toThrow(
+      /^(?!.*secret-token).*OTEL_EXPORTER_OTLP_HEADERS/,
+    );
   });
 });

@@ -36,12 +36,22 @@ describe('writes per logged request', () => {
     const { doc, tableName } = deps.repos.table;
     const calls: string[] = [];
     const counting = new Proxy(doc, {
-      get: (target, prop) => (prop === 'send' ? (c: { constructor: { name: string } }) => (calls.push(c.constructor.name), target.send(c as never)) : Reflect.get(target, prop)),
+      get: (target, prop) =>
+        prop === 'send' ? (c: { constructor: { name: string } }) => (calls.push(c.constructor.name), target.send(c as never)) : Reflect.get(target, prop),
     }) as DynamoDBDocumentClient;
     const rollups = new RollupStore(counting, tableName, 365);
     const logs = new LogStore({ doc: counting, tableName, clock, logRetentionDays: 90, rollups });
     const queue = new InProcessQueue<LogQueueMessage>({ name: 'logs-alone', clock, batchSize: 1, maxAttempts: 3, backoffMs: 10 });
-    const consumer = createIngestConsumer({ doc: counting, tableName, logs, rollups, queue, clock, logger: new Logger({ logLevel: 'SILENT' }), retry: { attempts: 2, baseMs: 1 } });
+    const consumer = createIngestConsumer({
+      doc: counting,
+      tableName,
+      logs,
+      rollups,
+      queue,
+      clock,
+      logger: new Logger({ logLevel: 'SILENT' }),
+      retry: { attempts: 2, baseMs: 1 },
+    });
 
     const [event] = syntheticEvents(1, { start: NOW - 10 * MINUTE_MS, spanMs: MINUTE_MS, workspaceId: 'ws-alone', seed: 5 });
     expect(await consumer([{ id: 'm1', body: { kind: 'log', event: event! }, attempts: 0 }])).toEqual([]);
@@ -55,7 +65,10 @@ describe('writes per logged request', () => {
       const start = Math.floor(event!.started_ms / unit) * unit;
       for (const dim of DIMENSIONS) {
         const rows = await new RollupStore(doc, tableName, 365).query('ws-alone', dim, { gran, start, end: start + unit });
-        expect(rows.map((r) => [r.value, r.agg.sums.n]), `${gran} ${dim}`).toEqual([[dimensionValue(event!, dim), 1]]);
+        expect(
+          rows.map((r) => [r.value, r.agg.sums.n]),
+          `${gran} ${dim}`,
+        ).toEqual([[dimensionValue(event!, dim), 1]]);
       }
     }
   });
@@ -66,7 +79,16 @@ describe('writes per logged request', () => {
     const [first] = syntheticEvents(1, { start: NOW - HOUR_MS, spanMs: 10 * MINUTE_MS, workspaceId: 'ws-item-of', organisationId: 'org-1', seed: 11 });
     if (!first) throw new Error('no synthetic event');
     // Same dimensions, other amounts, user, status and time: one rollup combination, two events.
-    const second = { ...first, id: `${first.id}-b`, started_ms: first.started_ms + 90_000, total_tokens: 999, cost_micros: 77, user: 'someone-else', total_ms: 12_345, trace_id: 'trace-b' };
+    const second = {
+      ...first,
+      id: `${first.id}-b`,
+      started_ms: first.started_ms + 90_000,
+      total_tokens: 999,
+      cost_micros: 77,
+      user: 'someone-else',
+      total_ms: 12_345,
+      trace_id: 'trace-b',
+    };
     const both = [...rollupsOf([first, second].map((event, i) => ({ messageId: String(i), event }))).values()];
     const day = both.find((p) => p.key.gran === 'd');
     if (!day) throw new Error('no day rollup');
@@ -76,7 +98,9 @@ describe('writes per logged request', () => {
       const p = [...rollupsOf([{ messageId: event.id, event }]).values()].find((x) => x.key.gran === 'd');
       if (p) await rollups.add(p.key, p.agg);
     }
-    const stored = await doc.send(new GetCommand({ TableName: tableName, Key: { pk: rollupPk(day.key.ws, 'd'), sk: rollupSk(day.key.bucket, day.key.values) } }));
+    const stored = await doc.send(
+      new GetCommand({ TableName: tableName, Key: { pk: rollupPk(day.key.ws, 'd'), sk: rollupSk(day.key.bucket, day.key.values) } }),
+    );
     expect(stored.Item).toEqual(rollups.itemOf(day.key, day.agg));
     expect(stored.Item?.n).toBe(2);
   });

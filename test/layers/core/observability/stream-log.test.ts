@@ -3,14 +3,27 @@ import { describe, expect, it } from 'vitest';
 import { assembleStream } from '../../../../layers/core/src/observability/stream-log.ts';
 
 const sse = (...events: unknown[]) => events.map((e) => `data: ${JSON.stringify(e)}\n\n`).join('') + 'data: [DONE]\n\n';
-const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({ id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'm', choices, ...extra });
+const chunk = (choices: unknown[], extra: Record<string, unknown> = {}) => ({
+  id: 'c1',
+  object: 'chat.completion.chunk',
+  created: 1,
+  model: 'm',
+  choices,
+  ...extra,
+});
 
 describe('assembleStream', () => {
   it('joins the text of each choice and keeps finish reasons and usage', () => {
     const text = sse(
-      chunk([{ index: 0, delta: { role: 'assistant', content: '' } }, { index: 1, delta: { role: 'assistant', content: 'B' } }]),
+      chunk([
+        { index: 0, delta: { role: 'assistant', content: '' } },
+        { index: 1, delta: { role: 'assistant', content: 'B' } },
+      ]),
       chunk([{ index: 0, delta: { content: 'Hel' } }]),
-      chunk([{ index: 0, delta: { content: 'lo' }, finish_reason: 'stop' }, { index: 1, delta: {}, finish_reason: 'length' }]),
+      chunk([
+        { index: 0, delta: { content: 'lo' }, finish_reason: 'stop' },
+        { index: 1, delta: {}, finish_reason: 'length' },
+      ]),
       chunk([], { usage: { prompt_tokens: 3, completion_tokens: 2, total_tokens: 5 } }),
     );
     expect(assembleStream(text)).toEqual({
@@ -29,7 +42,12 @@ describe('assembleStream', () => {
 
   it('rebuilds tool calls from their argument fragments', () => {
     const text = sse(
-      chunk([{ index: 0, delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] } }]),
+      chunk([
+        {
+          index: 0,
+          delta: { role: 'assistant', tool_calls: [{ index: 0, id: 'call_1', type: 'function', function: { name: 'get_weather', arguments: '' } }] },
+        },
+      ]),
       chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '{"city":' } }] } }]),
       chunk([{ index: 0, delta: { tool_calls: [{ index: 0, function: { arguments: '"Paris"}' } }] }, finish_reason: 'tool_calls' }]),
     );
@@ -41,6 +59,9 @@ describe('assembleStream', () => {
   it('keeps a truncated stream up to its last whole event, and other stream shapes as events', () => {
     const cut = sse(chunk([{ index: 0, delta: { content: 'Hi' } }])).replace('data: [DONE]\n\n', '') + 'data: {"id":"c1","obj';
     expect((assembleStream(cut) as { choices: Array<{ message: { content: string } }> }).choices[0]?.message.content).toBe('Hi');
-    expect(assembleStream(sse({ type: 'response.output_text.delta', delta: 'x' }))).toEqual({ stream: true, events: [{ type: 'response.output_text.delta', delta: 'x' }] });
+    expect(assembleStream(sse({ type: 'response.output_text.delta', delta: 'x' }))).toEqual({
+      stream: true,
+      events: [{ type: 'response.output_text.delta', delta: 'x' }],
+    });
   });
 });

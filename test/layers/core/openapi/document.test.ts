@@ -54,7 +54,9 @@ describe('OpenAPI document', () => {
     for (const [path, item] of Object.entries(doc.paths)) {
       for (const [method, op] of Object.entries(item)) {
         operations++;
-        const success = Object.entries(op.responses as Record<string, { content?: Record<string, { schema?: Json }> }>).filter(([status]) => /^2\d\d$/.test(status));
+        const success = Object.entries(op.responses as Record<string, { content?: Record<string, { schema?: Json }> }>).filter(([status]) =>
+          /^2\d\d$/.test(status),
+        );
         expect(success.length, `${method} ${path}`).toBeGreaterThan(0);
         for (const [, res] of success) {
           expect(Object.keys(res.content ?? {}).length, `${method} ${path}`).toBeGreaterThan(0);
@@ -69,7 +71,9 @@ describe('OpenAPI document', () => {
     const key = doc.components.schemas.ApiKeyView as { properties: Json; additionalProperties: boolean };
     expect(Object.keys(key.properties)).toEqual(expect.arrayContaining(['id', 'name', 'workspace_id', 'scopes', 'key', 'expires_at']));
     expect(key.additionalProperties).toBe(false);
-    const configs = (operation('GET', '/v1/configs')?.responses as Record<string, { content: Record<string, { schema: Json }> }>)['200']?.content['application/json']?.schema;
+    const configs = (operation('GET', '/v1/configs')?.responses as Record<string, { content: Record<string, { schema: Json }> }>)['200']?.content[
+      'application/json'
+    ]?.schema;
     expect(JSON.stringify(configs)).toContain('#/components/schemas/ConfigView');
   });
 
@@ -117,7 +121,8 @@ describe('OpenAPI document', () => {
     for (const r of GATEWAY_ROUTES) {
       if (r.spec.body !== 'json' || r.dialect || !r.spec.validate || r.spec.prompt === 'completions') continue;
       expect(GATEWAY_BODIES.has(r.spec.validate as never), `${r.spec.method} ${r.path}`).toBe(true);
-      const schema = (operation(r.spec.method, `/v1${r.path}`)?.requestBody as { content: Record<string, { schema: Json }> }).content['application/json']?.schema;
+      const schema = (operation(r.spec.method, `/v1${r.path}`)?.requestBody as { content: Record<string, { schema: Json }> }).content['application/json']
+        ?.schema;
       expect(schema?.type, r.path).toBe('object');
       expect(Object.keys((schema?.properties as Json) ?? {}).length, r.path).toBeGreaterThan(0);
     }

@@ -69,7 +69,11 @@ async function settle(): Promise<void> {
   await flush();
 }
 
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 describe('KeyAuthenticator', () => {
   it('resolves a stored key to its principal', async () => {

@@ -4,7 +4,12 @@ import { ForbiddenError } from '../../../../layers/core/src/http/errors.ts';
 import type { Principal, Role } from '../../../../layers/core/src/kernel/principal.ts';
 import { authorize, roleAllows, settingRulesFor, SETTING_RULES, type AuthorizeOptions } from '../../../../layers/core/src/policy/rbac.ts';
 import { SCOPES, type Scope } from '../../../../layers/core/src/policy/scopes.ts';
-import { organisationSettings, SECURITY_SETTING_DEFAULTS, SECURITY_SETTING_NAMES, workspaceSettings } from '../../../../layers/core/src/policy/security-settings.ts';
+import {
+  organisationSettings,
+  SECURITY_SETTING_DEFAULTS,
+  SECURITY_SETTING_NAMES,
+  workspaceSettings,
+} from '../../../../layers/core/src/policy/security-settings.ts';
 
 const principal = (role: Role, scopes: string[] = [...SCOPES], extra: Partial<Principal> = {}): Principal => ({
   kind: 'api-key',
@@ -23,7 +28,11 @@ const principal = (role: Role, scopes: string[] = [...SCOPES], extra: Partial<Pr
 });
 
 const allowAll: AuthorizeOptions = { setting: async () => true };
-const outcome = (p: Principal, scope: Scope, opts: AuthorizeOptions = allowAll) => authorize(p, scope, opts).then(() => 'allow', (e: unknown) => (e instanceof ForbiddenError ? e.message : 'error'));
+const outcome = (p: Principal, scope: Scope, opts: AuthorizeOptions = allowAll) =>
+  authorize(p, scope, opts).then(
+    () => 'allow',
+    (e: unknown) => (e instanceof ForbiddenError ? e.message : 'error'),
+  );
 
 describe('roleAllows (the roles table of the contract)', () => {
   it.each([
@@ -63,7 +72,9 @@ describe('authorize', () => {
   });
 
   it('route roles restrict whatever the scopes', async () => {
-    expect(await outcome(principal('manager'), 'api_keys.create', { ...allowAll, roles: ['owner', 'admin'] })).toContain('only organisation owners and organisation admins may');
+    expect(await outcome(principal('manager'), 'api_keys.create', { ...allowAll, roles: ['owner', 'admin'] })).toContain(
+      'only organisation owners and organisation admins may',
+    );
   });
 
   it('a setting that is off takes its scope away from its role only, naming the setting', async () => {

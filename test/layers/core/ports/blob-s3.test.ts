@@ -80,9 +80,11 @@ function multipart(method: string, url: URL, key: string, body: Buffer, res: imp
   if (method === 'POST' && url.searchParams.has('uploads')) {
     const id = `up-${uploads.size + 1}`;
     uploads.set(id, new Map());
-    res.writeHead(200, { 'content-type': 'application/xml' }).end(
-      `<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>${BUCKET}</Bucket><Key>${key}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
-    );
+    res
+      .writeHead(200, { 'content-type': 'application/xml' })
+      .end(
+        `<?xml version="1.0" encoding="UTF-8"?><InitiateMultipartUploadResult><Bucket>${BUCKET}</Bucket><Key>${key}</Key><UploadId>${id}</UploadId></InitiateMultipartUploadResult>`,
+      );
     return true;
   }
   const parts = uploadId ? uploads.get(uploadId) : undefined;
@@ -94,9 +96,11 @@ function multipart(method: string, url: URL, key: string, body: Buffer, res: imp
     const numbers = [...body.toString('utf8').matchAll(/<PartNumber>(\d+)<\/PartNumber>/g)].map((m) => Number(m[1]));
     objects.set(key, { body: Buffer.concat(numbers.map((n) => parts.get(n) as Buffer)), contentType: 'binary/octet-stream' });
     uploads.delete(uploadId as string);
-    res.writeHead(200, { 'content-type': 'application/xml' }).end(
-      `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>${BUCKET}</Bucket><Key>${key}</Key><ETag>"done"</ETag></CompleteMultipartUploadResult>`,
-    );
+    res
+      .writeHead(200, { 'content-type': 'application/xml' })
+      .end(
+        `<?xml version="1.0" encoding="UTF-8"?><CompleteMultipartUploadResult><Bucket>${BUCKET}</Bucket><Key>${key}</Key><ETag>"done"</ETag></CompleteMultipartUploadResult>`,
+      );
   } else {
     uploads.delete(uploadId as string);
     res.writeHead(204).end();
@@ -179,9 +183,7 @@ describe('S3BlobStore', () => {
     const crc = Buffer.alloc(4);
     crc.writeUInt32BE(crc32(body));
     expect(put.headers['x-amz-checksum-crc32']).toBe(crc.toString('base64'));
-    expect(put.headers.authorization).toMatch(
-      new RegExp(`^AWS4-HMAC-SHA256 Credential=${CREDS.accessKeyId}/\\d{8}/${REGION}/s3/aws4_request, `),
-    );
+    expect(put.headers.authorization).toMatch(new RegExp(`^AWS4-HMAC-SHA256 Credential=${CREDS.accessKeyId}/\\d{8}/${REGION}/s3/aws4_request, `));
     expect(put.signatureValid).toBe(true);
     expect(objects.get('gw/cache/abc123')?.contentType).toBe('text/event-stream');
   });
@@ -192,9 +194,7 @@ describe('S3BlobStore', () => {
     await store.put('k/1', body);
     seen.length = 0;
     expect(await store.get('k/1')).toEqual(body);
-    expect(seen.map((s) => [s.method, s.path, s.query.get('x-id'), s.signatureValid])).toEqual([
-      ['GET', `/${BUCKET}/gw/k/1`, 'GetObject', true],
-    ]);
+    expect(seen.map((s) => [s.method, s.path, s.query.get('x-id'), s.signatureValid])).toEqual([['GET', `/${BUCKET}/gw/k/1`, 'GetObject', true]]);
   });
 
   it('answers undefined for a missing key (404 NoSuchKey)', async () => {
@@ -214,9 +214,7 @@ describe('S3BlobStore', () => {
     await store.put('gone', new Uint8Array([1]));
     seen.length = 0;
     await store.delete('gone');
-    expect(seen.map((s) => [s.method, s.path, s.query.get('x-id'), s.signatureValid])).toEqual([
-      ['DELETE', `/${BUCKET}/p/gone`, 'DeleteObject', true],
-    ]);
+    expect(seen.map((s) => [s.method, s.path, s.query.get('x-id'), s.signatureValid])).toEqual([['DELETE', `/${BUCKET}/p/gone`, 'DeleteObject', true]]);
     expect(objects.has('p/gone')).toBe(false);
     expect(await store.get('gone')).toBeUndefined();
   });

@@ -14,7 +14,11 @@ import { FileCipher } from '../../../../layers/core/src/ports/local/cipher-file.
 const CTX = { organisation_id: 'org-1', integration_id: 'int-1' };
 const SECRET = 'sk-live-0123456789abcdefghijklmnopqrstuvwxyz';
 
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 let dir: string;
 beforeEach(async () => {

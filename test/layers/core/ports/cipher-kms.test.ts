@@ -92,7 +92,11 @@ beforeEach(() => {
   denyDecrypt = false;
 });
 
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 function cipher(opts: { now?: () => number; cacheTtlMs?: number; cacheMaxEntries?: number } = {}): KmsCipher {
   return new KmsCipher({ keyId: KEY_ID, region: REGION, endpoint, credentials: CREDS, ...opts });
@@ -129,7 +133,11 @@ describe('KmsCipher', () => {
     seen.length = 0;
     expect(await cipher().decrypt(sealed, CTX)).toBe(SECRET);
     expect(targets()).toEqual(['Decrypt']);
-    expect(seen[0]?.body).toEqual({ KeyId: KEY_ID, CiphertextBlob: Buffer.from(sealed.split('.')[1] as string, 'base64url').toString('base64'), EncryptionContext: CTX });
+    expect(seen[0]?.body).toEqual({
+      KeyId: KEY_ID,
+      CiphertextBlob: Buffer.from(sealed.split('.')[1] as string, 'base64url').toString('base64'),
+      EncryptionContext: CTX,
+    });
   });
 
   it('keeps decrypted data keys briefly: warm decryptions make no KMS call until the TTL passes', async () => {

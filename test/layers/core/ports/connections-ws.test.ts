@@ -35,7 +35,12 @@ describe('WebSocketConnections', () => {
     const c = await client('a');
     expect(await connections.send('a', Buffer.from('{"type":"x"}'), false)).toBe('sent');
     expect(await connections.send('a', Buffer.from('bin'), true)).toBe('sent');
-    await eventually(() => expect(c.got).toEqual([{ data: '{"type":"x"}', binary: false }, { data: 'bin', binary: true }]));
+    await eventually(() =>
+      expect(c.got).toEqual([
+        { data: '{"type":"x"}', binary: false },
+        { data: 'bin', binary: true },
+      ]),
+    );
     const closed = new Promise<number>((r) => c.ws.once('close', (code) => r(code)));
     await connections.close('a');
     expect(await closed).toBe(1000);

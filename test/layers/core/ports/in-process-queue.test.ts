@@ -176,7 +176,10 @@ describe('InProcessQueue', () => {
     await queue.sendBatch(['poison', 'fine']);
     await queue.drain();
     expect(deliveries.map((d) => [d.bodies, d.attempts])).toEqual([
-      [['poison', 'fine'], [0, 0]],
+      [
+        ['poison', 'fine'],
+        [0, 0],
+      ],
       [['poison'], [1]],
       [['poison'], [2]],
       [['poison'], [3]],

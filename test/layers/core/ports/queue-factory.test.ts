@@ -127,7 +127,10 @@ describe('createDeps', () => {
   it('refuses to send mail in AWS without MAIL_FROM, naming it, rather than writing it to /tmp', async () => {
     const deps = createAws(aws);
     expect(deps.mailer).not.toBeInstanceOf(OutboxMailer);
-    await expect(deps.mailer.send({ to: ['a@example.com'], subject: 's', text: 't', kind: 'test' })).rejects.toMatchObject({ status: 503, message: expect.stringContaining('MAIL_FROM') });
+    await expect(deps.mailer.send({ to: ['a@example.com'], subject: 's', text: 't', kind: 'test' })).rejects.toMatchObject({
+      status: 503,
+      message: expect.stringContaining('MAIL_FROM'),
+    });
     deps.upstream.close();
   });
 });

@@ -11,7 +11,11 @@ describe('pickField', () => {
   });
 
   it('refuses a missing field or an ambiguous secret, without echoing the secret', () => {
-    for (const [value, key] of [['{"a":"secret-1"}', 'b'], ['{"a":"secret-1","b":"secret-2"}', undefined], ['not json', 'a']] as const) {
+    for (const [value, key] of [
+      ['{"a":"secret-1"}', 'b'],
+      ['{"a":"secret-1","b":"secret-2"}', undefined],
+      ['not json', 'a'],
+    ] as const) {
       let error: unknown;
       try {
         pickField(value, key);
@@ -35,6 +39,14 @@ describe('kvDataPath', () => {
 
 describe('kindOfStatus', () => {
   it('lets only throttling and unavailability be bridged with a cached value', () => {
-    expect([401, 403, 404, 400, 429, 500, 503].map(kindOfStatus)).toEqual(['denied', 'denied', 'not_found', 'rejected', 'throttled', 'unavailable', 'unavailable']);
+    expect([401, 403, 404, 400, 429, 500, 503].map(kindOfStatus)).toEqual([
+      'denied',
+      'denied',
+      'not_found',
+      'rejected',
+      'throttled',
+      'unavailable',
+      'unavailable',
+    ]);
   });
 });

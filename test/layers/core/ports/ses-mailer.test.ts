@@ -45,9 +45,7 @@ beforeAll(async () => {
       });
       const error = errors.shift();
       if (error) {
-        res
-          .writeHead(error.status, { 'content-type': 'application/json', 'x-amzn-errortype': error.type })
-          .end(JSON.stringify({ message: error.message }));
+        res.writeHead(error.status, { 'content-type': 'application/json', 'x-amzn-errortype': error.type }).end(JSON.stringify({ message: error.message }));
       } else if (req.method === 'POST' && req.url === '/v2/email/outbound-emails') {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ MessageId: `ses-${seen.length}` }));
       } else {
@@ -159,10 +157,7 @@ describe('SesMailer', () => {
     expect(err.problems.map((p) => p.path)).toEqual(['to[0]', 'to[2]', 'subject']);
   });
 
-  it.each(['', 'gantry', 'Gantry <alerts@example.com>', 'alerts@example.com\nBcc: x@example.com'])(
-    'refuses the sender %j when built',
-    (from) => {
-      expect(() => new SesMailer({ from, client: client() })).toThrow(TypeError);
-    },
-  );
+  it.each(['', 'gantry', 'Gantry <alerts@example.com>', 'alerts@example.com\nBcc: x@example.com'])('refuses the sender %j when built', (from) => {
+    expect(() => new SesMailer({ from, client: client() })).toThrow(TypeError);
+  });
 });

@@ -125,7 +125,7 @@ describe('InProcessQueue with a spool', () => {
       backoffMs: 0,
       maxAttempts: 2,
       spool: new DiskSpool({ dir, maxBytes: 1 << 20 }),
-      ...(consumer ? { consumer: async (batch) => (await consumer(batch.map((m) => m.body.n))).length ? batch.map((m) => m.id) : [] } : {}),
+      ...(consumer ? { consumer: async (batch) => ((await consumer(batch.map((m) => m.body.n))).length ? batch.map((m) => m.id) : []) } : {}),
     });
 
   it('resolves send once the message is durable: a crash right after it finds the message', async () => {

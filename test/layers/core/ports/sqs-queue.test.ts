@@ -89,8 +89,7 @@ beforeEach(() => {
 });
 
 // No SDK retries, so every request the adapter makes is one the server sees.
-const queue = <T>() =>
-  new SqsQueue<T>({ queueUrl, client: new SQSClient({ region: REGION, endpoint, credentials: CREDS, maxAttempts: 1 }) });
+const queue = <T>() => new SqsQueue<T>({ queueUrl, client: new SQSClient({ region: REGION, endpoint, credentials: CREDS, maxAttempts: 1 }) });
 
 const entries = () => seen.map((s) => s.body.Entries);
 const bodies = () => entries().map((es) => es.map((e) => JSON.parse(e.MessageBody) as unknown));
@@ -151,10 +150,7 @@ describe('SqsQueue', () => {
   it('resends only the entries SQS failed on its side, then succeeds', async () => {
     fault = (e, request) => (e.Id === '3' && request === 1 ? { SenderFault: false, Code: 'InternalError', Message: 'try again' } : undefined);
     await queue<number>().sendBatch([0, 1, 2, 3, 4]);
-    expect(entries()).toEqual([
-      [0, 1, 2, 3, 4].map((n) => ({ Id: String(n), MessageBody: String(n) })),
-      [{ Id: '3', MessageBody: '3' }],
-    ]);
+    expect(entries()).toEqual([[0, 1, 2, 3, 4].map((n) => ({ Id: String(n), MessageBody: String(n) })), [{ Id: '3', MessageBody: '3' }]]);
   });
 
   it('gives up after 3 sends of a failing entry and throws naming it', async () => {

@@ -77,7 +77,8 @@ describe('PromptRenderer', () => {
       isRawTemplate: true,
       model: 'gpt-4o-mini',
       parameters: { temperature: 0 },
-      template: '{"messages": [{"role": "user", "content": [{"type": "text", "text": "{{q}}"}{{#image}}, {"type": "image_url", "image_url": {"url": "{{image}}"}}{{/image}}]}], "stop": {{{stop}}}}',
+      template:
+        '{"messages": [{"role": "user", "content": [{"type": "text", "text": "{{q}}"}{{#image}}, {"type": "image_url", "image_url": {"url": "{{image}}"}}{{/image}}]}], "stop": {{{stop}}}}',
     });
     const r = new PromptRenderer(new PromptsDouble([raw]));
     const out = await r.render(principal, 'greeting', { variables: { q: 'say "hi"', image: 'https://x/y.png', stop: '["END"]' }, hyperparameters: {} });
@@ -85,7 +86,15 @@ describe('PromptRenderer', () => {
       model: 'gpt-4o-mini',
       temperature: 0,
       stop: ['END'],
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'say "hi"' }, { type: 'image_url', image_url: { url: 'https://x/y.png' } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'say "hi"' },
+            { type: 'image_url', image_url: { url: 'https://x/y.png' } },
+          ],
+        },
+      ],
     });
   });
 
@@ -98,7 +107,9 @@ describe('PromptRenderer', () => {
   it('answers 404 for a prompt the source does not have, and 422 for partials that include each other', async () => {
     const err = await thrown(renderer.render(principal, 'unknown', { variables: {}, hyperparameters: {} }));
     expect([err.status, err.param]).toEqual([404, 'promptId']);
-    const loop = new PromptRenderer(new PromptsDouble([promptVersion({ template: '{{>a}}' })], [partialVersion('a', 'x{{>b}}'), partialVersion('b', 'y{{>a}}')]));
+    const loop = new PromptRenderer(
+      new PromptsDouble([promptVersion({ template: '{{>a}}' })], [partialVersion('a', 'x{{>b}}'), partialVersion('b', 'y{{>a}}')]),
+    );
     const cycle = await thrown(loop.render(principal, 'greeting', { variables: {}, hyperparameters: {} }));
     expect([cycle.status, cycle.problems[0]?.path]).toEqual([422, 'partials']);
   });
@@ -140,13 +151,21 @@ describe('PromptRenderer', () => {
       'The prompt "boom" (version 3) cannot be rendered: it would render more than 1,048,578 characters (the limit: 1 MiB more than the request\'s variables)',
     );
     const each = await thrown(r.render(principal, 'each', { variables: { items: Array.from({ length: 1_001 }, () => 1) }, hyperparameters: {} }));
-    expect([each.status, each.problems]).toEqual([422, [{ path: 'partials', message: 'would include partials more than 1,000 times (the limit of one render)' }]]);
+    expect([each.status, each.problems]).toEqual([
+      422,
+      [{ path: 'partials', message: 'would include partials more than 1,000 times (the limit of one render)' }],
+    ]);
     const within = await r.render(principal, 'each', { variables: { items: [1, 2, 3] }, hyperparameters: {} });
     expect(within.request.messages).toEqual([{ role: 'user', content: '123' }]);
   });
 
   it('lets a render write its variables and 1 MiB more: a large value once, not twice', async () => {
-    const r = new PromptRenderer(new PromptsDouble([promptVersion({ template: 'Summarise: {{text}}' }), promptVersion({ template: '{{text}} {{text}}', slug: 'twice', promptId: 'pr-2' })]));
+    const r = new PromptRenderer(
+      new PromptsDouble([
+        promptVersion({ template: 'Summarise: {{text}}' }),
+        promptVersion({ template: '{{text}} {{text}}', slug: 'twice', promptId: 'pr-2' }),
+      ]),
+    );
     const text = 'y'.repeat(3 << 20);
     const once = await r.render(principal, 'greeting', { variables: { text }, hyperparameters: {} });
     expect(once.request.messages).toEqual([{ role: 'user', content: `Summarise: ${text}` }]);

@@ -38,7 +38,14 @@ describe('StoredPromptSource', () => {
     const base = { collection_id: collection.id, parameters: { temperature: 0 }, model: 'gpt-4o-mini' };
     await prompts.create(owner, { ...base, name: 'Fresh', string: 'v1', provider: 'openai-prod' });
     await prompts.update(owner, 'fresh', { patch: true, string: 'v2' });
-    await prompts.update(owner, 'fresh', { patch: true, string: '{"messages": []}', is_raw_template: true, template_metadata: { lenient: true }, virtual_key: 'vk-legacy', provider: null });
+    await prompts.update(owner, 'fresh', {
+      patch: true,
+      string: '{"messages": []}',
+      is_raw_template: true,
+      template_metadata: { lenient: true },
+      virtual_key: 'vk-legacy',
+      provider: null,
+    });
   });
 
   it('splits a reference at its last @', () => {
@@ -50,8 +57,26 @@ describe('StoredPromptSource', () => {
   it('resolves every reference form and maps the version', async () => {
     const read = async (ref: string) => (await other.prompt(owner, ref))?.version;
     const id = (await other.prompt(owner, 'fresh'))?.promptId ?? '';
-    expect([await read('fresh'), await read(id), await read(`${id}@2`), await read('fresh@latest'), await read('fresh@0'), await read('fresh@4'), await read('nope')]).toEqual([1, 1, 2, 3, undefined, undefined, undefined]);
-    expect(await other.prompt(owner, 'fresh@1')).toMatchObject({ slug: 'fresh', template: 'v1', provider: '@openai-prod', lenient: false, isRawTemplate: false, parameters: { temperature: 0 }, model: 'gpt-4o-mini', tools: null, functions: null });
+    expect([
+      await read('fresh'),
+      await read(id),
+      await read(`${id}@2`),
+      await read('fresh@latest'),
+      await read('fresh@0'),
+      await read('fresh@4'),
+      await read('nope'),
+    ]).toEqual([1, 1, 2, 3, undefined, undefined, undefined]);
+    expect(await other.prompt(owner, 'fresh@1')).toMatchObject({
+      slug: 'fresh',
+      template: 'v1',
+      provider: '@openai-prod',
+      lenient: false,
+      isRawTemplate: false,
+      parameters: { temperature: 0 },
+      model: 'gpt-4o-mini',
+      tools: null,
+      functions: null,
+    });
     expect(await other.prompt(owner, 'fresh@3')).toMatchObject({ provider: 'vk-legacy', lenient: true, isRawTemplate: true });
   });
 

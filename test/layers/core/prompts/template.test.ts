@@ -54,8 +54,7 @@ describe.each(Object.entries(MODULES))('Mustache specification: %s', (module, ve
 });
 
 describe('prompt escaping and misses', () => {
-  const run = (template: string, view: Record<string, unknown>, escape: RenderOptions['escape']) =>
-    renderTemplate(compileTemplate(template), view, { escape });
+  const run = (template: string, view: Record<string, unknown>, escape: RenderOptions['escape']) => renderTemplate(compileTemplate(template), view, { escape });
 
   it('leaves prompt text as written in `none` mode (no &amp;, no &#x60;)', () => {
     expect(run('Q: {{q}}', { q: 'a & b `c` <d> "e"' }, 'none').text).toBe('Q: a & b `c` <d> "e"');
@@ -118,7 +117,10 @@ describe('render limits', () => {
 
   it('counts a partial in a section once per item of the list', () => {
     expect(limited('{{#items}}{{>p}}{{/items}}', { items: Array.from({ length: 10 }, (_, i) => i) }, { p: '{{.}}' })).toMatchObject({ text: '0123456789' });
-    expect(limited('{{#items}}{{>p}}{{/items}}', { items: Array.from({ length: 11 }, (_, i) => i) }, { p: '{{.}}' })).toEqual({ refused: 'maxPartials', limit: 10 });
+    expect(limited('{{#items}}{{>p}}{{/items}}', { items: Array.from({ length: 11 }, (_, i) => i) }, { p: '{{.}}' })).toEqual({
+      refused: 'maxPartials',
+      limit: 10,
+    });
   });
 
   it('writes exactly up to the character limit, and refuses one more', () => {

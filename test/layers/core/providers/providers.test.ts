@@ -132,7 +132,11 @@ describe('OpenAI-wire providers', () => {
 
   it('has a row for every registered provider (and no more)', () => {
     // Native-format providers have their own tests (native/ and test/e2e/native-providers.test.ts).
-    expect(ROWS.map((r) => r.id).sort()).toEqual(providerIds().filter((id) => !findProvider(id)?.native).sort());
+    expect(ROWS.map((r) => r.id).sort()).toEqual(
+      providerIds()
+        .filter((id) => !findProvider(id)?.native)
+        .sort(),
+    );
     expect(ROWS.length).toBeGreaterThanOrEqual(37);
   });
 
@@ -203,7 +207,12 @@ describe('OpenAI-wire providers', () => {
   });
 
   it.each(['../x', 'a/b', 'a?b', 'a b'])('workers-ai refuses the account id %j: 400 naming the header', async (id) => {
-    const res = await call('/v1/chat/completions', { id: 'workers-ai' }, { model: 'm', messages: [{ role: 'user', content: 'Hi' }] }, { 'x-gw-workers-ai-account-id': id });
+    const res = await call(
+      '/v1/chat/completions',
+      { id: 'workers-ai' },
+      { model: 'm', messages: [{ role: 'user', content: 'Hi' }] },
+      { 'x-gw-workers-ai-account-id': id },
+    );
     expect(res.status).toBe(400);
     const { error } = (await res.json()) as { error: { param: string; code: string } };
     expect(error.param).toBe('x-gw-workers-ai-account-id');
@@ -279,14 +288,20 @@ describe('OpenAI-wire providers', () => {
 
     it('stability-ai v1 JSON reaches api.stability.ai/v1/generation', async () => {
       const body = JSON.stringify({ text_prompts: [{ text: 'a lighthouse' }], samples: 1 });
-      const res = await send('stability-ai', '/v1/v1/generation/stable-diffusion-v1-6/text-to-image', { headers: { 'content-type': 'application/json' }, body });
+      const res = await send('stability-ai', '/v1/v1/generation/stable-diffusion-v1-6/text-to-image', {
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       expect(res.status).toBe(200);
       expect(onlyRequest('stability-ai', 'https://api.stability.ai/v1/generation/stable-diffusion-v1-6/text-to-image').body).toBe(body);
     });
 
     it('replicate predictions reach api.replicate.com/v1, query kept', async () => {
       const body = JSON.stringify({ input: { prompt: 'hi' } });
-      const res = await send('replicate', '/v1/models/black-forest-labs/flux-schnell/predictions?wait=1', { headers: { 'content-type': 'application/json', prefer: 'wait' }, body });
+      const res = await send('replicate', '/v1/models/black-forest-labs/flux-schnell/predictions?wait=1', {
+        headers: { 'content-type': 'application/json', prefer: 'wait' },
+        body,
+      });
       expect(res.status).toBe(200);
       const got = onlyRequest('replicate', 'https://api.replicate.com/v1/models/black-forest-labs/flux-schnell/predictions?wait=1');
       expect(got.headers.prefer).toBe('wait');
@@ -301,7 +316,10 @@ describe('OpenAI-wire providers', () => {
 
     it('hf-inference task endpoints reach router.huggingface.co/hf-inference', async () => {
       const body = JSON.stringify({ inputs: 'I love this' });
-      const res = await send('hf-inference', '/v1/models/distilbert/distilbert-base-uncased-finetuned-sst-2-english', { headers: { 'content-type': 'application/json' }, body });
+      const res = await send('hf-inference', '/v1/models/distilbert/distilbert-base-uncased-finetuned-sst-2-english', {
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
       expect(res.status).toBe(200);
       const got = onlyRequest('hf-inference', 'https://router.huggingface.co/hf-inference/models/distilbert/distilbert-base-uncased-finetuned-sst-2-english');
       expect(got.body).toBe(body);
@@ -355,7 +373,10 @@ describe('OpenAI-wire providers', () => {
     });
 
     it('stability-ai has no unified image endpoint: 400 naming the provider', async () => {
-      const res = await send('stability-ai', '/v1/images/generations', { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ prompt: 'x' }) });
+      const res = await send('stability-ai', '/v1/images/generations', {
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ prompt: 'x' }),
+      });
       expect(res.status).toBe(400);
       expect(((await res.json()) as { error: { message: string } }).error.message).toContain('stability-ai');
       expect(mock.received).toHaveLength(0);
@@ -363,7 +384,10 @@ describe('OpenAI-wire providers', () => {
   });
 
   it('takes the provider from a config target, with the target key in the provider format', async () => {
-    const config = { strategy: { mode: 'fallback' }, targets: [{ provider: 'groq', api_key: 'gsk-config-key', override_params: { model: 'llama-3.3-70b-versatile' } }] };
+    const config = {
+      strategy: { mode: 'fallback' },
+      targets: [{ provider: 'groq', api_key: 'gsk-config-key', override_params: { model: 'llama-3.3-70b-versatile' } }],
+    };
     const res = await fetch(`${gw.url}/v1/chat/completions`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) },

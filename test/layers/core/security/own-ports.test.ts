@@ -72,7 +72,7 @@ describe("this service's own ports on every outbound path", () => {
     ok.body.resume();
   });
 
-  it('a guardrail check fetch refuses an own port, also as the target of a trusted server\'s redirect', async () => {
+  it("a guardrail check fetch refuses an own port, also as the target of a trusted server's redirect", async () => {
     const fetch = guardedFetch(upstream, trusted);
     const direct: unknown = await fetch(`http://127.0.0.1:${own.port}/`, { method: 'POST', body: '{}' }).catch((e: unknown) => e);
     expect(direct).toBeInstanceOf(CheckFetchError);
@@ -97,16 +97,20 @@ describe("this service's own ports on every outbound path", () => {
   });
 
   it('a secret manager call refuses an own port', async () => {
-    const err: unknown = await managerHttp(upstream, trusted, 5_000)(`http://127.0.0.1:${own.port}/v1/secret/data/x`, { method: 'GET' }).catch((e: unknown) => e);
+    const err: unknown = await managerHttp(
+      upstream,
+      trusted,
+      5_000,
+    )(`http://127.0.0.1:${own.port}/v1/secret/data/x`, { method: 'GET' }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(SecretManagerError);
     expect((err as SecretManagerError).message).toContain('refused by the SSRF guard');
     expect(reached).toBe(0);
   });
 
   it("the semantic cache's embedder refuses an own port", () => {
-    expect(() => createEmbedder({ upstream, trustedHosts: trusted }, { provider: 'openai', model: 'e', custom_host: `http://127.0.0.1:${own.port}/v1` }, 'sk-x')).toThrow(
-      "this service's own ports",
-    );
+    expect(() =>
+      createEmbedder({ upstream, trustedHosts: trusted }, { provider: 'openai', model: 'e', custom_host: `http://127.0.0.1:${own.port}/v1` }, 'sk-x'),
+    ).toThrow("this service's own ports");
     expect(reached).toBe(0);
   });
 });

@@ -4,9 +4,29 @@ import { maskSecrets } from '../../../../layers/core/src/admin/audit-logs/mask.t
 import { REDACTED, redact, redactAttributes, redactQuery, redactText } from '../../../../layers/core/src/security/redact.ts';
 
 const SECRET_NAMES = [
-  'api_key', 'apiKey', 'x-api-key', 'x-gw-api-key', 'password', 'passwd', 'token', 'secret', 'access_token', 'refresh_token',
-  'id_token', 'client_secret', 'authorization', 'Proxy-Authorization', 'aws_secret_access_key', 'aws_session_token',
-  'azure_ad_token', 'private_key', 'credentials', 'cookie', 'vertex_service_account_json', 'webhook_secret', 'x-amz-security-token',
+  'api_key',
+  'apiKey',
+  'x-api-key',
+  'x-gw-api-key',
+  'password',
+  'passwd',
+  'token',
+  'secret',
+  'access_token',
+  'refresh_token',
+  'id_token',
+  'client_secret',
+  'authorization',
+  'Proxy-Authorization',
+  'aws_secret_access_key',
+  'aws_session_token',
+  'azure_ad_token',
+  'private_key',
+  'credentials',
+  'cookie',
+  'vertex_service_account_json',
+  'webhook_secret',
+  'x-amz-security-token',
 ];
 
 const SECRET_VALUES = [
@@ -38,12 +58,18 @@ describe('redact', () => {
 
   it("a policy's conditions and group_by read as written; a key-shaped value in them is still redacted", () => {
     const policy = {
-      conditions: [{ key: 'api_key', value: 'gw_' + 'Z'.repeat(40) }, { key: 'metadata.team', value: 'a' }],
+      conditions: [
+        { key: 'api_key', value: 'gw_' + 'Z'.repeat(40) },
+        { key: 'metadata.team', value: 'a' },
+      ],
       group_by: [{ key: 'api_key' }],
       metadata_filters: [{ key: 'env', value: 'prod' }],
     };
     expect(redact(policy)).toEqual({
-      conditions: [{ key: 'api_key', value: REDACTED }, { key: 'metadata.team', value: 'a' }],
+      conditions: [
+        { key: 'api_key', value: REDACTED },
+        { key: 'metadata.team', value: 'a' },
+      ],
       group_by: [{ key: 'api_key' }],
       metadata_filters: [{ key: 'env', value: 'prod' }],
     });
@@ -71,7 +97,14 @@ describe('redactAttributes', () => {
   it('redacts secret formats in every string attribute but those the service sets itself', () => {
     const key = SECRET_VALUES[2]!;
     const record = { id: `id-${key}`, workspace_id: key, uri: `/v1/api-keys/${key}`, agent: `Bearer abcdefgh`, count: 3, none: null };
-    expect(redactAttributes(record, new Set(['id']), '****')).toEqual({ id: `id-${key}`, workspace_id: '****', uri: '/v1/api-keys/****', agent: 'Bearer ****', count: 3, none: null });
+    expect(redactAttributes(record, new Set(['id']), '****')).toEqual({
+      id: `id-${key}`,
+      workspace_id: '****',
+      uri: '/v1/api-keys/****',
+      agent: 'Bearer ****',
+      count: 3,
+      none: null,
+    });
   });
 
   it('answers the record itself when nothing is secret', () => {

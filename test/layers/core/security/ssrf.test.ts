@@ -279,7 +279,7 @@ describe("the service's own ports", () => {
     expect(parseOutboundUrl('http://127.0.0.1:11434/v1', FIELD, everything).port).toBe('11434');
   });
 
-  it('an endpoint without a port reserves its scheme\'s; one on another machine, its host:port', () => {
+  it("an endpoint without a port reserves its scheme's; one on another machine, its host:port", () => {
     const hosts = TrustedHosts.parse('127.0.0.1,dynamodb,gpu-box', machine);
     hosts.reserveOwnEndpoint('http://127.0.0.1');
     hosts.reserveOwnEndpoint('https://localhost');
@@ -294,7 +294,14 @@ describe("the service's own ports", () => {
   it('at connect time: a peer on an own port of any address of this machine, whatever the name and trust', () => {
     const hosts = withOwnPorts('127.0.0.1,models.example.com');
     const peer = (remoteAddress: string, remotePort: number) => ({ remoteAddress, remotePort }) as net.Socket;
-    for (const [address, port] of [['8.8.4.4', 8787], ['::ffff:8.8.4.4', 33813], ['127.0.0.1', 33813], ['::1', 8787], ['::ffff:127.0.0.1', 8787], ['fe80::fc:ff:fe00:1%eth0', 8787]] as const) {
+    for (const [address, port] of [
+      ['8.8.4.4', 8787],
+      ['::ffff:8.8.4.4', 33813],
+      ['127.0.0.1', 33813],
+      ['::1', 8787],
+      ['::ffff:127.0.0.1', 8787],
+      ['fe80::fc:ff:fe00:1%eth0', 8787],
+    ] as const) {
       const err = (() => {
         try {
           assertConnectedAddress(peer(address, port), 'models.example.com', hosts);
@@ -305,7 +312,7 @@ describe("the service's own ports", () => {
       })();
       expect(err, `${address}:${port}`).toBeInstanceOf(BlockedAddressError);
       expect((err as BlockedAddressError).status).toBe(400);
-      expect((err as BlockedAddressError).message).toContain("models.example.com reaches this machine on port");
+      expect((err as BlockedAddressError).message).toContain('models.example.com reaches this machine on port');
     }
     // The same public address on another port, and another public address on our port, are fine.
     expect(() => assertConnectedAddress(peer('8.8.4.4', 443), 'models.example.com', hosts)).not.toThrow();
@@ -321,31 +328,109 @@ describe("the service's own ports", () => {
 describe('isBlockedAddress', () => {
   it.each([
     // IPv4
-    '0.0.0.0', '0.255.255.255', '10.0.0.0', '10.255.255.255', '100.64.0.0', '100.127.255.255', '127.0.0.1',
-    '127.255.255.254', '169.254.0.1', '169.254.169.254', '172.16.0.0', '172.31.255.255', '192.0.0.1',
-    '192.0.0.192', '192.0.2.200', '192.88.99.1', '192.168.0.1', '192.168.255.255', '198.18.0.0',
-    '198.19.255.255', '198.51.100.7', '203.0.113.9', '224.0.0.1', '239.255.255.250', '240.0.0.1',
-    '255.255.255.255', '168.63.129.16',
+    '0.0.0.0',
+    '0.255.255.255',
+    '10.0.0.0',
+    '10.255.255.255',
+    '100.64.0.0',
+    '100.127.255.255',
+    '127.0.0.1',
+    '127.255.255.254',
+    '169.254.0.1',
+    '169.254.169.254',
+    '172.16.0.0',
+    '172.31.255.255',
+    '192.0.0.1',
+    '192.0.0.192',
+    '192.0.2.200',
+    '192.88.99.1',
+    '192.168.0.1',
+    '192.168.255.255',
+    '198.18.0.0',
+    '198.19.255.255',
+    '198.51.100.7',
+    '203.0.113.9',
+    '224.0.0.1',
+    '239.255.255.250',
+    '240.0.0.1',
+    '255.255.255.255',
+    '168.63.129.16',
     // IPv6
-    '::', '::1', '0:0:0:0:0:0:0:1', '[::1]', 'fc00::1', 'fdff:ffff::1', 'fe80::1', 'fe80::1%eth0',
-    'febf:ffff::1', 'fec0::1', 'ff00::1', 'ff02::fb', '2001:db8::', '2001:db8:ffff::1', '3fff::1',
-    '2001::1', '2001:2::1', '100::1', '64:ff9b::7f00:1', '64:ff9b::10.1.2.3', '64:ff9b:1::1',
-    '::ffff:127.0.0.1', '::FFFF:7F00:1', '::ffff:10.0.0.1', '::ffff:192.168.1.1', '::ffff:a9fe:a9fe',
-    '::ffff:0:127.0.0.1', '::127.0.0.1', '::7f00:1', '::8.8.8.8', '2002:7f00:1::', '2002:c0a8:101::1',
+    '::',
+    '::1',
+    '0:0:0:0:0:0:0:1',
+    '[::1]',
+    'fc00::1',
+    'fdff:ffff::1',
+    'fe80::1',
+    'fe80::1%eth0',
+    'febf:ffff::1',
+    'fec0::1',
+    'ff00::1',
+    'ff02::fb',
+    '2001:db8::',
+    '2001:db8:ffff::1',
+    '3fff::1',
+    '2001::1',
+    '2001:2::1',
+    '100::1',
+    '64:ff9b::7f00:1',
+    '64:ff9b::10.1.2.3',
+    '64:ff9b:1::1',
+    '::ffff:127.0.0.1',
+    '::FFFF:7F00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:192.168.1.1',
+    '::ffff:a9fe:a9fe',
+    '::ffff:0:127.0.0.1',
+    '::127.0.0.1',
+    '::7f00:1',
+    '::8.8.8.8',
+    '2002:7f00:1::',
+    '2002:c0a8:101::1',
     'fd00:ec2::254',
     // not an address at all: fail closed
-    '', 'localhost', 'example.com', '1.2.3', '1.2.3.4.5', '010.0.0.1', '2130706433', '1:2:3:4:5:6:7:8:9',
-    '1::2::3', '::ffff:1.2.3', 'gggg::1',
+    '',
+    'localhost',
+    'example.com',
+    '1.2.3',
+    '1.2.3.4.5',
+    '010.0.0.1',
+    '2130706433',
+    '1:2:3:4:5:6:7:8:9',
+    '1::2::3',
+    '::ffff:1.2.3',
+    'gggg::1',
   ])('blocks %j', (ip) => {
     expect(isBlockedAddress(ip)).toBe(true);
   });
 
   it.each([
-    '8.8.8.8', '1.1.1.1', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '126.255.255.255',
-    '128.0.0.0', '169.253.255.255', '169.255.0.0', '172.15.255.255', '172.32.0.0', '192.0.1.1',
-    '192.167.255.255', '192.169.0.0', '198.17.255.255', '198.20.0.0', '223.255.255.255',
-    '2606:4700::1111', '2a00:1450:4001::200e', '2001:4860:4860::8888', '::ffff:8.8.8.8',
-    '64:ff9b::8.8.8.8', '2002:808:808::1', '[2606:4700::1111]',
+    '8.8.8.8',
+    '1.1.1.1',
+    '9.255.255.255',
+    '11.0.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '126.255.255.255',
+    '128.0.0.0',
+    '169.253.255.255',
+    '169.255.0.0',
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.0.1.1',
+    '192.167.255.255',
+    '192.169.0.0',
+    '198.17.255.255',
+    '198.20.0.0',
+    '223.255.255.255',
+    '2606:4700::1111',
+    '2a00:1450:4001::200e',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '64:ff9b::8.8.8.8',
+    '2002:808:808::1',
+    '[2606:4700::1111]',
   ])('allows %j', (ip) => {
     expect(isBlockedAddress(ip)).toBe(false);
   });
@@ -391,12 +476,9 @@ describe('TrustedHosts', () => {
     expect(new TrustedHosts(['x.example:7']).has('x.example', '07')).toBe(true);
   });
 
-  it.each(['host:abc', 'host:0', 'host:70000', 'host:', '[::1', '[::1]x', '[::1]:', ':80', '[zz::1]', '[]:80'])(
-    'rejects malformed entry %j',
-    (entry) => {
-      expect(() => TrustedHosts.parse(`localhost,${entry}`)).toThrow(/Trusted host/);
-    },
-  );
+  it.each(['host:abc', 'host:0', 'host:70000', 'host:', '[::1', '[::1]x', '[::1]:', ':80', '[zz::1]', '[]:80'])('rejects malformed entry %j', (entry) => {
+    expect(() => TrustedHosts.parse(`localhost,${entry}`)).toThrow(/Trusted host/);
+  });
 });
 
 // Real sockets on loopback only; nothing here touches the network or public DNS.
@@ -419,12 +501,7 @@ describe('connect-time guards', () => {
   });
 
   /** The wiring the upstream client uses: guarded lookup plus a check before any byte is written. */
-  function guardedGet(
-    host: string,
-    trusted: TrustedHosts,
-    autoSelectFamily: boolean,
-    seen: Array<boolean | undefined>,
-  ): Promise<string> {
+  function guardedGet(host: string, trusted: TrustedHosts, autoSelectFamily: boolean, seen: Array<boolean | undefined>): Promise<string> {
     const lookup = createGuardedLookup(trusted);
     // autoSelectFamily reaches net.connect at run time but is missing from the http typings.
     const options: http.RequestOptions & { autoSelectFamily: boolean } = {
@@ -503,9 +580,7 @@ describe('connect-time guards', () => {
   });
 
   it('trusts names, not the addresses they resolve to', async () => {
-    const err: unknown = await guardedGet('localhost', TrustedHosts.parse('127.0.0.1'), true, []).catch(
-      (e: unknown) => e,
-    );
+    const err: unknown = await guardedGet('localhost', TrustedHosts.parse('127.0.0.1'), true, []).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(BlockedAddressError);
   });
 
@@ -516,9 +591,7 @@ describe('connect-time guards', () => {
       all: boolean,
     ): Promise<{ err: NodeJS.ErrnoException | null; address: unknown; family: number | undefined }> {
       return new Promise((resolve) => {
-        createGuardedLookup(trusted)(host, all ? { all: true, family: 4 } : { family: 4 }, (err, address, family) =>
-          resolve({ err, address, family }),
-        );
+        createGuardedLookup(trusted)(host, all ? { all: true, family: 4 } : { family: 4 }, (err, address, family) => resolve({ err, address, family }));
       });
     }
 
@@ -576,12 +649,8 @@ describe('connect-time guards', () => {
       const socket = await connected();
       try {
         expect(() => assertConnectedAddress(socket, 'localhost', TrustedHosts.parse('localhost'))).not.toThrow();
-        expect(() =>
-          assertConnectedAddress(socket, 'localhost', TrustedHosts.parse(`localhost:${port}`)),
-        ).not.toThrow();
-        expect(() =>
-          assertConnectedAddress(socket, 'localhost', TrustedHosts.parse(`localhost:${port === 1 ? 2 : 1}`)),
-        ).toThrow(BlockedAddressError);
+        expect(() => assertConnectedAddress(socket, 'localhost', TrustedHosts.parse(`localhost:${port}`))).not.toThrow();
+        expect(() => assertConnectedAddress(socket, 'localhost', TrustedHosts.parse(`localhost:${port === 1 ? 2 : 1}`))).toThrow(BlockedAddressError);
       } finally {
         socket.destroy();
       }
@@ -589,9 +658,7 @@ describe('connect-time guards', () => {
 
     it('refuses a socket that is not connected', () => {
       const socket = new net.Socket();
-      expect(() => assertConnectedAddress(socket, 'localhost', TrustedHosts.parse('localhost'))).toThrow(
-        BlockedAddressError,
-      );
+      expect(() => assertConnectedAddress(socket, 'localhost', TrustedHosts.parse('localhost'))).toThrow(BlockedAddressError);
       socket.destroy();
     });
   });

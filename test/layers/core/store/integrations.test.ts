@@ -7,17 +7,16 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { ConflictError, NotFoundError } from '../../../../layers/core/src/http/errors.ts';
-import {
-  IntegrationRepository,
-  ProviderRepository,
-  type IntegrationRecord,
-  type ProviderRecord,
-} from '../../../../layers/core/src/store/integrations.ts';
+import { IntegrationRepository, ProviderRepository, type IntegrationRecord, type ProviderRecord } from '../../../../layers/core/src/store/integrations.ts';
 import { VirtualKeyRepository, type VirtualKeyRecord } from '../../../../layers/core/src/store/virtual-keys.ts';
 import { createTestDeps } from '../../../support/deps.ts';
 import { scanTable } from '../../../support/records.ts';
 
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 const AT = '2026-01-01T00:00:00.000Z';
 
 function integration(org: string, slug: string, over: Partial<IntegrationRecord> = {}): IntegrationRecord {

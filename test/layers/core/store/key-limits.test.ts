@@ -26,9 +26,22 @@ describe('key limits', () => {
   it('a get or query of an over-long key finds nothing (DynamoDB would refuse it)', async () => {
     expect((await send(new GetCommand({ TableName, Key: { pk: long(3000), sk: 'a' } }))).Item).toBeUndefined();
     expect((await send(new GetCommand({ TableName, Key: { pk: 'LIMITS', sk: long(1100) } }))).Item).toBeUndefined();
-    const q = await send(new QueryCommand({ TableName, KeyConditionExpression: 'pk = :pk AND sk = :sk', ExpressionAttributeValues: { ':pk': 'LIMITS', ':sk': long(70_000) } }));
+    const q = await send(
+      new QueryCommand({ TableName, KeyConditionExpression: 'pk = :pk AND sk = :sk', ExpressionAttributeValues: { ':pk': 'LIMITS', ':sk': long(70_000) } }),
+    );
     expect(q.Items).toEqual([]);
-    const batch = await send(new BatchGetCommand({ RequestItems: { [TableName]: { Keys: [{ pk: 'LIMITS', sk: 'a' }, { pk: long(5000), sk: 'a' }] } } }));
+    const batch = await send(
+      new BatchGetCommand({
+        RequestItems: {
+          [TableName]: {
+            Keys: [
+              { pk: 'LIMITS', sk: 'a' },
+              { pk: long(5000), sk: 'a' },
+            ],
+          },
+        },
+      }),
+    );
     expect(batch.Responses?.[TableName]).toEqual([{ pk: 'LIMITS', sk: 'a', v: 1 }]);
   });
 
@@ -40,12 +53,18 @@ describe('key limits', () => {
   });
 
   it('a write of an over-long key is a KeyTooLongError (400), and nothing is written', async () => {
-    const refused = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+    const refused = (p: Promise<unknown>) =>
+      p.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
     for (const command of [
       new PutCommand({ TableName, Item: { pk: 'LIMITS', sk: `${'é'.repeat(512)}x` } }),
       new UpdateCommand({ TableName, Key: { pk: long(2100), sk: 'a' }, UpdateExpression: 'SET v = :v', ExpressionAttributeValues: { ':v': 1 } }),
       new PutCommand({ TableName, Item: { pk: 'LIMITS', sk: 'b', gsi1pk: 'G', gsi1sk: long(2000) } }),
-      new TransactWriteCommand({ TransactItems: [{ Put: { TableName, Item: { pk: 'LIMITS', sk: 'c' } } }, { Put: { TableName, Item: { pk: long(3000), sk: 'c' } } }] }),
+      new TransactWriteCommand({
+        TransactItems: [{ Put: { TableName, Item: { pk: 'LIMITS', sk: 'c' } } }, { Put: { TableName, Item: { pk: long(3000), sk: 'c' } } }],
+      }),
     ]) {
       const err = await refused(send(command as never));
       expect(err).toBeInstanceOf(KeyTooLongError);

@@ -70,8 +70,20 @@ describe('policy cache', () => {
     const ws = randomUUID();
     const now = new Date(clock.now()).toISOString();
     const policy: RateLimitPolicyRecord = {
-      id: randomUUID(), name: null, organisation_id: 'org', workspace_id: ws, conditions: [{ key: 'api_key', value: '*' }], group_by: [{ key: 'api_key' }],
-      type: 'requests', unit: 'rpm', value: 5, status: 'active', created_at: now, last_updated_at: now, created_by: null, last_updated_by: null,
+      id: randomUUID(),
+      name: null,
+      organisation_id: 'org',
+      workspace_id: ws,
+      conditions: [{ key: 'api_key', value: '*' }],
+      group_by: [{ key: 'api_key' }],
+      type: 'requests',
+      unit: 'rpm',
+      value: 5,
+      status: 'active',
+      created_at: now,
+      last_updated_at: now,
+      created_by: null,
+      last_updated_by: null,
     };
     // A burst on a cold workspace reads once.
     const cold = await Promise.all([cache.forWorkspace('org', ws), cache.forWorkspace('org', ws), cache.forWorkspace('org', ws)]);

@@ -18,18 +18,48 @@ const ORG = 'org-1';
 
 function integration(over: Partial<McpIntegrationRecord> = {}): McpIntegrationRecord {
   return {
-    id: randomUUID(), organisation_id: ORG, workspace_id: null, slug: `int-${randomUUID().slice(0, 8)}`, name: 'Int', description: null,
-    url: 'https://mcp.example.com/mcp', auth_type: 'headers', transport: 'http', configurations: {}, masked_configurations: {},
-    secret: null, global_workspace_access: true, workspace_ids: [], new_capabilities_enabled: true, status: 'active',
-    created_at: NOW, last_updated_at: NOW, created_by: null, last_updated_by: null, ...over,
+    id: randomUUID(),
+    organisation_id: ORG,
+    workspace_id: null,
+    slug: `int-${randomUUID().slice(0, 8)}`,
+    name: 'Int',
+    description: null,
+    url: 'https://mcp.example.com/mcp',
+    auth_type: 'headers',
+    transport: 'http',
+    configurations: {},
+    masked_configurations: {},
+    secret: null,
+    global_workspace_access: true,
+    workspace_ids: [],
+    new_capabilities_enabled: true,
+    status: 'active',
+    created_at: NOW,
+    last_updated_at: NOW,
+    created_by: null,
+    last_updated_by: null,
+    ...over,
   };
 }
 
 function server(integrationId: string, over: Partial<McpServerRecord> = {}): McpServerRecord {
   return {
-    id: randomUUID(), organisation_id: ORG, workspace_id: 'ws-1', slug: `srv-${randomUUID().slice(0, 8)}`, name: 'Srv', description: null,
-    mcp_integration_id: integrationId, capability_overrides: {}, default_user_access: 'allow', user_access: {}, status: 'active',
-    created_at: NOW, last_updated_at: NOW, created_by: null, last_updated_by: null, ...over,
+    id: randomUUID(),
+    organisation_id: ORG,
+    workspace_id: 'ws-1',
+    slug: `srv-${randomUUID().slice(0, 8)}`,
+    name: 'Srv',
+    description: null,
+    mcp_integration_id: integrationId,
+    capability_overrides: {},
+    default_user_access: 'allow',
+    user_access: {},
+    status: 'active',
+    created_at: NOW,
+    last_updated_at: NOW,
+    created_by: null,
+    last_updated_by: null,
+    ...over,
   };
 }
 
@@ -48,7 +78,12 @@ describe('MCP store', () => {
     const int = integration();
     int.secret = await sealMcpSecrets(deps.cipher, ORG, int.id, { headers: { 'x-api-key': 'sekret-123' } });
     await repo.createIntegration(int);
-    await repo.putCapabilities(ORG, int.id, [cap('tool', 'echo', true), cap('tool', 'add', true), cap('tool', 'rm', false), cap('prompt', 'greeting', true), cap('resource', 'file:///a', true)], NOW);
+    await repo.putCapabilities(
+      ORG,
+      int.id,
+      [cap('tool', 'echo', true), cap('tool', 'add', true), cap('tool', 'rm', false), cap('prompt', 'greeting', true), cap('resource', 'file:///a', true)],
+      NOW,
+    );
     const srv = server(int.id, { capability_overrides: { 'tool:add': false, 'tool:rm': true }, default_user_access: 'deny', user_access: { u1: 'allow' } });
     await repo.createServer(srv);
 

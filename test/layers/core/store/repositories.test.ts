@@ -3,12 +3,7 @@
  * half-written items, the first-start bootstrap is idempotent, and creating the table is too.
  */
 import { randomUUID } from 'node:crypto';
-import {
-  DeleteTableCommand,
-  DescribeTableCommand,
-  DescribeTimeToLiveCommand,
-  DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { DeleteTableCommand, DescribeTableCommand, DescribeTimeToLiveCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ensureBootstrap } from '../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
@@ -22,7 +17,11 @@ import { createRepositories } from '../../../../layers/core/src/store/repositori
 import { createTestDeps } from '../../../support/deps.ts';
 import { keyRecord, scanTable, workspaceRecord } from '../../../support/records.ts';
 
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 function expectConflict(err: unknown, text: string): void {
   expect(err).toBeInstanceOf(ConflictError);
@@ -273,7 +272,14 @@ describe('ensureTable', () => {
       { AttributeName: 'sk', KeyType: 'RANGE' },
     ]);
     expect(Table?.GlobalSecondaryIndexes?.map((i) => [i.IndexName, i.KeySchema, i.Projection?.ProjectionType])).toEqual([
-      ['gsi1', [{ AttributeName: 'gsi1pk', KeyType: 'HASH' }, { AttributeName: 'gsi1sk', KeyType: 'RANGE' }], 'ALL'],
+      [
+        'gsi1',
+        [
+          { AttributeName: 'gsi1pk', KeyType: 'HASH' },
+          { AttributeName: 'gsi1sk', KeyType: 'RANGE' },
+        ],
+        'ALL',
+      ],
     ]);
     const ttl = await client.send(new DescribeTimeToLiveCommand({ TableName: name }));
     expect(ttl.TimeToLiveDescription).toMatchObject({ AttributeName: 'ttl', TimeToLiveStatus: 'ENABLED' });

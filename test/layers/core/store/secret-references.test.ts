@@ -11,7 +11,11 @@ import { SecretReferenceRepository, type SecretReferenceRecord } from '../../../
 import { createTestDeps } from '../../../support/deps.ts';
 
 const AT = '2026-01-01T00:00:00.000Z';
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 function reference(org: string, slug: string): SecretReferenceRecord {
   return {

@@ -27,9 +27,16 @@ export function parseGroupBy(v: string | undefined): GroupBy {
 
 export function parseColumns(raw: string | null): GroupColumn[] {
   if (raw === null || raw.trim() === '') return [];
-  const names = raw.split(',').map((c) => c.trim()).filter(Boolean);
+  const names = raw
+    .split(',')
+    .map((c) => c.trim())
+    .filter(Boolean);
   const unknown = names.filter((c) => !isColumn(c));
-  if (unknown.length) throw ValidationError.field('columns', `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((c) => `"${c}"`).join(', ')}; one of ${GROUP_COLUMNS.join(', ')}`);
+  if (unknown.length)
+    throw ValidationError.field(
+      'columns',
+      `unknown column${unknown.length > 1 ? 's' : ''} ${unknown.map((c) => `"${c}"`).join(', ')}; one of ${GROUP_COLUMNS.join(', ')}`,
+    );
   return [...new Set(names)] as GroupColumn[];
 }
 
@@ -56,7 +63,8 @@ export function pointGranularity(raw: string | null, from: number, to: number, n
   if (raw === null || raw === '') return span <= 2 * HOUR_MS && minutesKept ? 'm' : span <= 7 * DAY_MS ? 'h' : 'd';
   const g = ({ minute: 'm', hour: 'h', day: 'd' } as const)[raw as 'minute' | 'hour' | 'day'];
   if (!g) throw ValidationError.field('granularity', 'must be one of minute, hour, day');
-  if (g === 'm' && (span > DAY_MS || !minutesKept)) throw ValidationError.field('granularity', `minute needs a range of at most a day within the last ${MINUTE_ROLLUP_DAYS} days`);
+  if (g === 'm' && (span > DAY_MS || !minutesKept))
+    throw ValidationError.field('granularity', `minute needs a range of at most a day within the last ${MINUTE_ROLLUP_DAYS} days`);
   if (g === 'h' && span > 31 * DAY_MS) throw ValidationError.field('granularity', 'hour needs a range of at most 31 days');
   return g;
 }

@@ -200,5 +200,9 @@ async function lifecycleOfKey(deps: CoreDeps, key: ApiKeyRecord, result: Lifecyc
 
 /** Local runtime: runs the lifecycle every `everyMs` (unref'd, so it never keeps the process up). */
 export function startKeyLifecycleSchedule(deps: CoreDeps, everyMs: number): () => void {
-  return runEvery(everyMs, () => runKeyLifecycle(deps), (err) => deps.logger.error('key lifecycle run failed', { error: err }));
+  return runEvery(
+    everyMs,
+    () => runKeyLifecycle(deps),
+    (err) => deps.logger.error('key lifecycle run failed', { error: err }),
+  );
 }

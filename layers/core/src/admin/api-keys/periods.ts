@@ -22,12 +22,15 @@ export function nextBoundary(nowMs: number, period: Period): number {
   const d = new Date(nowMs);
   if (period === 'monthly') return Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1);
   const midnight = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), d.getUTCDate());
-  const daysToMonday = ((8 - d.getUTCDay()) % 7) || 7;
+  const daysToMonday = (8 - d.getUTCDay()) % 7 || 7;
   return midnight + daysToMonday * DAY;
 }
 
 /** When a key's usage is reset next, from its usage limit (null when it never resets by itself). */
-export function nextUsageReset(nowMs: number, limits: { periodic_reset?: Period | null; periodic_reset_days?: number | null } | null | undefined): number | null {
+export function nextUsageReset(
+  nowMs: number,
+  limits: { periodic_reset?: Period | null; periodic_reset_days?: number | null } | null | undefined,
+): number | null {
   if (!limits) return null;
   if (limits.periodic_reset) return nextBoundary(nowMs, limits.periodic_reset);
   if (limits.periodic_reset_days) return nowMs + limits.periodic_reset_days * DAY;

@@ -13,7 +13,13 @@ import { ApiKeyService, toView } from './service.ts';
 const KEY_EXAMPLES: Readonly<Record<ApiKeyType, Record<string, unknown>>> = {
   'organisation-service': { name: 'Reporting', scopes: ['workspaces.list', 'analytics.view', 'logs.list'], expires_at: '2030-01-01T00:00:00Z' },
   'workspace-service': { name: 'my app', workspace_id: 'default', scopes: ['completions.write'], expires_at: '2030-01-01T00:00:00Z' },
-  'workspace-user': { name: "Ada's key", workspace_id: 'default', user_id: '3f1c2b9e-7d4a-4e8b-9a6f-0c5d2e1b8a47', scopes: ['completions.write'], expires_at: '2030-01-01T00:00:00Z' },
+  'workspace-user': {
+    name: "Ada's key",
+    workspace_id: 'default',
+    user_id: '3f1c2b9e-7d4a-4e8b-9a6f-0c5d2e1b8a47',
+    scopes: ['completions.write'],
+    expires_at: '2030-01-01T00:00:00Z',
+  },
 };
 
 const createRoute = (path: string, type: ApiKeyType): AdminRoute => ({

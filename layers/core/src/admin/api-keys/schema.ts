@@ -78,11 +78,14 @@ const createApiKeyFields = z.object({
 });
 
 const defaults = z
-  .object({
-    config_id: z.string({ error: 'must be a string' }).min(1, 'must not be empty').optional(),
-    allow_config_override: z.boolean({ error: 'must be a boolean' }).optional(),
-    metadata: z.record(z.string(), z.string({ error: 'must be a string' }), { error: 'must be an object of strings' }).optional(),
-  }, { error: 'must be an object' })
+  .object(
+    {
+      config_id: z.string({ error: 'must be a string' }).min(1, 'must not be empty').optional(),
+      allow_config_override: z.boolean({ error: 'must be a boolean' }).optional(),
+      metadata: z.record(z.string(), z.string({ error: 'must be a string' }), { error: 'must be an object of strings' }).optional(),
+    },
+    { error: 'must be an object' },
+  )
   .strict();
 
 export const createApiKeySchema = createApiKeyFields.extend({ defaults: defaults.nullish() });
@@ -105,9 +108,7 @@ export const updateApiKeySchema = z
   .strict()
   .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'must change at least one field' });
 
-export const rotateApiKeySchema = z
-  .object({ key_transition_period_ms: transition.optional() }, { error: 'must be an object' })
-  .strict();
+export const rotateApiKeySchema = z.object({ key_transition_period_ms: transition.optional() }, { error: 'must be an object' }).strict();
 
 export type CreateApiKeyBody = z.output<typeof createApiKeySchema>;
 export type UpdateApiKeyBody = z.output<typeof updateApiKeySchema>;

@@ -131,7 +131,8 @@ export class ApiKeyService {
   #checkGrant(caller: Principal, scopes: readonly string[]): void {
     if (caller.owner) return;
     const missing = scopes.filter((s) => !caller.scopes.has(s));
-    if (missing.length) throw new ForbiddenError(`Cannot grant scopes this ${caller.kind === 'jwt' ? 'token' : 'API key'} does not hold: ${missing.join(', ')}`);
+    if (missing.length)
+      throw new ForbiddenError(`Cannot grant scopes this ${caller.kind === 'jwt' ? 'token' : 'API key'} does not hold: ${missing.join(', ')}`);
   }
 
   async create(caller: Principal, type: ApiKeyType, body: CreateApiKeyBody): Promise<{ id: string; key: string; object: 'api-key' }> {
@@ -294,7 +295,11 @@ export class ApiKeyService {
     // A key whose expiry moved into the future works again.
     if (record.status === 'expired' && body.expires_at !== undefined) next.status = 'active';
     if (body.rotation_policy !== undefined) {
-      next = { ...next, rotation_policy: body.rotation_policy ? await this.#rotationPolicy(body.rotation_policy, next, 'rotation_policy') : null, rotation_notice_for: null };
+      next = {
+        ...next,
+        rotation_policy: body.rotation_policy ? await this.#rotationPolicy(body.rotation_policy, next, 'rotation_policy') : null,
+        rotation_notice_for: null,
+      };
     }
     if (body.reset_usage) {
       next = { ...next, reset_usage: (record.reset_usage ?? 0) + 1, last_reset_at: iso(now), status: next.status === 'exhausted' ? 'active' : next.status };
@@ -307,7 +312,11 @@ export class ApiKeyService {
    * Manual rotation: a new key at once, the old one accepted for `key_transition_period_ms`
    * (default: the key's policy, else one hour). Works with or without a rotation policy.
    */
-  async rotate(caller: Principal, id: string, body: RotateApiKeyBody): Promise<{ id: string; key: string; key_transition_expires_at: string; object: 'api-key' }> {
+  async rotate(
+    caller: Principal,
+    id: string,
+    body: RotateApiKeyBody,
+  ): Promise<{ id: string; key: string; key_transition_expires_at: string; object: 'api-key' }> {
     const record = await this.#manageable(caller, id, 'rotate');
     if (record.status === 'expired') throw new ConflictError(`API key ${id} has expired: it cannot be rotated`);
     const transition = body.key_transition_period_ms ?? record.rotation_policy?.key_transition_period_ms ?? DEFAULT_TRANSITION_MS;

@@ -25,7 +25,12 @@ const querySchema = z.object({
   user_type: z.enum(['user', 'api_key', 'system', 'anonymous'], { error: 'must be user, api_key, system or anonymous' }).optional(),
   api_key_id: z.string().optional(),
   workspace_id: z.string().optional(),
-  response_status_code: z.coerce.number({ error: 'must be an HTTP status code' }).int('must be an integer').min(100, 'must be an HTTP status code').max(599, 'must be an HTTP status code').optional(),
+  response_status_code: z.coerce
+    .number({ error: 'must be an HTTP status code' })
+    .int('must be an integer')
+    .min(100, 'must be an HTTP status code')
+    .max(599, 'must be an HTTP status code')
+    .optional(),
   resource_type: z.string().optional(),
   resource_id: z.string().optional(),
   action: z.string().optional(),

@@ -59,8 +59,17 @@ export class CollectionService {
     const base = slugFrom(body.name, 'collection');
     return createWithSlug(base, true, async (slug) => {
       const rec: CollectionRecord = {
-        id: randomUUID(), slug, name: body.name, organisation_id: caller.organisationId, workspace_id: workspaceId, parent_collection_id: parent?.id ?? null,
-        is_default: false, status: 'active', created_at: now, last_updated_at: now, created_by: actorOf(caller),
+        id: randomUUID(),
+        slug,
+        name: body.name,
+        organisation_id: caller.organisationId,
+        workspace_id: workspaceId,
+        parent_collection_id: parent?.id ?? null,
+        is_default: false,
+        status: 'active',
+        created_at: now,
+        last_updated_at: now,
+        created_by: actorOf(caller),
       };
       auditTarget(rec.id, workspaceId);
       await this.#repo.create(rec, parent);
@@ -95,7 +104,13 @@ export class CollectionService {
     return {
       ...view(c),
       collection_details: detailsOf(c, all, prompts),
-      child_collections: children.map((x) => ({ id: x.id, name: x.name, slug: x.slug, last_updated_at: x.last_updated_at, collection_details: detailsOf(x, all, prompts) })),
+      child_collections: children.map((x) => ({
+        id: x.id,
+        name: x.name,
+        slug: x.slug,
+        last_updated_at: x.last_updated_at,
+        collection_details: detailsOf(x, all, prompts),
+      })),
     };
   }
 

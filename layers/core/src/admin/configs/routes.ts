@@ -12,7 +12,12 @@ export const configRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/configs',
     scope: 'configs.create',
-    example: { name: 'Prod routing', slug: 'prod-routing', workspace_id: 'default', config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@openai-prod' }, { provider: '@anthropic-prod' }] } },
+    example: {
+      name: 'Prod routing',
+      slug: 'prod-routing',
+      workspace_id: 'default',
+      config: { strategy: { mode: 'fallback' }, targets: [{ provider: '@openai-prod' }, { provider: '@anthropic-prod' }] },
+    },
     ...withBody(createConfigSchema, async (ctx, body) => new ConfigService(ctx.deps).create(ctx.principal, body)),
   },
   {

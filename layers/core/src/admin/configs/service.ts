@@ -79,7 +79,11 @@ export class ConfigService {
     const now = new Date(this.#deps.clock.now()).toISOString();
     const id = randomUUID();
     const versionId = randomUUID();
-    const sealed = await sealConfigSecrets(config as Record<string, unknown>, this.#deps.cipher, configSecretContext({ organisation_id: caller.organisationId, id }));
+    const sealed = await sealConfigSecrets(
+      config as Record<string, unknown>,
+      this.#deps.cipher,
+      configSecretContext({ organisation_id: caller.organisationId, id }),
+    );
     const rec: SavedConfigRecord = {
       id,
       slug: body.slug ?? slugFor(body.name),
@@ -96,7 +100,15 @@ export class ConfigService {
       created_by: caller.keyId,
       last_updated_by: caller.keyId,
     };
-    const version: ConfigVersionRecord = { id: versionId, config_id: id, version: 1, config: rec.config, name: rec.name, created_at: now, created_by: caller.keyId };
+    const version: ConfigVersionRecord = {
+      id: versionId,
+      config_id: id,
+      version: 1,
+      config: rec.config,
+      name: rec.name,
+      created_at: now,
+      created_by: caller.keyId,
+    };
     const previousDefault = isDefault ? await this.#currentDefault(workspaceId) : undefined;
     // A generated slug that is taken gets a suffix; a chosen one stays a conflict.
     rec.slug = await createWithSlug(rec.slug, body.slug === undefined, async (slug) => {
@@ -138,7 +150,15 @@ export class ConfigService {
       next.config = await sealConfigSecrets(config, this.#deps.cipher, configSecretContext(current), current.config);
       next.version = current.version + 1;
       next.version_id = randomUUID();
-      version = { id: next.version_id, config_id: current.id, version: next.version, config: next.config, name: next.name, created_at: now, created_by: caller.keyId };
+      version = {
+        id: next.version_id,
+        config_id: current.id,
+        version: next.version,
+        config: next.config,
+        name: next.name,
+        created_at: now,
+        created_by: caller.keyId,
+      };
     }
     const becomesDefault = next.is_default && !current.is_default;
     await this.#repo.update(next, current.version, version, becomesDefault ? await this.#currentDefault(current.workspace_id) : undefined);
@@ -155,7 +175,9 @@ export class ConfigService {
     const keys = await this.#deps.repos.apiKeys.list(caller.organisationId);
     const users = keys.filter((k) => k.defaults?.config_id === rec.id || k.defaults?.config_id === rec.slug);
     if (users.length) {
-      throw new ConflictError(`Config ${rec.slug} is the default config of ${users.length} API key(s) (${users.map((k) => k.name).join(', ')}); change them first`);
+      throw new ConflictError(
+        `Config ${rec.slug} is the default config of ${users.length} API key(s) (${users.map((k) => k.name).join(', ')}); change them first`,
+      );
     }
     await this.#repo.delete(rec);
     this.#deps.savedConfigs.invalidate();

@@ -60,7 +60,9 @@ async function current(ctx: PublicContext): Promise<Response> {
 async function signOut(ctx: PublicContext): Promise<Response> {
   const sessionId = sessionCookieOf(ctx.request.headers);
   const sessions = new ConsoleSessions(ctx.deps);
-  const live = sessionId ? await sessions.resolve(sessionId).catch((err: unknown) => (err instanceof AuthenticationError ? undefined : Promise.reject(err))) : undefined;
+  const live = sessionId
+    ? await sessions.resolve(sessionId).catch((err: unknown) => (err instanceof AuthenticationError ? undefined : Promise.reject(err)))
+    : undefined;
   // Nothing to revoke (no cookie, or a session already ended): the cookie is cleared all the same.
   if (sessionId && live) {
     checkCsrf('DELETE', ctx.request.headers, sessionId);

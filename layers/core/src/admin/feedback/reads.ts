@@ -94,4 +94,3 @@ export async function feedbackGraph(deps: CoreDeps, scope: AnalyticsScope, f: Lo
   for (let t = Math.floor(f.from / unit) * unit; t < f.to; t += unit) data_points.push({ timestamp: iso(t), ...stats(byPoint.get(t) ?? []) });
   return { object: 'analytics-graph' as const, summary: stats(items), data_points };
 }
-

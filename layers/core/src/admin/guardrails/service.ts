@@ -52,15 +52,18 @@ export function normaliseActions(raw: Record<string, unknown>, at = 'actions'): 
   const problems: FieldProblem[] = [];
   const known = ['deny', 'async', 'on_success', 'on_fail', 'onFail', 'onSuccess', 'message'];
   for (const k of Object.keys(raw)) if (!known.includes(k)) problems.push({ path: `${at}.${k}`, message: `unknown key (known: ${known.join(', ')})` });
-  for (const k of ['deny', 'async']) if (raw[k] !== undefined && typeof raw[k] !== 'boolean') problems.push({ path: `${at}.${k}`, message: 'must be a boolean' });
+  for (const k of ['deny', 'async'])
+    if (raw[k] !== undefined && typeof raw[k] !== 'boolean') problems.push({ path: `${at}.${k}`, message: 'must be a boolean' });
   const words: boolean[] = [];
   for (const k of ['on_fail', 'onFail', 'on_success', 'onSuccess']) {
     const v = raw[k];
     if (typeof v !== 'string') continue;
-    if (![...DENY_WORDS, ...PASS_WORDS].includes(v)) problems.push({ path: `${at}.${k}`, message: `must be one of ${[...DENY_WORDS, ...PASS_WORDS].join(', ')} (or an object)` });
+    if (![...DENY_WORDS, ...PASS_WORDS].includes(v))
+      problems.push({ path: `${at}.${k}`, message: `must be one of ${[...DENY_WORDS, ...PASS_WORDS].join(', ')} (or an object)` });
     else if (k === 'on_fail' || k === 'onFail') words.push(DENY_WORDS.includes(v));
   }
-  if (raw.message !== undefined && (typeof raw.message !== 'string' || raw.message.length > 1000)) problems.push({ path: `${at}.message`, message: 'must be a string of at most 1000 characters' });
+  if (raw.message !== undefined && (typeof raw.message !== 'string' || raw.message.length > 1000))
+    problems.push({ path: `${at}.message`, message: 'must be a string of at most 1000 characters' });
   const onFail = outcomeAction(raw.on_fail ?? raw.onFail, `${at}.on_fail`, problems);
   const onSuccess = outcomeAction(raw.on_success ?? raw.onSuccess, `${at}.on_success`, problems);
   if (raw.deny === false && words.includes(true)) problems.push({ path: `${at}.deny`, message: 'is false but on_fail says deny' });
@@ -140,7 +143,8 @@ export class GuardrailService {
     }
     const ws = await this.#deps.repos.workspaces.resolve(caller.organisationId, body.workspace_id);
     if (!ws) throw new NotFoundError(`Workspace ${body.workspace_id} not found`, { param: 'workspace_id' });
-    if (!isOrganisationPrincipal(caller) && caller.workspaceId !== ws.id) throw new ForbiddenError('Workspace keys may only manage guardrails of their own workspace');
+    if (!isOrganisationPrincipal(caller) && caller.workspaceId !== ws.id)
+      throw new ForbiddenError('Workspace keys may only manage guardrails of their own workspace');
     return ws.id;
   }
 
@@ -150,8 +154,20 @@ export class GuardrailService {
     const workspaceId = await this.#ownerFor(caller, body);
     const now = new Date(this.#deps.clock.now()).toISOString();
     const rec: GuardrailRecord = {
-      id: randomUUID(), slug: slugFor(), name: body.name, organisation_id: caller.organisationId, workspace_id: workspaceId, status: 'active',
-      checks, actions, version: 1, version_id: randomUUID(), created_at: now, last_updated_at: now, owner_id: caller.userId ?? caller.keyId, updated_by: null,
+      id: randomUUID(),
+      slug: slugFor(),
+      name: body.name,
+      organisation_id: caller.organisationId,
+      workspace_id: workspaceId,
+      status: 'active',
+      checks,
+      actions,
+      version: 1,
+      version_id: randomUUID(),
+      created_at: now,
+      last_updated_at: now,
+      owner_id: caller.userId ?? caller.keyId,
+      updated_by: null,
     };
     auditTarget(rec.id, rec.workspace_id);
     await this.#repo.create(rec);
@@ -170,13 +186,16 @@ export class GuardrailService {
 
   async #writable(caller: Principal, idOrSlug: string): Promise<GuardrailRecord> {
     const rec = await this.get(caller, idOrSlug);
-    if (rec.workspace_id === null && !isOrganisationPrincipal(caller)) throw new ForbiddenError('Organisation guardrails are changed by organisation owners and admins only');
+    if (rec.workspace_id === null && !isOrganisationPrincipal(caller))
+      throw new ForbiddenError('Organisation guardrails are changed by organisation owners and admins only');
     return rec;
   }
 
   async list(caller: Principal, filter: { workspace_id?: string | undefined; organisation_id?: string | undefined }): Promise<GuardrailRecord[]> {
     if (filter.organisation_id !== undefined && filter.organisation_id !== caller.organisationId) return [];
-    const all = (await this.#repo.list(caller.organisationId)).filter((r) => isOrganisationPrincipal(caller) || r.workspace_id === null || r.workspace_id === caller.workspaceId);
+    const all = (await this.#repo.list(caller.organisationId)).filter(
+      (r) => isOrganisationPrincipal(caller) || r.workspace_id === null || r.workspace_id === caller.workspaceId,
+    );
     if (filter.workspace_id === undefined) return all;
     const ws = await this.#deps.repos.workspaces.resolve(caller.organisationId, filter.workspace_id);
     return ws ? all.filter((r) => r.workspace_id === ws.id) : [];

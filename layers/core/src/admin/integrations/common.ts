@@ -16,11 +16,7 @@ export const slugSchema = z
   .max(255, 'must be at most 255 characters')
   .regex(SLUG_PATTERN, 'may only contain letters, digits, "_" and "-"');
 
-export const nameSchema = z
-  .string({ error: 'is required and must be a string' })
-  .trim()
-  .min(1, 'must not be empty')
-  .max(255, 'must be at most 255 characters');
+export const nameSchema = z.string({ error: 'is required and must be a string' }).trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters');
 
 export const noteSchema = z.string({ error: 'must be a string' }).max(1024, 'must be at most 1024 characters').nullish();
 
@@ -31,7 +27,11 @@ export const keySchema = z.string({ error: 'must be a string' }).min(1, 'must no
 
 /** A slug derived from a name: lower case, runs of other characters as "-". */
 export function slugFrom(name: string, fallback: string): string {
-  const base = name.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-+|-+$/g, '').slice(0, 48);
+  const base = name
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 48);
   return base || fallback;
 }
 

@@ -50,9 +50,17 @@ const AWS: Readonly<Record<string, FieldSpec>> = {
 };
 
 const SAGEMAKER: Readonly<Record<string, FieldSpec>> = Object.fromEntries(
-  ['custom_attributes', 'target_model', 'target_variant', 'target_container_hostname', 'inference_id', 'enable_explanations', 'inference_component', 'session_id', 'model_name'].map(
-    (f) => [`amzn_sagemaker_${f}`, text(1024)],
-  ),
+  [
+    'custom_attributes',
+    'target_model',
+    'target_variant',
+    'target_container_hostname',
+    'inference_id',
+    'enable_explanations',
+    'inference_component',
+    'session_id',
+    'model_name',
+  ].map((f) => [`amzn_sagemaker_${f}`, text(1024)]),
 );
 
 /** Fields of each provider family, by provider id. */
@@ -93,7 +101,11 @@ export function configurationFields(provider: ProviderDefinition): Readonly<Reco
 
 /** Names of the secret fields a configuration can have, across all families. */
 export const SECRET_FIELDS: ReadonlySet<string> = new Set(
-  Object.values(FAMILIES).flatMap((fields) => Object.entries(fields).filter(([, s]) => s.secret).map(([k]) => k)),
+  Object.values(FAMILIES).flatMap((fields) =>
+    Object.entries(fields)
+      .filter(([, s]) => s.secret)
+      .map(([k]) => k),
+  ),
 );
 
 /** Rules spanning fields (which are required depends on the auth mode). */

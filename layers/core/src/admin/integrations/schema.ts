@@ -16,7 +16,9 @@ export const tagsSchema = z
   .refine((t) => Object.keys(t).length <= 50, { message: 'must have at most 50 tags' });
 
 const workspaceIds = z
-  .array(z.string({ error: 'must be a string' }).min(1, 'must not be empty'), { error: 'must be an array of workspace ids or slugs, or null for every workspace' })
+  .array(z.string({ error: 'must be a string' }).min(1, 'must not be empty'), {
+    error: 'must be an array of workspace ids or slugs, or null for every workspace',
+  })
   .max(500, 'must have at most 500 items')
   .nullable();
 

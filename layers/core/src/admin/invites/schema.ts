@@ -8,7 +8,10 @@ export const createInviteSchema = z.object({
   role: z.enum(['admin', 'member'], { error: 'is required and must be admin or member' }),
   workspaces: z
     .array(
-      z.object({ id: z.string({ error: 'is required and must be a workspace id or slug' }).min(1, 'must not be empty'), role: workspaceRoleSchema }, { error: 'must be an object' }),
+      z.object(
+        { id: z.string({ error: 'is required and must be a workspace id or slug' }).min(1, 'must not be empty'), role: workspaceRoleSchema },
+        { error: 'must be an object' },
+      ),
       { error: 'is required and must be an array' },
     )
     .max(30, 'must list at most 30 workspaces'),
@@ -18,7 +21,9 @@ export const createInviteSchema = z.object({
       {
         name: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
         scopes: z
-          .array(z.string({ error: 'must be a string' }).refine(isScope, { message: 'is not a known scope' }), { error: 'is required and must be an array of scopes' })
+          .array(z.string({ error: 'must be a string' }).refine(isScope, { message: 'is not a known scope' }), {
+            error: 'is required and must be an array of scopes',
+          })
           .min(1, 'must name at least one scope'),
       },
       { error: 'must be an object' },

@@ -231,7 +231,16 @@ export class InviteService {
       const ws = await this.#deps.repos.workspaces.getById(current.organisation_id, w.id);
       // A workspace deleted or archived since the invite was sent is skipped.
       if (!ws || ws.status !== 'active') continue;
-      items.push(this.#identity.memberPut({ organisation_id: ws.organisation_id, workspace_id: ws.id, user_id: userId, role: w.role, created_at: at, last_updated_at: at }));
+      items.push(
+        this.#identity.memberPut({
+          organisation_id: ws.organisation_id,
+          workspace_id: ws.id,
+          user_id: userId,
+          role: w.role,
+          created_at: at,
+          last_updated_at: at,
+        }),
+      );
       workspaces.push({ id: ws.id, role: w.role });
       const details = current.workspace_api_key_details;
       if (details) {
@@ -251,7 +260,9 @@ export class InviteService {
           now,
         );
         items.push({ Put: { TableName: this.#deps.repos.table.tableName, Item: ApiKey.toItem(made.record), ConditionExpression: 'attribute_not_exists(pk)' } });
-        items.push({ Put: { TableName: this.#deps.repos.table.tableName, Item: ApiKeyByHash.toItem(made.record), ConditionExpression: 'attribute_not_exists(pk)' } });
+        items.push({
+          Put: { TableName: this.#deps.repos.table.tableName, Item: ApiKeyByHash.toItem(made.record), ConditionExpression: 'attribute_not_exists(pk)' },
+        });
         keys.push({ id: made.record.id, key: made.key, workspace_id: ws.id });
       }
     }

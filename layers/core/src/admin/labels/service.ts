@@ -48,12 +48,21 @@ export class LabelService {
   }
 
   async create(caller: Principal, body: CreateLabelBody) {
-    if (UNIVERSAL_LABEL_NAMES.has(body.name)) throw new ConflictError(`"${body.name}" is a universal label; every organisation has it already`, { param: 'name' });
+    if (UNIVERSAL_LABEL_NAMES.has(body.name))
+      throw new ConflictError(`"${body.name}" is a universal label; every organisation has it already`, { param: 'name' });
     const workspaceId = await this.#ownerFor(caller, body);
     const now = isoNow(this.#deps);
     const rec: LabelRecord = {
-      id: randomUUID(), name: body.name, description: body.description ?? null, color_code: body.color_code ?? null, organisation_id: caller.organisationId,
-      workspace_id: workspaceId, is_universal: false, status: 'active', created_at: now, last_updated_at: now,
+      id: randomUUID(),
+      name: body.name,
+      description: body.description ?? null,
+      color_code: body.color_code ?? null,
+      organisation_id: caller.organisationId,
+      workspace_id: workspaceId,
+      is_universal: false,
+      status: 'active',
+      created_at: now,
+      last_updated_at: now,
     };
     auditTarget(rec.id, workspaceId);
     await this.#repo.create(rec);
@@ -78,7 +87,8 @@ export class LabelService {
   async #writable(caller: Principal, id: string): Promise<LabelRecord> {
     const rec = await this.get(caller, id);
     if (rec.is_universal) throw new ForbiddenError(`"${rec.name}" is a universal label; it cannot be changed or deleted`);
-    if (rec.workspace_id === null && !isOrganisationPrincipal(caller)) throw new ForbiddenError('Organisation labels are changed by organisation owners and admins only');
+    if (rec.workspace_id === null && !isOrganisationPrincipal(caller))
+      throw new ForbiddenError('Organisation labels are changed by organisation owners and admins only');
     return rec;
   }
 
@@ -103,7 +113,9 @@ export class LabelService {
     const using = (await new PromptRepository(this.#deps.repos.table).list(caller.organisationId)).filter((p) => p.labels[rec.id] !== undefined);
     if (using.length) {
       const names = using.map((p) => `${p.slug}@${p.labels[rec.id]}`);
-      throw new ConflictError(`Label ${rec.name} is still on ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', ...' : ''}; move it off those versions first`);
+      throw new ConflictError(
+        `Label ${rec.name} is still on ${names.slice(0, 10).join(', ')}${names.length > 10 ? ', ...' : ''}; move it off those versions first`,
+      );
     }
     auditTarget(rec.id, rec.workspace_id);
     await this.#repo.delete(rec);

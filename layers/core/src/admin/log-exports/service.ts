@@ -168,7 +168,11 @@ export async function cancelExport(ctx: AdminContext, id: string) {
   const current = await loadExport(ctx, id);
   if (current.status !== 'in_progress') throw new ConflictError(`The export is not running (status ${current.status})`);
   const now = nowIso(ctx);
-  const ok = await observability(ctx.deps).exports.saveIf({ ...current, status: 'stopped', finished_at: now, last_updated_at: now, last_updated_by: ctx.principal.keyId }, current.run, 'in_progress');
+  const ok = await observability(ctx.deps).exports.saveIf(
+    { ...current, status: 'stopped', finished_at: now, last_updated_at: now, last_updated_by: ctx.principal.keyId },
+    current.run,
+    'in_progress',
+  );
   if (!ok) throw new ConflictError('The export finished or changed meanwhile');
   return { message: 'Export cancelled', object: 'export' as const };
 }
@@ -190,7 +194,9 @@ export async function downloadExport(ctx: AdminContext, id: string) {
   if (r.status !== 'success' || !r.file_key) throw new ConflictError(`The export has no file yet (status ${r.status})`);
   const blobs = ctx.deps.blobs;
   if (blobs instanceof S3BlobStore) {
-    const url = await getSignedUrl(await blobs.client(), new GetObjectCommand({ Bucket: blobs.bucket, Key: blobs.prefix + r.file_key }), { expiresIn: DOWNLOAD_TTL_SECONDS });
+    const url = await getSignedUrl(await blobs.client(), new GetObjectCommand({ Bucket: blobs.bucket, Key: blobs.prefix + r.file_key }), {
+      expiresIn: DOWNLOAD_TTL_SECONDS,
+    });
     return { signed_url: url };
   }
   const expires = Math.floor(ctx.deps.clock.now() / 1000) + DOWNLOAD_TTL_SECONDS;

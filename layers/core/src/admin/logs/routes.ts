@@ -63,9 +63,7 @@ async function getOne(ctx: AdminContext) {
   const p = ctx.principal;
   const visible =
     event &&
-    (event.workspace_id === null
-      ? p.owner
-      : event.organisation_id === p.organisationId && (p.workspaceId === null || p.workspaceId === event.workspace_id));
+    (event.workspace_id === null ? p.owner : event.organisation_id === p.organisationId && (p.workspaceId === null || p.workspaceId === event.workspace_id));
   if (!event || !visible) throw new NotFoundError(`Log ${id} not found`);
   const own = await ownDataOnly(ctx, { from: 0, to: Number.MAX_SAFE_INTEGER });
   if ((own.keyUserIds && !own.keyUserIds.includes(event.key_user_id ?? '')) || (own.apiKeyIds && !own.apiKeyIds.includes(event.api_key_id ?? ''))) {

@@ -30,10 +30,17 @@ export async function listWorkspaceAccess(deps: CoreDeps, caller: Principal, rec
   };
 }
 
-export async function updateWorkspaceAccess(deps: CoreDeps, service: McpIntegrationService, caller: Principal, idOrSlug: string, body: WorkspacesUpdateBody): Promise<void> {
+export async function updateWorkspaceAccess(
+  deps: CoreDeps,
+  service: McpIntegrationService,
+  caller: Principal,
+  idOrSlug: string,
+  body: WorkspacesUpdateBody,
+): Promise<void> {
   const rec = await service.get(caller, idOrSlug);
   if (!isOrganisationPrincipal(caller)) throw new ForbiddenError('Which workspaces may use an MCP integration is set by organisation owners and admins only');
-  if (rec.workspace_id !== null) throw ValidationError.field('workspaces', 'a workspace MCP integration belongs to its workspace; only organisation integrations are granted to workspaces');
+  if (rec.workspace_id !== null)
+    throw ValidationError.field('workspaces', 'a workspace MCP integration belongs to its workspace; only organisation integrations are granted to workspaces');
   const problems: FieldProblem[] = [];
   const granted = new Set(body.override_existing_workspace_access ? [] : rec.workspace_ids);
   for (const [i, w] of body.workspaces.entries()) {

@@ -21,7 +21,15 @@ const service = (ctx: AdminContext) => new McpIntegrationService(ctx.deps);
 const listQuery = z.object({ type: z.enum(['organisation', 'workspace'], { error: 'must be one of organisation, workspace' }).optional() });
 const refreshQuery = z.object({ refresh: z.enum(['true', 'false'], { error: 'must be true or false' }).optional() });
 
-export const metadataView = (m: { server_name: string | null; server_version: string | null; protocol_version: string | null; capability_flags: Record<string, unknown>; sync_status: string; last_synced_at: string | null; sync_error: string | null }) => ({
+export const metadataView = (m: {
+  server_name: string | null;
+  server_version: string | null;
+  protocol_version: string | null;
+  capability_flags: Record<string, unknown>;
+  sync_status: string;
+  last_synced_at: string | null;
+  sync_error: string | null;
+}) => ({
   server_name: m.server_name,
   server_version: m.server_version,
   protocol_version: m.protocol_version,
@@ -32,7 +40,12 @@ export const metadataView = (m: { server_name: string | null; server_version: st
 });
 
 /** The metadata of an integration; with `refresh=true` (a caller who may change it) a sync runs first. */
-export async function integrationMetadata(ctx: AdminContext, integrationIdOrSlug: string, updateScope: 'mcp_integrations.update' | 'mcp_servers.update', viaServer = false) {
+export async function integrationMetadata(
+  ctx: AdminContext,
+  integrationIdOrSlug: string,
+  updateScope: 'mcp_integrations.update' | 'mcp_servers.update',
+  viaServer = false,
+) {
   const { refresh } = parseWith(refreshQuery, { refresh: ctx.query.get('refresh') ?? undefined });
   const svc = service(ctx);
   // Through a server the caller may see, its integration is visible whatever the grants say now.
@@ -50,7 +63,14 @@ export const mcpIntegrationRoutes: readonly AdminRoute[] = [
     method: 'POST',
     path: '/v1/mcp-integrations',
     scope: 'mcp_integrations.create',
-    example: { name: 'Linear', url: 'https://mcp.linear.app/mcp', auth_type: 'headers', transport: 'http', workspace_id: 'default', configurations: { custom_headers: { Authorization: 'Bearer lin_api_...' } } },
+    example: {
+      name: 'Linear',
+      url: 'https://mcp.linear.app/mcp',
+      auth_type: 'headers',
+      transport: 'http',
+      workspace_id: 'default',
+      configurations: { custom_headers: { Authorization: 'Bearer lin_api_...' } },
+    },
     ...withBody(createMcpIntegrationSchema, async (ctx, body) => service(ctx).create(ctx.principal, body)),
   },
   {
@@ -60,7 +80,11 @@ export const mcpIntegrationRoutes: readonly AdminRoute[] = [
     handler: async (ctx) => {
       const paging = parsePaging(ctx.query);
       const q = parseWith(listQuery, { type: ctx.query.get('type') ?? undefined });
-      const all = await service(ctx).list(ctx.principal, { type: q.type, workspace_id: ctx.query.get('workspace_id') ?? undefined, search: ctx.query.get('search') ?? undefined });
+      const all = await service(ctx).list(ctx.principal, {
+        type: q.type,
+        workspace_id: ctx.query.get('workspace_id') ?? undefined,
+        search: ctx.query.get('search') ?? undefined,
+      });
       return page(all.map(toIntegrationView), paging);
     },
   },

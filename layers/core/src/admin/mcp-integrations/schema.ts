@@ -51,7 +51,9 @@ export const updateMcpIntegrationSchema = z
     transport: transport.optional(),
     configurations: configurationsSchema.optional(),
   })
-  .refine((b) => Object.values(b).some((v) => v !== undefined), { message: 'must change at least one of name, description, url, auth_type, transport, configurations' });
+  .refine((b) => Object.values(b).some((v) => v !== undefined), {
+    message: 'must change at least one of name, description, url, auth_type, transport, configurations',
+  });
 
 export const workspacesUpdateSchema = z.object({
   workspaces: z

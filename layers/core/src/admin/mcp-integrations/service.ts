@@ -11,14 +11,7 @@ import { ForbiddenError, NotFoundError, ValidationError, type FieldProblem } fro
 import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { parseOutboundUrl } from '../../security/ssrf.ts';
 import { auditTarget } from '../../store/audit-context.ts';
-import {
-  McpRepository,
-  openMcpSecrets,
-  sealMcpSecrets,
-  type McpCapability,
-  type McpIntegrationRecord,
-  type McpSecrets,
-} from '../../store/mcp.ts';
+import { McpRepository, openMcpSecrets, sealMcpSecrets, type McpCapability, type McpIntegrationRecord, type McpSecrets } from '../../store/mcp.ts';
 import { createWithSlug, slugFrom } from '../integrations/common.ts';
 import { requestSync } from '../../mcp/sync-queue.ts';
 import type { CapabilitiesUpdateBody, CreateMcpIntegrationBody, McpConfigurationsBody, UpdateMcpIntegrationBody } from './schema.ts';
@@ -26,7 +19,17 @@ import type { CapabilitiesUpdateBody, CreateMcpIntegrationBody, McpConfiguration
 const MASK = '****';
 const HEADER_NAME = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 /** Headers the transport itself sets: a static value would break or spoof the protocol. */
-const RESERVED_HEADERS = new Set(['host', 'content-length', 'content-type', 'accept', 'connection', 'transfer-encoding', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'content-type',
+  'accept',
+  'connection',
+  'transfer-encoding',
+  'mcp-session-id',
+  'mcp-protocol-version',
+  'last-event-id',
+]);
 
 export interface McpIntegrationView {
   object: 'mcp-integration';
@@ -187,12 +190,17 @@ export class McpIntegrationService {
     return rec;
   }
 
-  async list(caller: Principal, filter: { workspace_id?: string | undefined; type?: 'organisation' | 'workspace' | undefined; search?: string | undefined }): Promise<McpIntegrationRecord[]> {
+  async list(
+    caller: Principal,
+    filter: { workspace_id?: string | undefined; type?: 'organisation' | 'workspace' | undefined; search?: string | undefined },
+  ): Promise<McpIntegrationRecord[]> {
     let all = (await this.repo.listIntegrations(caller.organisationId)).filter((r) => this.#visible(caller, r));
     if (filter.type) all = all.filter((r) => (filter.type === 'organisation') === (r.workspace_id === null));
     if (filter.workspace_id !== undefined) {
       const ws = await this.#deps.repos.workspaces.resolve(caller.organisationId, filter.workspace_id);
-      all = ws ? all.filter((r) => r.workspace_id === ws.id || (r.workspace_id === null && (r.global_workspace_access || r.workspace_ids.includes(ws.id)))) : [];
+      all = ws
+        ? all.filter((r) => r.workspace_id === ws.id || (r.workspace_id === null && (r.global_workspace_access || r.workspace_ids.includes(ws.id))))
+        : [];
     }
     const q = filter.search?.toLowerCase();
     return q ? all.filter((r) => r.name.toLowerCase().includes(q) || r.slug.toLowerCase().includes(q)) : all;
@@ -261,7 +269,8 @@ export function applyCapabilityChoices<T extends Pick<McpCapability, 'type' | 'n
   const problems: FieldProblem[] = [];
   body.capabilities.forEach((choice, i) => {
     const at = index.get(`${choice.type}:${choice.name}`);
-    if (at === undefined) problems.push({ path: `capabilities[${i}].name`, message: `no ${choice.type} "${choice.name}" was discovered on this MCP server; sync first` });
+    if (at === undefined)
+      problems.push({ path: `capabilities[${i}].name`, message: `no ${choice.type} "${choice.name}" was discovered on this MCP server; sync first` });
     else next[at] = change(next[at]!, choice.enabled);
   });
   if (problems.length) throw new ValidationError(problems);

@@ -26,16 +26,33 @@ async function testServer(ctx: AdminContext, timeoutMs: number) {
   const svc = service(ctx);
   const server = await svc.get(ctx.principal, id(ctx));
   const integration = await svc.repo.getIntegration(server.organisation_id, server.mcp_integration_id);
-  if (!integration) return { success: false, status_code: null, response_time_ms: 0, url: null, server_name: null, error: 'The MCP integration no longer exists' };
+  if (!integration)
+    return { success: false, status_code: null, response_time_ms: 0, url: null, server_name: null, error: 'The MCP integration no longer exists' };
   const started = performance.now();
   try {
     const found = await discover(await discoveryTarget(ctx.deps.cipher, integration), guardedMcpFetch(ctx.deps.upstream, ctx.deps.trustedHosts), timeoutMs);
     const ms = Math.round(performance.now() - started);
-    return { success: true, status_code: 200, response_time_ms: ms, url: integration.url, server_name: found.serverName, server_version: found.serverVersion, protocol_version: found.protocolVersion, error: null };
+    return {
+      success: true,
+      status_code: 200,
+      response_time_ms: ms,
+      url: integration.url,
+      server_name: found.serverName,
+      server_version: found.serverVersion,
+      protocol_version: found.protocolVersion,
+      error: null,
+    };
   } catch (err) {
     const code = (err as { code?: unknown }).code;
     const status = typeof code === 'number' && code >= 100 && code < 600 ? code : null;
-    return { success: false, status_code: status, response_time_ms: Math.round(performance.now() - started), url: integration.url, server_name: null, error: syncErrorText(err) };
+    return {
+      success: false,
+      status_code: status,
+      response_time_ms: Math.round(performance.now() - started),
+      url: integration.url,
+      server_name: null,
+      error: syncErrorText(err),
+    };
   }
 }
 
@@ -56,7 +73,10 @@ export const mcpServerRoutes: readonly AdminRoute[] = [
       const svc = service(ctx);
       const all = await svc.list(ctx.principal, { workspace_id: ctx.query.get('workspace_id') ?? undefined, search: ctx.query.get('search') ?? undefined });
       const integrations = new Map((await svc.repo.listIntegrations(ctx.principal.organisationId)).map((i) => [i.id, i]));
-      return page(all.map((s) => toServerView(s, integrations.get(s.mcp_integration_id))), paging);
+      return page(
+        all.map((s) => toServerView(s, integrations.get(s.mcp_integration_id))),
+        paging,
+      );
     },
   },
   {
@@ -97,7 +117,11 @@ export const mcpServerRoutes: readonly AdminRoute[] = [
     method: 'GET',
     path: '/v1/mcp-servers/:id/capabilities',
     scope: 'mcp_servers.read',
-    handler: async (ctx) => capabilityList((await service(ctx).capabilities(ctx.principal, id(ctx))).map((c) => ({ ...toCapabilityView(c), integration_enabled: c.integration_enabled })), ctx.query),
+    handler: async (ctx) =>
+      capabilityList(
+        (await service(ctx).capabilities(ctx.principal, id(ctx))).map((c) => ({ ...toCapabilityView(c), integration_enabled: c.integration_enabled })),
+        ctx.query,
+      ),
   },
   {
     method: 'PUT',

@@ -10,7 +10,15 @@ import { NotFoundError, ValidationError, type FieldProblem } from '../../http/er
 import { isOrganisationPrincipal, type Principal } from '../../kernel/principal.ts';
 import { auditTarget } from '../../store/audit-context.ts';
 import { IdentityRepository } from '../../store/identity.ts';
-import { capabilityKey, effectiveCapabilities, integrationAllows, McpRepository, type McpCapability, type McpIntegrationRecord, type McpServerRecord } from '../../store/mcp.ts';
+import {
+  capabilityKey,
+  effectiveCapabilities,
+  integrationAllows,
+  McpRepository,
+  type McpCapability,
+  type McpIntegrationRecord,
+  type McpServerRecord,
+} from '../../store/mcp.ts';
 import { createWithSlug, slugFrom } from '../integrations/common.ts';
 import { McpIntegrationService, applyCapabilityChoices } from '../mcp-integrations/service.ts';
 import type { CapabilitiesUpdateBody } from '../mcp-integrations/schema.ts';
@@ -86,7 +94,9 @@ export class McpServerService {
       last_updated_by: null,
     };
     auditTarget(base.id, workspaceId);
-    const slug = await createWithSlug(body.slug ?? slugFrom(body.name, 'mcp'), body.slug === undefined, (s) => this.repo.createServer({ ...base, slug: s }).then(() => s));
+    const slug = await createWithSlug(body.slug ?? slugFrom(body.name, 'mcp'), body.slug === undefined, (s) =>
+      this.repo.createServer({ ...base, slug: s }).then(() => s),
+    );
     return { id: base.id, slug };
   }
 
@@ -144,7 +154,11 @@ export class McpServerService {
     const problems: FieldProblem[] = [];
     body.capabilities.forEach((choice, i) => {
       const cap = caps.find((c) => c.type === choice.type && c.name === choice.name);
-      if (cap && choice.enabled && !cap.enabled) problems.push({ path: `capabilities[${i}].enabled`, message: `${choice.type} "${choice.name}" is disabled on the MCP integration; a server can only narrow it` });
+      if (cap && choice.enabled && !cap.enabled)
+        problems.push({
+          path: `capabilities[${i}].enabled`,
+          message: `${choice.type} "${choice.name}" is disabled on the MCP integration; a server can only narrow it`,
+        });
     });
     if (problems.length) throw new ValidationError(problems);
     const overrides = { ...server.capability_overrides };
@@ -183,7 +197,8 @@ export class McpServerService {
     const problems: FieldProblem[] = [];
     const access = { ...server.user_access };
     for (const [i, item] of (body.user_access ?? []).entries()) {
-      if (!(await identity.getUser(server.organisation_id, item.user_id))) problems.push({ path: `user_access[${i}].user_id`, message: `no user "${item.user_id}" in this organisation` });
+      if (!(await identity.getUser(server.organisation_id, item.user_id)))
+        problems.push({ path: `user_access[${i}].user_id`, message: `no user "${item.user_id}" in this organisation` });
       else access[item.user_id] = item.enabled ? 'allow' : 'deny';
     }
     if (problems.length) throw new ValidationError(problems);

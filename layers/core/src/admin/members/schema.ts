@@ -9,7 +9,10 @@ export const workspaceRoleSchema = z
 export const addMembersSchema = z.object({
   users: z
     .array(
-      z.object({ id: z.string({ error: 'is required and must be a user id' }).min(1, 'must not be empty'), role: workspaceRoleSchema.default('member') }, { error: 'must be an object' }),
+      z.object(
+        { id: z.string({ error: 'is required and must be a user id' }).min(1, 'must not be empty'), role: workspaceRoleSchema.default('member') },
+        { error: 'must be an object' },
+      ),
       { error: 'is required and must be an array' },
     )
     .min(1, 'must list at least one user')

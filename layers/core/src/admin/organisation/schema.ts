@@ -23,7 +23,9 @@ export const updateOrganisationSchema = z
     name: z.string({ error: 'must be a string' }).trim().min(1, 'must not be empty').max(255, 'must be at most 255 characters').optional(),
     /** Security settings to change; null restores a setting's default. */
     security_settings: z
-      .object(Object.fromEntries(SECURITY_SETTING_NAMES.map((n) => [n, z.boolean({ error: 'must be a boolean or null' }).nullish()])), { error: 'must be an object' })
+      .object(Object.fromEntries(SECURITY_SETTING_NAMES.map((n) => [n, z.boolean({ error: 'must be a boolean or null' }).nullish()])), {
+        error: 'must be an object',
+      })
       .strict()
       .optional(),
     session_settings: sessionSettings.optional(),

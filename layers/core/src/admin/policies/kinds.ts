@@ -10,7 +10,15 @@ import { currentPeriod, fromUnits, toUnits } from '../../policy/limits/hook.ts';
 import { entityIdOf, type PolicyCondition, type PolicyGroupBy } from '../../policy/limits/match.ts';
 import { budgetPeriod, defaultAnchor, resets, type ResetRule } from '../../policy/limits/windows.ts';
 import { DEFAULT_LEASE_SIZE } from '../../policy/limits/leases.ts';
-import type { AlertFlag, LimitsRepository, PolicyBase, RateLimitMode, RateLimitPolicyRecord, UsageCounterRecord, UsageLimitPolicyRecord } from '../../store/limits.ts';
+import type {
+  AlertFlag,
+  LimitsRepository,
+  PolicyBase,
+  RateLimitMode,
+  RateLimitPolicyRecord,
+  UsageCounterRecord,
+  UsageLimitPolicyRecord,
+} from '../../store/limits.ts';
 import {
   createRateLimitSchema,
   createUsageLimitSchema,
@@ -91,8 +99,7 @@ const throwRequired = (path: string): never => {
   throw ValidationError.field(path, 'is required');
 };
 
-const optionalEnum = <const T extends readonly [string, ...string[]]>(values: T) =>
-  z.enum(values, { error: `must be one of ${values.join(', ')}` }).optional();
+const optionalEnum = <const T extends readonly [string, ...string[]]>(values: T) => z.enum(values, { error: `must be one of ${values.join(', ')}` }).optional();
 
 // ---- rate limits -------------------------------------------------------------------------------
 
@@ -149,7 +156,14 @@ export const RATE_LIMITS: PolicyKind<RateLimitPolicyRecord, CreateRateLimitBody,
   listFilters: z.object({ type: optionalEnum(['requests', 'tokens']), unit: optionalEnum(['rpm', 'rph', 'rpd', 'rpw']) }),
   matches: (p, f) => (!f.type || p.type === f.type) && (!f.unit || p.unit === f.unit),
   view: rateView,
-  build: (common, body) => ({ ...common, type: body.type, unit: body.unit, value: body.value, mode: body.mode ?? 'exact', lease_size: body.lease_size ?? null }),
+  build: (common, body) => ({
+    ...common,
+    type: body.type,
+    unit: body.unit,
+    value: body.value,
+    mode: body.mode ?? 'exact',
+    lease_size: body.lease_size ?? null,
+  }),
   async change(cur, body, tools) {
     await sameOwner(cur, body, tools);
     const mode = body.mode ?? cur.mode ?? 'exact';
@@ -271,7 +285,10 @@ function changedUsage(cur: UsageLimitPolicyRecord, body: UpdateUsageLimitBody, t
 function checkUsage(next: UsageLimitPolicyRecord, body: UpdateUsageLimitBody): void {
   const problems: FieldProblem[] = [];
   if (next.alert_threshold !== null && next.alert_threshold >= next.credit_limit) {
-    problems.push({ path: body.alert_threshold != null ? 'alert_threshold' : 'credit_limit', message: body.alert_threshold != null ? 'must be less than credit_limit' : 'must be greater than alert_threshold' });
+    problems.push({
+      path: body.alert_threshold != null ? 'alert_threshold' : 'credit_limit',
+      message: body.alert_threshold != null ? 'must be less than credit_limit' : 'must be greater than alert_threshold',
+    });
   }
   if (next.type === 'tokens' && !Number.isInteger(next.credit_limit)) problems.push({ path: 'credit_limit', message: 'must be an integer for a tokens limit' });
   if (body.next_usage_reset_at != null && !resets(next)) problems.push({ path: 'next_usage_reset_at', message: 'needs periodic_reset or periodic_reset_days' });

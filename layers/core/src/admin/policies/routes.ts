@@ -33,7 +33,13 @@ function kindRoutes<R extends PolicyRecord, C extends CreateCommon, U>(kind: Pol
   const changing = { feature: kind.features, audit: { transactional: true, resourceType: kind.resource } };
   const service = (ctx: AdminContext) => new PolicyService(ctx.deps);
   return [
-    { method: 'POST', path: base, scope: 'policies.create', ...changing, ...withBody(kind.createSchema, async (ctx, body) => service(ctx).create(kind, ctx.principal, body)) },
+    {
+      method: 'POST',
+      path: base,
+      scope: 'policies.create',
+      ...changing,
+      ...withBody(kind.createSchema, async (ctx, body) => service(ctx).create(kind, ctx.principal, body)),
+    },
     {
       method: 'GET',
       path: base,

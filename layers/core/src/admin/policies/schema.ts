@@ -15,9 +15,7 @@ const name = z.string({ error: 'must be a string' }).max(255, 'must be at most 2
 const condition = z
   .object(
     {
-      key: z
-        .string({ error: 'must be a string' })
-        .refine(isConditionKey, { message: `must be one of ${CONDITION_KEYS.join(', ')} or metadata.<key>` }),
+      key: z.string({ error: 'must be a string' }).refine(isConditionKey, { message: `must be one of ${CONDITION_KEYS.join(', ')} or metadata.<key>` }),
       value: z.string({ error: 'must be a string' }).min(1, 'must not be empty').max(255, 'must be at most 255 characters'),
     },
     { error: 'must be an object with key and value' },
@@ -58,11 +56,7 @@ const organisationId = z.uuid({ error: 'must be a UUID' });
 
 const rateType = z.enum(['requests', 'tokens'], { error: 'must be one of requests, tokens' });
 const rateUnit = z.enum(RATE_UNITS, { error: `must be one of ${RATE_UNITS.join(', ')}` });
-const rateValue = z
-  .number({ error: 'must be a number' })
-  .int('must be an integer')
-  .min(1, 'must be at least 1')
-  .max(MAX_COUNT, `must be at most ${MAX_COUNT}`);
+const rateValue = z.number({ error: 'must be a number' }).int('must be an integer').min(1, 'must be at least 1').max(MAX_COUNT, `must be at most ${MAX_COUNT}`);
 
 /** `approximate` counts through per-instance leases (docs/limits.md: the error bound). */
 const rateMode = z.enum(['exact', 'approximate'], { error: 'must be one of exact, approximate' });

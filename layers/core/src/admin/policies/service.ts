@@ -82,7 +82,8 @@ export class PolicyService {
     const requested = body.workspace_id ?? caller.workspaceId ?? fromCondition;
     if (!requested) return null;
     const ws = await this.#deps.repos.workspaces.resolve(caller.organisationId, requested);
-    if (!ws && body.workspace_id === undefined && !caller.workspaceId) throw ValidationError.field(`conditions[${body.conditions.findIndex((c) => c.value === requested)}].value`, 'must name a workspace of the organisation');
+    if (!ws && body.workspace_id === undefined && !caller.workspaceId)
+      throw ValidationError.field(`conditions[${body.conditions.findIndex((c) => c.value === requested)}].value`, 'must name a workspace of the organisation');
     if (!ws) throw new NotFoundError(`Workspace ${requested} not found`, { param: 'workspace_id' });
     if (!isOrganisationPrincipal(caller) && caller.workspaceId !== ws.id) {
       throw new ForbiddenError('Workspace keys may only manage policies of their own workspace');
@@ -98,13 +99,15 @@ export class PolicyService {
       let value = c.value;
       if (c.value !== '*' && c.key === 'workspace_id') {
         const ws = await this.#deps.repos.workspaces.resolve(caller.organisationId, c.value);
-        if (!ws || (workspaceId !== null && ws.id !== workspaceId)) problems.push({ path: `conditions[${i}].value`, message: 'must name the policy’s own workspace (a policy applies to its workspace only)' });
+        if (!ws || (workspaceId !== null && ws.id !== workspaceId))
+          problems.push({ path: `conditions[${i}].value`, message: 'must name the policy’s own workspace (a policy applies to its workspace only)' });
         else value = ws.id;
       } else if (c.value !== '*' && c.key === 'organisation_id' && c.value !== caller.organisationId) {
         problems.push({ path: `conditions[${i}].value`, message: 'must be the policy’s organisation' });
       } else if (c.value !== '*' && c.key === 'api_key') {
         const key = await this.#deps.repos.apiKeys.getById(caller.organisationId, c.value);
-        if (!key || (workspaceId !== null && key.workspace_id !== workspaceId)) problems.push({ path: `conditions[${i}].value`, message: 'must be the id of an API key of the policy’s workspace' });
+        if (!key || (workspaceId !== null && key.workspace_id !== workspaceId))
+          problems.push({ path: `conditions[${i}].value`, message: 'must be the id of an API key of the policy’s workspace' });
       }
       out.push({ key: c.key, value });
     }
@@ -127,7 +130,11 @@ export class PolicyService {
     return ws.id;
   }
 
-  async create<R extends PolicyRecord, C extends CreateCommon, U>(kind: PolicyKind<R, C, U>, caller: Principal, body: C): Promise<{ id: string; object: string }> {
+  async create<R extends PolicyRecord, C extends CreateCommon, U>(
+    kind: PolicyKind<R, C, U>,
+    caller: Principal,
+    body: C,
+  ): Promise<{ id: string; object: string }> {
     const workspaceId = await this.#owner(kind.organisationWide, caller, body);
     const now = this.#now();
     const common: PolicyRecord = {
@@ -150,13 +157,23 @@ export class PolicyService {
     return { id: rec.id, object: kind.object };
   }
 
-  async get<R extends PolicyRecord, C extends CreateCommon, U>(kind: PolicyKind<R, C, U>, caller: Principal, id: string, status: PolicyStatus = 'active'): Promise<R> {
+  async get<R extends PolicyRecord, C extends CreateCommon, U>(
+    kind: PolicyKind<R, C, U>,
+    caller: Principal,
+    id: string,
+    status: PolicyStatus = 'active',
+  ): Promise<R> {
     const rec = await kind.store.get(this.#repo, caller.organisationId, id);
     if (!rec || !this.#visible(caller, rec, status)) throw new NotFoundError(`${kind.label} ${id} not found`);
     return rec;
   }
 
-  async list<R extends PolicyRecord, C extends CreateCommon, U>(kind: PolicyKind<R, C, U>, caller: Principal, filter: ListFilter, filters: Record<string, string | undefined> = {}): Promise<R[]> {
+  async list<R extends PolicyRecord, C extends CreateCommon, U>(
+    kind: PolicyKind<R, C, U>,
+    caller: Principal,
+    filter: ListFilter,
+    filters: Record<string, string | undefined> = {},
+  ): Promise<R[]> {
     const ws = await this.#listWorkspaceFor(caller, filter.workspace_id);
     const all = ws === undefined ? await kind.store.listOrganisation(this.#repo, caller.organisationId) : await kind.store.listWorkspace(this.#repo, ws);
     return all.filter((p) => p.status === filter.status && kind.matches(p, filters));

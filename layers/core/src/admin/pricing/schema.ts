@@ -1,11 +1,7 @@
 /** Request bodies of the custom pricing routes. Prices are USD per million tokens. */
 import * as z from 'zod';
 
-const price = z
-  .number({ error: 'must be a number (USD per million tokens) or null' })
-  .min(0, 'must be >= 0')
-  .max(1_000_000, 'must be <= 1000000')
-  .nullish();
+const price = z.number({ error: 'must be a number (USD per million tokens) or null' }).min(0, 'must be >= 0').max(1_000_000, 'must be <= 1000000').nullish();
 
 export const putPriceSchema = z
   .object({

@@ -17,20 +17,49 @@ const state = (head: PartialRecord, v: PartialVersionRecord) => (v.version === h
 
 export function partialView(head: PartialRecord, v: PartialVersionRecord) {
   return {
-    object: 'partial' as const, id: head.id, slug: head.slug, name: head.name, workspace_id: head.workspace_id, collection_id: null, string: v.string,
-    version: v.version, version_description: v.version_description, prompt_partial_version_id: v.id, prompt_partial_version_status: state(head, v),
-    default_version: head.default_version, latest_version: head.latest_version, status: head.status, created_at: head.created_at, last_updated_at: head.last_updated_at,
+    object: 'partial' as const,
+    id: head.id,
+    slug: head.slug,
+    name: head.name,
+    workspace_id: head.workspace_id,
+    collection_id: null,
+    string: v.string,
+    version: v.version,
+    version_description: v.version_description,
+    prompt_partial_version_id: v.id,
+    prompt_partial_version_status: state(head, v),
+    default_version: head.default_version,
+    latest_version: head.latest_version,
+    status: head.status,
+    created_at: head.created_at,
+    last_updated_at: head.last_updated_at,
   };
 }
 
 export const partialSummary = (head: PartialRecord) => ({
-  object: 'partial' as const, id: head.id, slug: head.slug, name: head.name, workspace_id: head.workspace_id, collection_id: null, status: head.status,
-  default_version: head.default_version, latest_version: head.latest_version, created_at: head.created_at, last_updated_at: head.last_updated_at,
+  object: 'partial' as const,
+  id: head.id,
+  slug: head.slug,
+  name: head.name,
+  workspace_id: head.workspace_id,
+  collection_id: null,
+  status: head.status,
+  default_version: head.default_version,
+  latest_version: head.latest_version,
+  created_at: head.created_at,
+  last_updated_at: head.last_updated_at,
 });
 
 const versionView = (head: PartialRecord, v: PartialVersionRecord) => ({
-  object: 'partial' as const, prompt_partial_id: head.id, prompt_partial_version_id: v.id, slug: head.slug, version: v.version, string: v.string,
-  description: v.version_description, prompt_version_status: state(head, v), created_at: v.created_at,
+  object: 'partial' as const,
+  prompt_partial_id: head.id,
+  prompt_partial_version_id: v.id,
+  slug: head.slug,
+  version: v.version,
+  string: v.string,
+  description: v.version_description,
+  prompt_version_status: state(head, v),
+  created_at: v.created_at,
 });
 
 export class PartialService {
@@ -46,10 +75,29 @@ export class PartialService {
     const now = isoNow(this.#deps);
     return createWithSlug(slugFrom(body.name, 'partial'), true, async (slug) => {
       const head: PartialRecord = {
-        id: randomUUID(), slug, organisation_id: caller.organisationId, workspace_id: workspaceId, name: body.name, status: 'active',
-        latest_version: 1, default_version: 1, revision: 1, created_at: now, last_updated_at: now, created_by: actorOf(caller), last_updated_by: actorOf(caller),
+        id: randomUUID(),
+        slug,
+        organisation_id: caller.organisationId,
+        workspace_id: workspaceId,
+        name: body.name,
+        status: 'active',
+        latest_version: 1,
+        default_version: 1,
+        revision: 1,
+        created_at: now,
+        last_updated_at: now,
+        created_by: actorOf(caller),
+        last_updated_by: actorOf(caller),
       };
-      const first: PartialVersionRecord = { id: randomUUID(), partial_id: head.id, version: 1, string: body.string, version_description: body.version_description ?? null, created_at: now, created_by: actorOf(caller) };
+      const first: PartialVersionRecord = {
+        id: randomUUID(),
+        partial_id: head.id,
+        version: 1,
+        string: body.string,
+        version_description: body.version_description ?? null,
+        created_at: now,
+        created_by: actorOf(caller),
+      };
       auditTarget(head.id, workspaceId);
       await this.admin.repo.create(head, first);
       this.#deps.prompts?.invalidate();
@@ -60,7 +108,9 @@ export class PartialService {
   async list(caller: Principal, query: URLSearchParams) {
     const ws = await workspaceFilter(this.#deps, caller, query.get('workspace_id'));
     if (ws === null) return [];
-    return (await this.admin.list(caller)).filter((p) => (ws === undefined || p.workspace_id === ws) && matches(query.get('search'), p.name)).map(partialSummary);
+    return (await this.admin.list(caller))
+      .filter((p) => (ws === undefined || p.workspace_id === ws) && matches(query.get('search'), p.name))
+      .map(partialSummary);
   }
 
   async detail(caller: Principal, idOrSlug: string) {
@@ -75,7 +125,10 @@ export class PartialService {
 
   async update(caller: Principal, idOrSlug: string, body: UpdatePartialBody) {
     const head = await this.admin.get(caller, idOrSlug);
-    const change: Partial<PartialRecord> = { ...(body.name !== undefined ? { name: body.name } : {}), ...(body.status !== undefined ? { status: body.status } : {}) };
+    const change: Partial<PartialRecord> = {
+      ...(body.name !== undefined ? { name: body.name } : {}),
+      ...(body.status !== undefined ? { status: body.status } : {}),
+    };
     auditTarget(head.id, head.workspace_id);
     if (body.string === undefined) {
       await this.admin.repo.saveHead(this.admin.next(head, caller, change), head.revision);
@@ -83,7 +136,15 @@ export class PartialService {
       return { id: head.id, slug: head.slug, prompt_partial_version_id: (await this.admin.version(head, head.default_version)).id, object: 'partial' };
     }
     const n = head.latest_version + 1;
-    const version: PartialVersionRecord = { id: randomUUID(), partial_id: head.id, version: n, string: body.string, version_description: body.description ?? null, created_at: isoNow(this.#deps), created_by: actorOf(caller) };
+    const version: PartialVersionRecord = {
+      id: randomUUID(),
+      partial_id: head.id,
+      version: n,
+      string: body.string,
+      version_description: body.description ?? null,
+      created_at: isoNow(this.#deps),
+      created_by: actorOf(caller),
+    };
     await this.admin.repo.addVersion(this.admin.next(head, caller, { ...change, latest_version: n }), version, head.revision);
     this.#deps.prompts?.invalidate();
     return { id: head.id, slug: head.slug, prompt_partial_version_id: version.id, version: n, object: 'partial' };

@@ -80,7 +80,9 @@ export const promptRoutes: readonly AdminRoute[] = [
     scope: 'prompts.update',
     audit: transactional,
     example: { label_id: 'production' },
-    ...withBody(labelVersionSchema, async (ctx, body) => new PromptService(ctx.deps).label(ctx.principal, id(ctx.params), ctx.params.versionId ?? '', body.label_id)),
+    ...withBody(labelVersionSchema, async (ctx, body) =>
+      new PromptService(ctx.deps).label(ctx.principal, id(ctx.params), ctx.params.versionId ?? '', body.label_id),
+    ),
   },
   {
     method: 'PUT',

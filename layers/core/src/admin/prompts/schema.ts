@@ -52,7 +52,20 @@ export const createPromptSchema = z
   .refine(oneProvider, oneProviderRule);
 
 /** Version fields: sending any of them makes a new version. */
-export const VERSION_FIELDS = ['string', 'parameters', 'model', 'provider', 'virtual_key', 'functions', 'tools', 'tool_choice', 'is_raw_template', 'version_description', 'template_metadata', 'prompt_metadata'] as const;
+export const VERSION_FIELDS = [
+  'string',
+  'parameters',
+  'model',
+  'provider',
+  'virtual_key',
+  'functions',
+  'tools',
+  'tool_choice',
+  'is_raw_template',
+  'version_description',
+  'template_metadata',
+  'prompt_metadata',
+] as const;
 
 export const updatePromptSchema = z
   .object({
@@ -74,7 +87,10 @@ export const updatePromptSchema = z
     prompt_metadata: object.optional(),
   })
   .refine(oneProvider, oneProviderRule)
-  .refine((b) => b.template_metadata === undefined || b.prompt_metadata === undefined, { path: ['prompt_metadata'], message: 'give template_metadata or prompt_metadata, not both' })
+  .refine((b) => b.template_metadata === undefined || b.prompt_metadata === undefined, {
+    path: ['prompt_metadata'],
+    message: 'give template_metadata or prompt_metadata, not both',
+  })
   .refine((b) => b.name !== undefined || b.collection_id !== undefined || VERSION_FIELDS.some((f) => b[f] !== undefined), {
     message: `must change at least one of name, collection_id, ${VERSION_FIELDS.join(', ')}`,
   });

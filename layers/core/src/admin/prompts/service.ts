@@ -23,8 +23,17 @@ const MAX_VERSION_CHARS = 300_000;
 type VersionFields = Omit<PromptVersionRecord, 'id' | 'version' | 'prompt_id' | 'created_at' | 'created_by'>;
 
 const BLANK: VersionFields = {
-  string: '', parameters: {}, model: null, provider: null, virtual_key: null, functions: null, tools: null, tool_choice: null,
-  is_raw_template: false, template_metadata: {}, version_description: null,
+  string: '',
+  parameters: {},
+  model: null,
+  provider: null,
+  virtual_key: null,
+  functions: null,
+  tools: null,
+  tool_choice: null,
+  is_raw_template: false,
+  template_metadata: {},
+  version_description: null,
 };
 
 /** Managed provider slugs are stored with their `@`, as the gateway names them. */
@@ -39,8 +48,11 @@ function checkedSize(v: PromptVersionRecord): PromptVersionRecord {
 export function nextVersionFields(body: UpdatePromptBody, latest: VersionFields): VersionFields {
   const metadata = body.template_metadata ?? body.prompt_metadata;
   if (!body.patch) {
-    const missing: FieldProblem[] = (['string', 'parameters', 'model'] as const).filter((f) => body[f] === undefined).map((path) => ({ path, message: 'is required for a new version unless "patch": true' }));
-    if (metadata === undefined) missing.push({ path: 'template_metadata', message: 'is required for a new version unless "patch": true (prompt_metadata is accepted too)' });
+    const missing: FieldProblem[] = (['string', 'parameters', 'model'] as const)
+      .filter((f) => body[f] === undefined)
+      .map((path) => ({ path, message: 'is required for a new version unless "patch": true' }));
+    if (metadata === undefined)
+      missing.push({ path: 'template_metadata', message: 'is required for a new version unless "patch": true (prompt_metadata is accepted too)' });
     if (missing.length) throw new ValidationError(missing);
   }
   const base = body.patch ? latest : BLANK;
@@ -61,26 +73,61 @@ export function nextVersionFields(body: UpdatePromptBody, latest: VersionFields)
   };
 }
 
-const labelsOn = (head: PromptRecord, n: number): string[] => Object.entries(head.labels).filter(([, v]) => v === n).map(([id]) => id);
+const labelsOn = (head: PromptRecord, n: number): string[] =>
+  Object.entries(head.labels)
+    .filter(([, v]) => v === n)
+    .map(([id]) => id);
 
 const status = (head: PromptRecord, v: PromptVersionRecord) => (v.version === head.default_version ? 'published' : 'draft');
 
 export function promptView(head: PromptRecord, v: PromptVersionRecord) {
   const labels = labelsOn(head, v.version);
   return {
-    object: 'prompt' as const, id: head.id, slug: head.slug, name: head.name, collection_id: head.collection_id, workspace_id: head.workspace_id,
-    string: v.string, parameters: v.parameters, model: v.model, provider: v.provider, virtual_key: v.virtual_key, functions: v.functions, tools: v.tools,
-    tool_choice: v.tool_choice, is_raw_template: v.is_raw_template, template_metadata: v.template_metadata,
-    prompt_version: v.version, prompt_version_id: v.id, prompt_version_status: status(head, v), prompt_version_description: v.version_description,
-    prompt_version_label_id: labels[0] ?? null, prompt_version_labels: labels, default_version: head.default_version, latest_version: head.latest_version,
-    status: head.status, created_at: head.created_at, last_updated_at: head.last_updated_at,
+    object: 'prompt' as const,
+    id: head.id,
+    slug: head.slug,
+    name: head.name,
+    collection_id: head.collection_id,
+    workspace_id: head.workspace_id,
+    string: v.string,
+    parameters: v.parameters,
+    model: v.model,
+    provider: v.provider,
+    virtual_key: v.virtual_key,
+    functions: v.functions,
+    tools: v.tools,
+    tool_choice: v.tool_choice,
+    is_raw_template: v.is_raw_template,
+    template_metadata: v.template_metadata,
+    prompt_version: v.version,
+    prompt_version_id: v.id,
+    prompt_version_status: status(head, v),
+    prompt_version_description: v.version_description,
+    prompt_version_label_id: labels[0] ?? null,
+    prompt_version_labels: labels,
+    default_version: head.default_version,
+    latest_version: head.latest_version,
+    status: head.status,
+    created_at: head.created_at,
+    last_updated_at: head.last_updated_at,
   };
 }
 
 export function versionSummary(head: PromptRecord, v: PromptVersionRecord) {
   const { id, version, prompt_id, created_at, created_by: _c, version_description, ...template } = v;
   const labels = labelsOn(head, version);
-  return { object: 'prompt' as const, id, prompt_id, prompt_version: version, prompt_description: version_description, prompt_template: template, label_id: labels[0] ?? null, labels, status: status(head, v), created_at };
+  return {
+    object: 'prompt' as const,
+    id,
+    prompt_id,
+    prompt_version: version,
+    prompt_description: version_description,
+    prompt_template: template,
+    label_id: labels[0] ?? null,
+    labels,
+    status: status(head, v),
+    created_at,
+  };
 }
 
 export class PromptService {
@@ -101,8 +148,21 @@ export class PromptService {
     const fields = nextVersionFields({ ...body, patch: true }, BLANK);
     return createWithSlug(slugFrom(body.name, 'prompt'), true, async (slug) => {
       const head: PromptRecord = {
-        id: randomUUID(), slug, organisation_id: caller.organisationId, workspace_id: collection.workspace_id, collection_id: collection.id, name: body.name,
-        status: 'active', latest_version: 1, default_version: 1, revision: 1, labels: {}, created_at: now, last_updated_at: now, created_by: actorOf(caller), last_updated_by: actorOf(caller),
+        id: randomUUID(),
+        slug,
+        organisation_id: caller.organisationId,
+        workspace_id: collection.workspace_id,
+        collection_id: collection.id,
+        name: body.name,
+        status: 'active',
+        latest_version: 1,
+        default_version: 1,
+        revision: 1,
+        labels: {},
+        created_at: now,
+        last_updated_at: now,
+        created_by: actorOf(caller),
+        last_updated_by: actorOf(caller),
       };
       const first = checkedSize({ id: randomUUID(), prompt_id: head.id, version: 1, ...fields, created_at: now, created_by: actorOf(caller) });
       auditTarget(head.id, head.workspace_id);
@@ -116,7 +176,8 @@ export class PromptService {
     const ws = await workspaceFilter(this.#deps, caller, query.get('workspace_id'));
     const collectionRef = query.get('collection_id');
     if (ws === null) return [];
-    const collection = collectionRef === null ? undefined : await new CollectionRepository(this.#deps.repos.table).resolve(caller.organisationId, collectionRef);
+    const collection =
+      collectionRef === null ? undefined : await new CollectionRepository(this.#deps.repos.table).resolve(caller.organisationId, collectionRef);
     if (collectionRef !== null && !collection) return [];
     return (await this.admin.list(caller)).filter(
       (p) => (ws === undefined || p.workspace_id === ws) && (!collection || p.collection_id === collection.id) && matches(query.get('search'), p.name),
@@ -147,7 +208,8 @@ export class PromptService {
   async update(caller: Principal, idOrSlug: string, body: UpdatePromptBody) {
     const head = await this.admin.get(caller, idOrSlug);
     const collection = body.collection_id === undefined ? undefined : await this.#collection(caller, body.collection_id);
-    if (collection && collection.workspace_id !== head.workspace_id) throw ValidationError.field('collection_id', 'must be a collection of the prompt’s workspace');
+    if (collection && collection.workspace_id !== head.workspace_id)
+      throw ValidationError.field('collection_id', 'must be a collection of the prompt’s workspace');
     const also = collection ? [new CollectionRepository(this.#deps.repos.table).existsCheck(collection)] : [];
     const change: Partial<PromptRecord> = { ...(body.name !== undefined ? { name: body.name } : {}), ...(collection ? { collection_id: collection.id } : {}) };
     auditTarget(head.id, head.workspace_id);
@@ -159,7 +221,14 @@ export class PromptService {
     }
     const latest = await this.admin.version(head, head.latest_version);
     const n = head.latest_version + 1;
-    const version = checkedSize({ id: randomUUID(), prompt_id: head.id, version: n, ...nextVersionFields(body, latest), created_at: isoNow(this.#deps), created_by: actorOf(caller) });
+    const version = checkedSize({
+      id: randomUUID(),
+      prompt_id: head.id,
+      version: n,
+      ...nextVersionFields(body, latest),
+      created_at: isoNow(this.#deps),
+      created_by: actorOf(caller),
+    });
     await this.admin.repo.addVersion(this.admin.next(head, caller, { ...change, latest_version: n }), version, head.revision, also);
     this.#deps.prompts?.invalidate();
     return { id: head.id, slug: head.slug, prompt_version_id: version.id, prompt_version: n, object: 'prompt' };
@@ -170,7 +239,8 @@ export class PromptService {
     const head = await this.admin.get(caller, idOrSlug);
     const version = await this.admin.version(head, versionKey);
     const label = await new LabelService(this.#deps).get(caller, labelRef, 'label_id');
-    if (label.workspace_id !== null && label.workspace_id !== head.workspace_id) throw ValidationError.field('label_id', 'must be a label of the organisation or of the prompt’s workspace');
+    if (label.workspace_id !== null && label.workspace_id !== head.workspace_id)
+      throw ValidationError.field('label_id', 'must be a label of the organisation or of the prompt’s workspace');
     const also = label.is_universal ? [] : [new LabelRepository(this.#deps.repos.table).existsCheck(label)];
     auditTarget(head.id, head.workspace_id);
     await this.admin.repo.saveHead(this.admin.next(head, caller, { labels: { ...head.labels, [label.id]: version.version } }), head.revision, also);

@@ -35,7 +35,12 @@ export class VersionedAdmin<H extends Stamped, V extends VersionBase> {
   /** A version by number, `latest`, or version id; 404 naming `param` when there is none. */
   async version(head: H, key: string | number, param?: string): Promise<V> {
     const n = typeof key === 'number' ? key : key === 'latest' ? head.latest_version : /^\d+$/.test(key) ? Number(key) : undefined;
-    const found = n !== undefined ? (n >= 1 && n <= head.latest_version ? await this.repo.version(head.id, n, true) : undefined) : (await this.repo.versions(head.id)).find((v) => v.id === key);
+    const found =
+      n !== undefined
+        ? n >= 1 && n <= head.latest_version
+          ? await this.repo.version(head.id, n, true)
+          : undefined
+        : (await this.repo.versions(head.id)).find((v) => v.id === key);
     if (!found) {
       const message = `${this.#noun} ${head.slug} has no version ${key} (latest: ${head.latest_version})`;
       throw new NotFoundError(param ? `${param}: ${message}` : message, param ? { param } : {});

@@ -44,7 +44,8 @@ export const providerRoutes: readonly AdminRoute[] = [
     path: '/v1/providers/:slug',
     scope: 'providers.update',
     ...withBody(updateProviderSchema, async (ctx, body) =>
-      new ProviderService(ctx.deps).update(ctx.principal, slug(ctx.params), ctx.query.get('workspace_id'), body)),
+      new ProviderService(ctx.deps).update(ctx.principal, slug(ctx.params), ctx.query.get('workspace_id'), body),
+    ),
   },
   {
     method: 'DELETE',

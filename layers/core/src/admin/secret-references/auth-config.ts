@@ -22,7 +22,11 @@ const MANAGERS: Readonly<Record<ManagerType, { fields: readonly string[]; urls: 
     fields: ['aws_auth_type', 'aws_region', 'aws_access_key_id', 'aws_secret_access_key', 'aws_role_arn', 'aws_external_id'],
     urls: [],
     required: [],
-    mode: { field: 'aws_auth_type', fallback: 'serviceRole', requires: { serviceRole: [], accessKey: ['aws_access_key_id', 'aws_secret_access_key', 'aws_region'], assumedRole: ['aws_role_arn'] } },
+    mode: {
+      field: 'aws_auth_type',
+      fallback: 'serviceRole',
+      requires: { serviceRole: [], accessKey: ['aws_access_key_id', 'aws_secret_access_key', 'aws_region'], assumedRole: ['aws_role_arn'] },
+    },
   },
   hashicorp_vault: {
     fields: ['vault_addr', 'vault_namespace', 'vault_auth_type', 'vault_token', 'vault_role_id', 'vault_secret_id', 'vault_role'],
@@ -34,7 +38,10 @@ const MANAGERS: Readonly<Record<ManagerType, { fields: readonly string[]; urls: 
     fields: ['azure_vault_url', 'azure_auth_mode', 'azure_entra_tenant_id', 'azure_entra_client_id', 'azure_entra_client_secret', 'azure_managed_client_id'],
     urls: ['azure_vault_url'],
     required: ['azure_vault_url'],
-    mode: { field: 'azure_auth_mode', requires: { entra: ['azure_entra_tenant_id', 'azure_entra_client_id', 'azure_entra_client_secret'], managed: [], default: [] } },
+    mode: {
+      field: 'azure_auth_mode',
+      requires: { entra: ['azure_entra_tenant_id', 'azure_entra_client_id', 'azure_entra_client_secret'], managed: [], default: [] },
+    },
   },
 };
 
@@ -83,7 +90,10 @@ export function validateAuthConfig(manager: ManagerType, raw: Record<string, unk
   else if (!modes.includes(mode)) problems.push({ path: `auth_config.${spec.mode.field}`, message: `must be one of ${modes.join(', ')}` });
   for (const field of [...spec.required, ...(mode ? (spec.mode.requires[mode] ?? []) : [])]) {
     if (all[field] === undefined && !problems.some((p) => p.path === `auth_config.${field}`)) {
-      problems.push({ path: `auth_config.${field}`, message: `is required${spec.required.includes(field) ? ` for ${manager}` : ` when ${spec.mode.field} is ${mode}`}` });
+      problems.push({
+        path: `auth_config.${field}`,
+        message: `is required${spec.required.includes(field) ? ` for ${manager}` : ` when ${spec.mode.field} is ${mode}`}`,
+      });
     }
   }
   if (problems.length) throw new ValidationError(problems);

@@ -10,6 +10,8 @@ export const secretMappingSchema = z.strictObject({
   secret_key: secretKey,
 });
 
-export const secretMappingsSchema = z.array(secretMappingSchema, { error: 'must be an array of {target_field, secret_reference_id}' }).max(20, 'must have at most 20 items');
+export const secretMappingsSchema = z
+  .array(secretMappingSchema, { error: 'must be an array of {target_field, secret_reference_id}' })
+  .max(20, 'must have at most 20 items');
 
 export type SecretMappingBody = z.output<typeof secretMappingSchema>;

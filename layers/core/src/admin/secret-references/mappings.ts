@@ -29,7 +29,12 @@ export async function checkMappings(
     const at = `secret_mappings[${i}]`;
     const field = m.target_field.startsWith('configurations.') ? m.target_field.slice('configurations.'.length) : undefined;
     if (m.target_field !== 'key' && (field === undefined || (provider && !fields[field]))) {
-      const known = ['key', ...Object.keys(fields).sort().map((f) => `configurations.${f}`)].join(', ');
+      const known = [
+        'key',
+        ...Object.keys(fields)
+          .sort()
+          .map((f) => `configurations.${f}`),
+      ].join(', ');
       problems.push({ path: `${at}.target_field`, message: `must be "key" or "configurations.<field>" of the provider; known: ${known}` });
     } else if (seen.has(m.target_field)) {
       problems.push({ path: `${at}.target_field`, message: `maps ${m.target_field} a second time` });
@@ -43,7 +48,10 @@ export async function checkMappings(
 }
 
 /** The configuration with a placeholder in each mapped field, so rules that require it hold. */
-export function withMappedFields(configurations: Record<string, unknown> | undefined, mappings: readonly SecretMappingBody[]): Record<string, unknown> | undefined {
+export function withMappedFields(
+  configurations: Record<string, unknown> | undefined,
+  mappings: readonly SecretMappingBody[],
+): Record<string, unknown> | undefined {
   const mapped = mappings.filter((m) => m.target_field.startsWith('configurations.')).map((m) => m.target_field.slice('configurations.'.length));
   if (mapped.length === 0) return configurations;
   return { ...Object.fromEntries(mapped.map((f) => [f, MAPPED_PLACEHOLDER])), ...configurations };

@@ -24,7 +24,16 @@ export interface SecretReferenceFilter {
 const OBJECT = 'secret-reference' as const;
 
 export function summaryView(r: SecretReferenceRecord) {
-  return { id: r.id, name: r.name, slug: r.slug, manager_type: r.manager_type, status: r.status, created_at: r.created_at, last_updated_at: r.last_updated_at, object: OBJECT };
+  return {
+    id: r.id,
+    name: r.name,
+    slug: r.slug,
+    manager_type: r.manager_type,
+    status: r.status,
+    created_at: r.created_at,
+    last_updated_at: r.last_updated_at,
+    object: OBJECT,
+  };
 }
 
 /** Never a credential: those fields of auth_config only in their masked form. */
@@ -68,7 +77,8 @@ export class SecretReferenceService {
 
   /** Vault reads `<mount>/<path>`: a path without a mount could never be read. */
   #checkPath(manager: ManagerType, secretPath: string, problems: FieldProblem[]): void {
-    if (manager === 'hashicorp_vault' && !/[^/]\/+[^/]/.test(secretPath)) problems.push({ path: 'secret_path', message: 'must be "<mount>/<path>" for Vault KV v2 (e.g. secret/gantry/openai)' });
+    if (manager === 'hashicorp_vault' && !/[^/]\/+[^/]/.test(secretPath))
+      problems.push({ path: 'secret_path', message: 'must be "<mount>/<path>" for Vault KV v2 (e.g. secret/gantry/openai)' });
   }
 
   #auth(manager: ManagerType, raw: Record<string, unknown>, problems: FieldProblem[]): SplitAuth {
@@ -149,7 +159,9 @@ export class SecretReferenceService {
   /** auth_config is merged into the stored one (a credential sent back masked keeps the stored value), then checked whole. */
   async #mergedAuth(current: SecretReferenceRecord, incoming: Record<string, unknown>, problems: FieldProblem[]): Promise<SplitAuth> {
     const stored: Record<string, string> =
-      current.auth_secret === null ? {} : JSON.parse(await this.#deps.cipher.decrypt(current.auth_secret, secretReferenceContext(current.organisation_id, current.id)));
+      current.auth_secret === null
+        ? {}
+        : JSON.parse(await this.#deps.cipher.decrypt(current.auth_secret, secretReferenceContext(current.organisation_id, current.id)));
     const merged: Record<string, unknown> = { ...current.auth_plain, ...stored };
     for (const [k, v] of Object.entries(incoming)) {
       if (v === null) delete merged[k];
@@ -199,7 +211,10 @@ export class SecretReferenceService {
       (i.secret_mappings ?? []).some((m) => m.secret_reference_id === rec.id),
     );
     if (users.length > 0) {
-      const names = users.slice(0, 10).map((i) => i.slug).join(', ');
+      const names = users
+        .slice(0, 10)
+        .map((i) => i.slug)
+        .join(', ');
       throw new ConflictError(`Secret reference ${rec.slug} is mapped by ${users.length} integration(s): ${names}; remove the mappings first`);
     }
     auditTarget(rec.id, null);

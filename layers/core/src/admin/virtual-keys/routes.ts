@@ -22,7 +22,10 @@ export const virtualKeyRoutes: readonly AdminRoute[] = [
       const paging = parsePaging(ctx.query);
       const all = await new VirtualKeyService(ctx.deps).list(ctx.principal, ctx.query.get('workspace_id'));
       const now = ctx.deps.clock.now();
-      return page(all.map((v) => toView(v, now)), paging);
+      return page(
+        all.map((v) => toView(v, now)),
+        paging,
+      );
     },
   },
   {

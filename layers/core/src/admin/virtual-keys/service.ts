@@ -10,16 +10,7 @@ import type { Principal } from '../../kernel/principal.ts';
 import { findProvider } from '../../providers/registry.ts';
 import type { ProviderDefinition } from '../../providers/types.ts';
 import { VirtualKeyRepository, type VirtualKeyRecord } from '../../store/virtual-keys.ts';
-import {
-  createWithSlug,
-  findInWorkspace,
-  isPast,
-  listWorkspace,
-  maskAll,
-  maskSecret,
-  slugFrom,
-  workspaceFor,
-} from '../integrations/common.ts';
+import { createWithSlug, findInWorkspace, isPast, listWorkspace, maskAll, maskSecret, slugFrom, workspaceFor } from '../integrations/common.ts';
 import { openCredentials, sealCredentials, virtualKeyContext } from '../../store/credentials.ts';
 import { validateConfigurations, type SplitConfiguration } from '../integrations/configurations.ts';
 import type { CreateVirtualKeyBody, UpdateVirtualKeyBody } from './schema.ts';

@@ -8,12 +8,17 @@ const description = z.string({ error: 'must be a string' }).max(1024, 'must be a
 
 /** Workspace defaults: metadata every request of the workspace carries (more keys are kept as sent). */
 const defaults = z
-  .object({ metadata: z.record(z.string(), z.string({ error: 'must be a string' }), { error: 'must be an object of strings' }).optional() }, { error: 'must be an object' })
+  .object(
+    { metadata: z.record(z.string(), z.string({ error: 'must be a string' }), { error: 'must be an object of strings' }).optional() },
+    { error: 'must be an object' },
+  )
   .catchall(z.unknown());
 
 /** Workspace-level overrides of the organisation's security settings; null removes an override. */
 export const settingOverridesSchema = z
-  .object(Object.fromEntries(SECURITY_SETTING_NAMES.map((n) => [n, z.boolean({ error: 'must be a boolean or null' }).nullish()])), { error: 'must be an object' })
+  .object(Object.fromEntries(SECURITY_SETTING_NAMES.map((n) => [n, z.boolean({ error: 'must be a boolean or null' }).nullish()])), {
+    error: 'must be an object',
+  })
   .strict();
 
 const limits = {
@@ -30,7 +35,10 @@ export const createWorkspaceSchema = z.object({
   description,
   defaults: defaults.nullish(),
   /** Users of the organisation to add as members. */
-  users: z.array(z.string({ error: 'must be a user id' }), { error: 'must be an array of user ids' }).max(100, 'must list at most 100 users').optional(),
+  users: z
+    .array(z.string({ error: 'must be a user id' }), { error: 'must be an array of user ids' })
+    .max(100, 'must list at most 100 users')
+    .optional(),
   security_settings: settingOverridesSchema.nullish(),
   ...limits,
 });

@@ -52,7 +52,6 @@ export const workspaceView = (w: WorkspaceRecord): WorkspaceView => ({
   archived_at: w.archived_at ?? null,
 });
 
-
 /** Overrides after a change: `null` removes one. */
 function mergeOverrides(current: Record<string, boolean> | null | undefined, change: Record<string, boolean | null | undefined>): Record<string, boolean> {
   const out: Record<string, boolean> = { ...current };
@@ -67,7 +66,10 @@ export type StatusFilter = ReadonlySet<WorkspaceStatus>;
 
 export function parseStatusFilter(raw: string | null): StatusFilter {
   if (raw === null || raw.trim() === '') return new Set(['active']);
-  const parts = raw.split(',').map((s) => s.trim()).filter(Boolean);
+  const parts = raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   const bad = parts.filter((p) => p !== 'active' && p !== 'archived');
   if (bad.length || parts.length === 0) throw ValidationError.field('status', 'must be a comma-separated list of active, archived');
   return new Set(parts as WorkspaceStatus[]);
@@ -92,7 +94,8 @@ export class WorkspaceService {
       organisation_id: caller.organisationId,
       // A readable slug from the name; a suffix only when it is taken.
       slug: await createWithSlug(body.slug ?? slugFrom(body.name, 'workspace'), body.slug === undefined, async (slug) => {
-        if (await this.#deps.repos.workspaces.resolve(caller.organisationId, slug)) throw new ConflictError(`A workspace with slug "${slug}" already exists`, { param: 'slug' });
+        if (await this.#deps.repos.workspaces.resolve(caller.organisationId, slug))
+          throw new ConflictError(`A workspace with slug "${slug}" already exists`, { param: 'slug' });
         return slug;
       }),
       name: body.name,
@@ -113,7 +116,10 @@ export class WorkspaceService {
       members.push({ organisation_id: caller.organisationId, workspace_id: ws.id, user_id: userId, role: 'member', created_at: now, last_updated_at: now });
     }
     auditTarget(ws.id, ws.id);
-    await this.#deps.repos.workspaces.create(ws, members.map((m) => Member.toItem(m)));
+    await this.#deps.repos.workspaces.create(
+      ws,
+      members.map((m) => Member.toItem(m)),
+    );
     return workspaceView(ws);
   }
 
@@ -156,7 +162,9 @@ export class WorkspaceService {
       ...(body.defaults !== undefined ? { defaults: body.defaults } : {}),
       ...(body.usage_limits !== undefined ? { usage_limits: body.usage_limits } : {}),
       ...(body.rate_limits !== undefined ? { rate_limits: body.rate_limits } : {}),
-      ...(body.security_settings !== undefined ? { security_settings: body.security_settings === null ? {} : mergeOverrides(ws.security_settings, body.security_settings) } : {}),
+      ...(body.security_settings !== undefined
+        ? { security_settings: body.security_settings === null ? {} : mergeOverrides(ws.security_settings, body.security_settings) }
+        : {}),
       ...(body.status !== undefined ? { status: body.status, archived_at: body.status === 'archived' ? (ws.archived_at ?? now) : null } : {}),
       last_updated_at: now,
       last_updated_by: caller.keyId,
@@ -190,7 +198,10 @@ export class WorkspaceService {
       throw new ConflictError(`Workspace ${ws.slug} still has ${what}: delete them first, or archive the workspace`);
     }
     const members = await this.#identity.listMembers(caller.organisationId, ws.id);
-    await this.#deps.repos.workspaces.delete(ws, members.map((m) => memberKey(m.organisation_id, m.workspace_id, m.user_id)));
+    await this.#deps.repos.workspaces.delete(
+      ws,
+      members.map((m) => memberKey(m.organisation_id, m.workspace_id, m.user_id)),
+    );
     this.#changed();
   }
 

@@ -11,14 +11,7 @@ import type { Attempt, TargetCaller } from '../routing/execute.ts';
 import type { ResolvedTarget } from '../../kernel/routing.ts';
 import { cacheKey } from './key.ts';
 import type { ResponseCache } from './response-cache.ts';
-import {
-  DEFAULT_SIMILARITY_THRESHOLD,
-  paramsHash,
-  semanticPartition,
-  semanticText,
-  type Embedder,
-  type VectorIndex,
-} from './semantic.ts';
+import { DEFAULT_SIMILARITY_THRESHOLD, paramsHash, semanticPartition, semanticText, type Embedder, type VectorIndex } from './semantic.ts';
 
 export type CacheStatus = 'HIT' | 'SEMANTIC HIT' | 'MISS' | 'SEMANTIC MISS' | 'REFRESH' | 'DISABLED';
 

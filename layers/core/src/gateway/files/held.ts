@@ -120,7 +120,13 @@ const OPERATIONS: Record<FileOperation, (c: Call) => Promise<Response>> = {
  * Answers a `/v1/files` request held by the gateway, or, when the request or its key names where
  * to send it, hands it to `toProvider` (the pipeline).
  */
-export async function handleFiles(op: FileOperation, req: Request, deps: CoreDeps, fileId: string | undefined, toProvider: () => Promise<Response>): Promise<Response> {
+export async function handleFiles(
+  op: FileOperation,
+  req: Request,
+  deps: CoreDeps,
+  fileId: string | undefined,
+  toProvider: () => Promise<Response>,
+): Promise<Response> {
   const headers = gatewayKeyFromBearer(req.headers);
   if (namesProvider(headers)) return toProvider();
   return heldCall(deps, headers, 'files', async (principal) => {

@@ -70,7 +70,14 @@ export async function storeUpload(req: Request, blobs: BlobStore, blobKey: strin
         // The purpose usually follows the file (as OpenAI's SDKs send it): then every file is checked as a batch file would be.
         const stored = { filename: part.filename, bytes: 0, checker: purpose === undefined || purpose === 'batch' ? new BatchLineChecker() : undefined };
         file = stored;
-        await blobs.putStream(blobKey, tapped(capped(part.body, HELD_FILE_MAX_BYTES, (n) => (stored.bytes = n)), stored.checker), 'application/octet-stream');
+        await blobs.putStream(
+          blobKey,
+          tapped(
+            capped(part.body, HELD_FILE_MAX_BYTES, (n) => (stored.bytes = n)),
+            stored.checker,
+          ),
+          'application/octet-stream',
+        );
       }
     }
     if (!file) throw ValidationError.field('file', 'is required');

@@ -26,7 +26,19 @@ import { RealtimeConnectionRepository, zeroCounts, type RealtimeConnectionRecord
 import { connectUpstream, prepareRealtime, type PreparedRealtime } from './connect.ts';
 import { maskFrame } from '../scrub.ts';
 import type { OutputGate, RealtimeGuard } from './guard.ts';
-import { addUsage, checkProgress, emptyUsage, errorEvent, finishSession, noteSessionUsage, responseDone, sendableCode, POLICY_CLOSE_CODE, type RealtimeUsage, type SessionSummary } from './relay.ts';
+import {
+  addUsage,
+  checkProgress,
+  emptyUsage,
+  errorEvent,
+  finishSession,
+  noteSessionUsage,
+  responseDone,
+  sendableCode,
+  POLICY_CLOSE_CODE,
+  type RealtimeUsage,
+  type SessionSummary,
+} from './relay.ts';
 
 export interface ApiGatewayRelayOptions {
   /** A `$default` invocation ends once the provider has sent nothing for this long and no response is in progress. */
@@ -177,7 +189,10 @@ export class ApiGatewayRelay {
   }
 
   async #rebuild(item: RealtimeConnectionRecord): Promise<PreparedRealtime | undefined> {
-    const { url, headers } = JSON.parse(await this.#deps.cipher.decrypt(item.sealed_request, sealContext(item.connection_id))) as { url: string; headers: Record<string, string> };
+    const { url, headers } = JSON.parse(await this.#deps.cipher.decrypt(item.sealed_request, sealContext(item.connection_id))) as {
+      url: string;
+      headers: Record<string, string>;
+    };
     const prepared = await prepareRealtime(new Request(url, { headers }), this.#deps, { admit: false });
     return prepared instanceof Response ? undefined : prepared;
   }
@@ -228,7 +243,8 @@ export class ApiGatewayRelay {
     this.#post(live, async () => {
       const sent = await connections?.send(live.connectionId, data, binary);
       if (sent === 'gone') live.upstream?.close(1001);
-      if (sent === 'too_large') await this.#end(live, new UpstreamError(502, `The provider sent an event of ${data.length} bytes, above API Gateway's 128 KB message limit`), 1009);
+      if (sent === 'too_large')
+        await this.#end(live, new UpstreamError(502, `The provider sent an event of ${data.length} bytes, above API Gateway's 128 KB message limit`), 1009);
     });
   }
 

@@ -102,7 +102,10 @@ export async function prepareRealtime(req: Request, deps: CoreDeps, opts: { admi
  * the upgrade; any other key is the provider key. Those are never accepted back or sent on.
  */
 export function subprotocolCredentials(original: Headers): { headers: Headers; protocol: string | undefined } {
-  const offered = (original.get('sec-websocket-protocol') ?? '').split(',').map((p) => p.trim()).filter(Boolean);
+  const offered = (original.get('sec-websocket-protocol') ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean);
   const headers = new Headers(original);
   headers.delete('sec-websocket-protocol');
   let protocol: string | undefined;
@@ -121,8 +124,7 @@ export function subprotocolCredentials(original: Headers): { headers: Headers; p
 
 const loadGuard = () => import('./guard.ts');
 
-const hasHooks = (lists: Partial<Record<string, unknown[]>> | undefined): boolean =>
-  lists !== undefined && HOOK_KEYS.some((k) => (lists[k]?.length ?? 0) > 0);
+const hasHooks = (lists: Partial<Record<string, unknown[]>> | undefined): boolean => lists !== undefined && HOOK_KEYS.some((k) => (lists[k]?.length ?? 0) > 0);
 
 function configHasHooks(node: ConfigNode): boolean {
   return hasHooks(node as Partial<Record<string, unknown[]>>) || (node.targets?.some(configHasHooks) ?? false);
@@ -150,7 +152,6 @@ export interface Connected {
   guard: RealtimeGuard | undefined;
   secrets: SecretSet | undefined;
 }
-
 
 /** Runs the routing engine with a caller that opens the provider's socket; the first that opens wins. */
 export async function connectUpstream({ flight: f, resolved, model }: PreparedRealtime): Promise<Connected> {
@@ -200,7 +201,10 @@ export async function connectUpstream({ flight: f, resolved, model }: PreparedRe
   if (outcome.target.provider) record.provider = f.out['x-gw-provider'] = outcome.target.provider;
   if (opened) return { upstream: opened, guard, secrets };
   outcome.body?.destroy();
-  throw outcome.error ?? new UpstreamError(outcome.status >= 400 ? outcome.status : 502, `The realtime provider refused the connection with status ${outcome.status}`);
+  throw (
+    outcome.error ??
+    new UpstreamError(outcome.status >= 400 ? outcome.status : 502, `The realtime provider refused the connection with status ${outcome.status}`)
+  );
 }
 
 /**
@@ -234,7 +238,12 @@ function checkedConnection(url: URL, trusted: TrustedHosts): typeof net.createCo
 function socketCaller(input: CallInput, trusted: TrustedHosts, model: string, onOpen: (ws: WebSocket, secrets: SecretSet | undefined) => void): TargetCaller {
   const lookup = createGuardedLookup(trusted);
   return (target, signal) => {
-    const { url, headers } = realtimeDestination(input, target, typeof target.override_params.model === 'string' ? target.override_params.model : model, trusted);
+    const { url, headers } = realtimeDestination(
+      input,
+      target,
+      typeof target.override_params.model === 'string' ? target.override_params.model : model,
+      trusted,
+    );
     return new Promise((resolvePromise, reject) => {
       const ws = new WebSocket(url, {
         headers,

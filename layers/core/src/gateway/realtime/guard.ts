@@ -105,7 +105,14 @@ export class RealtimeGuard {
    * checked); a binary frame or text that is not a JSON object cannot be checked and is refused.
    */
   async checkClient(data: Buffer, binary: boolean): Promise<ClientVerdict> {
-    if (binary) return { refuse: this.errorEvent('invalid_event', 'This session has input guardrails: binary frames cannot be checked and are not relayed; send JSON events', null) };
+    if (binary)
+      return {
+        refuse: this.errorEvent(
+          'invalid_event',
+          'This session has input guardrails: binary frames cannot be checked and are not relayed; send JSON events',
+          null,
+        ),
+      };
     let event: unknown;
     try {
       event = JSON.parse(data.toString('utf8'));

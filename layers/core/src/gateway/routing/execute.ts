@@ -11,13 +11,7 @@ import type { Clock } from '../../ports/clock.ts';
 import { pickConditional } from './conditions.ts';
 import { childContext, rootContext, toResolvedTarget, type Inherited } from './inherit.ts';
 import { pickWeighted } from './loadbalance.ts';
-import {
-  backoffDelay,
-  DEFAULT_RETRY_STATUS_CODES,
-  MAX_RETRY_ATTEMPTS,
-  RETRY_AFTER_BUDGET_MS,
-  retryAfterMs,
-} from './retry.ts';
+import { backoffDelay, DEFAULT_RETRY_STATUS_CODES, MAX_RETRY_ATTEMPTS, RETRY_AFTER_BUDGET_MS, retryAfterMs } from './retry.ts';
 import type { ConditionContext, ConfigNode, ResolvedTarget } from '../../kernel/routing.ts';
 
 /** What one call to a provider produced: a response, or a provider-side failure with a status. */
@@ -91,7 +85,12 @@ export class RoutingExecutor {
 
     switch (node.strategy?.mode ?? 'single') {
       case 'loadbalance':
-        return child(pickWeighted(targets.map((t) => t.weight ?? 1), this.#random));
+        return child(
+          pickWeighted(
+            targets.map((t) => t.weight ?? 1),
+            this.#random,
+          ),
+        );
       case 'conditional': {
         const i = pickConditional(node.strategy!, targets, opts.ctx);
         if (i === undefined) {

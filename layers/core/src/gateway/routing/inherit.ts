@@ -88,8 +88,7 @@ function providerOptions(node: ConfigNode): Record<string, unknown> {
 /** The context `node` hands to its targets, given what its parent handed to it. */
 export function childContext(parent: Inherited, node: ConfigNode): Inherited {
   const switches =
-    (node.provider !== undefined && node.provider !== parent.provider) ||
-    (node.virtual_key !== undefined && node.virtual_key !== parent.virtual_key);
+    (node.provider !== undefined && node.provider !== parent.provider) || (node.virtual_key !== undefined && node.virtual_key !== parent.virtual_key);
   const own = providerOptions(node);
 
   const hooks: TargetHooks = { ...parent.hooks };

@@ -10,14 +10,7 @@ import * as z from 'zod/mini';
 import { ValidationError, type FieldProblem } from '../../http/errors.ts';
 import { isRecord } from '../../http/json.ts';
 import { suggestion } from '../../http/suggest.ts';
-import {
-  integerAtLeast,
-  integerBetween,
-  numberBetween,
-  PARSE_CONTEXT,
-  problemsFromZod,
-  typeMessage,
-} from '../validate/common.ts';
+import { integerAtLeast, integerBetween, numberBetween, PARSE_CONTEXT, problemsFromZod, typeMessage } from '../validate/common.ts';
 import { FIELD_OPERATORS, isOperatorObject, LOGICAL_OPERATORS, MAX_REGEX_LENGTH } from './conditions.ts';
 import { hookProblems, type FindCheck } from '../../guardrails/hooks.ts';
 import { isSendable, UNSENDABLE_MESSAGE } from '../headers.ts';
@@ -47,13 +40,7 @@ const requiredOr = (iss: z.core.$ZodRawIssue): string | undefined => (iss.input 
 function integerIn(min: number, max: number) {
   return z.number({ error: typeMessage('must be an integer') }).check((payload) => {
     const v = payload.value;
-    const message = !Number.isInteger(v)
-      ? 'must be an integer'
-      : v < min
-        ? `must be at least ${min}`
-        : v > max
-          ? `must be at most ${max}`
-          : undefined;
+    const message = !Number.isInteger(v) ? 'must be an integer' : v < min ? `must be at least ${min}` : v > max ? `must be at most ${max}` : undefined;
     if (message) payload.issues.push({ code: 'custom', message, input: v });
   });
 }
@@ -98,9 +85,7 @@ const cacheSchema = z.looseObject({
   mode: z.enum(CACHE_MODES, { error: requiredOr }),
   max_age: z.optional(integerAtLeast(1)),
   similarity_threshold: z.optional(numberBetween(0, 1)),
-  embedding: z.optional(
-    z.looseObject({ provider: nonEmpty, model: nonEmpty, api_key: z.optional(headerValue), custom_host: z.optional(httpUrl) }),
-  ),
+  embedding: z.optional(z.looseObject({ provider: nonEmpty, model: nonEmpty, api_key: z.optional(headerValue), custom_host: z.optional(httpUrl) })),
 });
 
 /** One node's own fields; its targets are walked separately. */
@@ -311,8 +296,7 @@ function checkStrategy(strategy: Record<string, unknown>, targets: readonly unkn
     names = new Set();
     for (const t of targets) if (isRecord(t) && typeof t.name === 'string') names.add(t.name);
   }
-  const unknownName = (name: unknown): name is string =>
-    names !== undefined && typeof name === 'string' && name !== '' && !names.has(name);
+  const unknownName = (name: unknown): name is string => names !== undefined && typeof name === 'string' && name !== '' && !names.has(name);
 
   if (Array.isArray(strategy.conditions)) {
     strategy.conditions.forEach((condition: unknown, i) => {
@@ -363,9 +347,7 @@ function checkNode(node: unknown, path: string, depth: number, routed: boolean, 
   const routesHere = routed || node.provider !== undefined || node.virtual_key !== undefined;
   if (node.targets === undefined) {
     if (!routesHere && node.strategy === undefined) {
-      w.problems.push(
-        path === '' ? { path, message: 'config names no provider or virtual_key' } : { path, message: 'names no provider or virtual_key' },
-      );
+      w.problems.push(path === '' ? { path, message: 'config names no provider or virtual_key' } : { path, message: 'names no provider or virtual_key' });
     }
     return;
   }

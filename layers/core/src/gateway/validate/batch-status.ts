@@ -38,7 +38,13 @@ const SPEC_STATUS: Readonly<Record<string, string>> = {
 function mapOne(batch: Record<string, unknown>): Record<string, unknown> {
   const raw = typeof batch.status === 'string' ? batch.status : typeof batch.processing_status === 'string' ? batch.processing_status : undefined;
   if (raw === undefined) return batch;
-  const status = SPEC_STATUS[raw.toLowerCase().replace(/^job_state_/, '').replace(/[^a-z]/g, '')];
+  const status =
+    SPEC_STATUS[
+      raw
+        .toLowerCase()
+        .replace(/^job_state_/, '')
+        .replace(/[^a-z]/g, '')
+    ];
   if (!status || status === raw) return batch;
   return { ...batch, status, provider_status: raw };
 }

@@ -85,14 +85,7 @@ const toolMessage = z.looseObject({ role: z.literal('tool'), content, tool_call_
 const functionMessage = z.looseObject({ role: z.literal('function'), name: z.string(), content: z.nullish(content) });
 
 // Option order is the order the "must be one of" message lists the roles in.
-const message = z.discriminatedUnion('role', [
-  systemMessage,
-  developerMessage,
-  userMessage,
-  assistantMessage,
-  toolMessage,
-  functionMessage,
-]);
+const message = z.discriminatedUnion('role', [systemMessage, developerMessage, userMessage, assistantMessage, toolMessage, functionMessage]);
 
 const functionDefinition = z.looseObject({
   name: z.string().check(z.regex(FUNCTION_NAME, { error: FUNCTION_NAME_MESSAGE })),
@@ -184,10 +177,7 @@ export const chatRequestSchema = requestShape.check(
       }
       checkStreamOptions(req, ctx);
       const choice: unknown = req.tool_choice;
-      const named =
-        isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string'
-          ? choice.function.name
-          : undefined;
+      const named = isRecord(choice) && isRecord(choice.function) && typeof choice.function.name === 'string' ? choice.function.name : undefined;
       if (named !== undefined || choice === 'auto' || choice === 'required') {
         const tools: unknown = req.tools;
         if (!Array.isArray(tools) || tools.length === 0) {

@@ -11,7 +11,6 @@ import { isRecord } from '../../http/json.ts';
 type RawIssue = z.core.$ZodRawIssue;
 type Issue = z.core.$ZodIssue;
 
-
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   number: 'a number',
   int: 'an integer',
@@ -71,10 +70,7 @@ export const PARSE_CONTEXT: z.core.ParseContext<Issue> = { error: issueMessage }
  */
 export function typeMessage(message: string): (iss: RawIssue) => string | undefined {
   return (iss) =>
-    (iss.code === 'invalid_type' || (iss.code === 'invalid_union' && iss.discriminator === undefined)) &&
-    iss.input !== undefined
-      ? message
-      : undefined;
+    (iss.code === 'invalid_type' || (iss.code === 'invalid_union' && iss.discriminator === undefined)) && iss.input !== undefined ? message : undefined;
 }
 
 const SIMPLE_KEY = /^[A-Za-z0-9_$-]+$/;
@@ -222,13 +218,7 @@ export function nonEmptyString() {
 
 /** `stop`: one sequence or up to 4 (docs/design/spec.md#request-limits). */
 export const stopSequences = z.union(
-  [
-    z.string(),
-    z.array(z.string()).check(
-      z.minLength(1, { error: 'must have at least 1 sequence' }),
-      z.maxLength(4, { error: 'must be at most 4 sequences' }),
-    ),
-  ],
+  [z.string(), z.array(z.string()).check(z.minLength(1, { error: 'must have at least 1 sequence' }), z.maxLength(4, { error: 'must be at most 4 sequences' }))],
   { error: typeMessage('must be a string or an array of at most 4 strings') },
 );
 

@@ -22,7 +22,13 @@ function externalImageParts(messages: readonly unknown[]): Part[] {
   for (const m of messages) {
     if (!isRecord(m) || !Array.isArray(m.content)) continue;
     for (const part of m.content) {
-      if (isRecord(part) && part.type === 'image_url' && isRecord(part.image_url) && typeof part.image_url.url === 'string' && /^https?:\/\//i.test(part.image_url.url)) {
+      if (
+        isRecord(part) &&
+        part.type === 'image_url' &&
+        isRecord(part.image_url) &&
+        typeof part.image_url.url === 'string' &&
+        /^https?:\/\//i.test(part.image_url.url)
+      ) {
         out.push(part as Part);
       }
     }

@@ -97,6 +97,8 @@ export const addPrefix: CheckDefinition = {
       const key = ctx.requestType === 'complete' ? 'prompt' : 'input';
       next = typeof json[key] === 'string' ? { ...json, [key]: str(p.prefix) + str(json[key]) } : undefined;
     }
-    return next ? { verdict: true, data: { prefixed: true }, transformed: true, transformedData: { request: { json: next } } } : { verdict: true, data: { prefixed: false } };
+    return next
+      ? { verdict: true, data: { prefixed: true }, transformed: true, transformedData: { request: { json: next } } }
+      : { verdict: true, data: { prefixed: false } };
   },
 };

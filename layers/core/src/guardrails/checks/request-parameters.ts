@@ -87,10 +87,7 @@ export const requestParametersCheck: CheckDefinition = {
   ),
   async run(ctx, p) {
     const json = ctx.request.json;
-    const violations = [
-      ...(isRecord(p.tools) ? toolViolations(json.tools, p.tools) : []),
-      ...(isRecord(p.params) ? paramViolations(json, p.params) : []),
-    ];
+    const violations = [...(isRecord(p.tools) ? toolViolations(json.tools, p.tools) : []), ...(isRecord(p.params) ? paramViolations(json, p.params) : [])];
     return { verdict: violations.length === 0, data: { violations } };
   },
 };

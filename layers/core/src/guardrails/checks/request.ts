@@ -77,9 +77,8 @@ export const requiredMetadataKeys: CheckDefinition = {
 export const requiredMetadataKeyPairs: CheckDefinition = {
   id: 'default.requiredMetadataKeyPairs',
   events: BEFORE,
-  validate: paramValidator(
-    { metadataPairs: { type: 'record', required: true, values: 'string' }, operator: { type: 'enum', values: OPERATORS } },
-    (p) => (Object.keys(p.metadataPairs as object).length === 0 ? [{ path: 'metadataPairs', message: 'must name at least one key' }] : []),
+  validate: paramValidator({ metadataPairs: { type: 'record', required: true, values: 'string' }, operator: { type: 'enum', values: OPERATORS } }, (p) =>
+    Object.keys(p.metadataPairs as object).length === 0 ? [{ path: 'metadataPairs', message: 'must name at least one key' }] : [],
   ),
   async run(ctx, p) {
     const pairs = Object.entries(p.metadataPairs as Record<string, string>);
@@ -98,9 +97,8 @@ export const REQUEST_TYPES: readonly string[] = [...new Set<string>([...ENDPOINT
 export const allowedRequestTypes: CheckDefinition = {
   id: 'default.allowedRequestTypes',
   events: BEFORE,
-  validate: paramValidator(
-    { allowedTypes: { type: 'strings', values: REQUEST_TYPES }, blockedTypes: { type: 'strings', values: REQUEST_TYPES } },
-    (p) => (p.allowedTypes === undefined && p.blockedTypes === undefined ? [{ path: 'allowedTypes', message: 'allowedTypes or blockedTypes is required' }] : []),
+  validate: paramValidator({ allowedTypes: { type: 'strings', values: REQUEST_TYPES }, blockedTypes: { type: 'strings', values: REQUEST_TYPES } }, (p) =>
+    p.allowedTypes === undefined && p.blockedTypes === undefined ? [{ path: 'allowedTypes', message: 'allowedTypes or blockedTypes is required' }] : [],
   ),
   async run(ctx, p) {
     const type = ctx.requestType;

@@ -19,9 +19,8 @@ function countCheck(id: string, minKey: string, maxKey: string, defaultMax: numb
   return {
     id,
     events: EVENTS,
-    validate: paramValidator(
-      { [minKey]: { type: 'number', min: 0 }, [maxKey]: { type: 'number', min: 0 }, ...NOT },
-      (p) => (num(p[minKey], 0) > num(p[maxKey], defaultMax) ? [{ path: minKey, message: `must not be greater than ${maxKey}` }] : []),
+    validate: paramValidator({ [minKey]: { type: 'number', min: 0 }, [maxKey]: { type: 'number', min: 0 }, ...NOT }, (p) =>
+      num(p[minKey], 0) > num(p[maxKey], defaultMax) ? [{ path: minKey, message: `must not be greater than ${maxKey}` }] : [],
     ),
     async run(ctx, p) {
       const n = count(checkedText(ctx));
@@ -77,15 +76,61 @@ export const notNull: CheckDefinition = {
 };
 
 export const CODE_FORMATS = [
-  'SQL', 'Python', 'TypeScript', 'JavaScript', 'Java', 'C#', 'C++', 'C', 'Ruby', 'PHP', 'Swift', 'Kotlin', 'Go', 'Rust',
-  'Scala', 'R', 'Perl', 'Shell', 'HTML', 'CSS', 'XML', 'JSON', 'YAML', 'Markdown', 'Dockerfile',
+  'SQL',
+  'Python',
+  'TypeScript',
+  'JavaScript',
+  'Java',
+  'C#',
+  'C++',
+  'C',
+  'Ruby',
+  'PHP',
+  'Swift',
+  'Kotlin',
+  'Go',
+  'Rust',
+  'Scala',
+  'R',
+  'Perl',
+  'Shell',
+  'HTML',
+  'CSS',
+  'XML',
+  'JSON',
+  'YAML',
+  'Markdown',
+  'Dockerfile',
 ] as const;
 
 /** Fence labels (lower case) as the formats they name. */
 const FENCE_ALIASES: Readonly<Record<string, string>> = {
-  py: 'Python', python3: 'Python', ts: 'TypeScript', tsx: 'TypeScript', js: 'JavaScript', jsx: 'JavaScript', node: 'JavaScript',
-  'c#': 'C#', cs: 'C#', csharp: 'C#', 'c++': 'C++', cpp: 'C++', cxx: 'C++', rb: 'Ruby', kt: 'Kotlin', golang: 'Go', rs: 'Rust',
-  pl: 'Perl', sh: 'Shell', bash: 'Shell', zsh: 'Shell', shell: 'Shell', console: 'Shell', yml: 'YAML', md: 'Markdown', docker: 'Dockerfile',
+  py: 'Python',
+  python3: 'Python',
+  ts: 'TypeScript',
+  tsx: 'TypeScript',
+  js: 'JavaScript',
+  jsx: 'JavaScript',
+  node: 'JavaScript',
+  'c#': 'C#',
+  cs: 'C#',
+  csharp: 'C#',
+  'c++': 'C++',
+  cpp: 'C++',
+  cxx: 'C++',
+  rb: 'Ruby',
+  kt: 'Kotlin',
+  golang: 'Go',
+  rs: 'Rust',
+  pl: 'Perl',
+  sh: 'Shell',
+  bash: 'Shell',
+  zsh: 'Shell',
+  shell: 'Shell',
+  console: 'Shell',
+  yml: 'YAML',
+  md: 'Markdown',
+  docker: 'Dockerfile',
 };
 
 function formatOfFence(label: string): string | undefined {

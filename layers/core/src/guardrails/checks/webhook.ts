@@ -28,10 +28,16 @@ export const webhook: CheckDefinition = {
   }),
   async run(ctx, p, deps) {
     try {
-      const answer = await postJson(deps, 'The webhook', str(p.webhookURL), { ...ctx, eventType: ctx.event }, {
-        headers: isRecord(p.headers) ? (p.headers as Record<string, string>) : {},
-        timeoutMs: num(p.timeout, DEFAULT_WEBHOOK_TIMEOUT_MS),
-      });
+      const answer = await postJson(
+        deps,
+        'The webhook',
+        str(p.webhookURL),
+        { ...ctx, eventType: ctx.event },
+        {
+          headers: isRecord(p.headers) ? (p.headers as Record<string, string>) : {},
+          timeoutMs: num(p.timeout, DEFAULT_WEBHOOK_TIMEOUT_MS),
+        },
+      );
       if (!isRecord(answer) || typeof answer.verdict !== 'boolean') throw new RemoteCheckError('The webhook answered without a boolean "verdict"');
       const transformedData = transformedOf(answer.transformedData);
       const data = answer.data ?? null;

@@ -87,7 +87,11 @@ export function refusalOf(req: JsonRpcRequest, allowed: AllowList): JsonRpcError
   const target = targetOf(req);
   if (!target || isAllowed(target, allowed)) return undefined;
   const name = str(target.name);
-  return rpcError(req.id, INVALID_PARAMS, name === undefined ? `Invalid params: ${req.method} must name a ${target.kind}` : `${NOUN[target.kind]} ${name} not found`);
+  return rpcError(
+    req.id,
+    INVALID_PARAMS,
+    name === undefined ? `Invalid params: ${req.method} must name a ${target.kind}` : `${NOUN[target.kind]} ${name} not found`,
+  );
 }
 
 type Entry = Record<string, unknown>;

@@ -56,7 +56,12 @@ async function discoverTokenEndpoint(deps: CoreDeps, serverUrl: string, challeng
 }
 
 /** New tokens for the connection, stored; undefined when the server refused the refresh. */
-export async function refreshConnection(deps: CoreDeps, route: McpRoute, conn: McpConnection, challenge: string | undefined): Promise<McpConnection | undefined> {
+export async function refreshConnection(
+  deps: CoreDeps,
+  route: McpRoute,
+  conn: McpConnection,
+  challenge: string | undefined,
+): Promise<McpConnection | undefined> {
   const org = route.server.organisationId;
   const repo = new McpRepository(deps.repos.table);
   const server = await repo.resolveServer(org, route.server.id);

@@ -40,7 +40,14 @@ export function upstreamUrl(route: McpRoute, deps: CoreDeps): URL {
 
 export async function send(deps: CoreDeps, url: URL, out: Outbound, auth: Record<string, string>): Promise<UpstreamResponse> {
   try {
-    return await deps.upstream.send({ url, method: out.method, headers: { ...out.headers, ...auth }, body: out.body, timeoutMs: HEADERS_TIMEOUT_MS, signal: out.signal });
+    return await deps.upstream.send({
+      url,
+      method: out.method,
+      headers: { ...out.headers, ...auth },
+      body: out.body,
+      timeoutMs: HEADERS_TIMEOUT_MS,
+      signal: out.signal,
+    });
   } catch (err) {
     // A blocked address is the integration's, not the caller's input: a gateway failure, not a 400.
     if (err instanceof GantryError && err.status === 400) throw new UpstreamError(502, `The MCP server at ${url.host} cannot be reached: ${err.message}`);
@@ -63,7 +70,10 @@ export async function sendWithCredentials(deps: CoreDeps, route: McpRoute, princ
   const userId = principal.userId;
   const store = { table: deps.repos.table, cipher: deps.cipher };
   const conn = userId ? await getUserConnection(store, route.server.organisationId, route.server.id, userId) : undefined;
-  if (!conn) throw new AuthenticationError(`No OAuth connection to the MCP server ${route.server.slug} for this user: connect to it first`, { openaiCode: 'mcp_connection_required' });
+  if (!conn)
+    throw new AuthenticationError(`No OAuth connection to the MCP server ${route.server.slug} for this user: connect to it first`, {
+      openaiCode: 'mcp_connection_required',
+    });
   const first = await send(deps, url, out, bearer(conn));
   if (first.status !== 401 || !conn.tokens.refresh_token) return first;
   const refreshed = await refreshConnection(deps, route, conn, challengeOf(first.headers)).catch((err: unknown) => {

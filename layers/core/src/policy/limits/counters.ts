@@ -18,8 +18,7 @@ export const toUnits = (p: { type: UsageLimitType }, v: number): number => (p.ty
 export const fromUnits = (p: { type: UsageLimitType }, v: number): number => (p.type === 'cost' ? v / MICROS_PER_DOLLAR : v);
 
 /** The anchor of a policy's period lattice (epoch ms), or null when it never resets. */
-export const anchorOf = (p: Pick<UsageLimitPolicyRecord, 'reset_anchor'>): number | null =>
-  p.reset_anchor === null ? null : Date.parse(p.reset_anchor);
+export const anchorOf = (p: Pick<UsageLimitPolicyRecord, 'reset_anchor'>): number | null => (p.reset_anchor === null ? null : Date.parse(p.reset_anchor));
 
 export const currentPeriod = (p: UsageLimitPolicyRecord, nowMs: number): Period => budgetPeriod(p, anchorOf(p), nowMs);
 

@@ -84,7 +84,9 @@ export class LimitsHook implements GatewayHook {
     if (refused.length === 0 && failure === undefined) {
       this.#held.set(record, held);
       // The figures of the reservations just taken, for the answer's `x-ratelimit-*` headers.
-      const rates = held.flatMap((h) => (h.plan.kind === 'rate' ? [{ plan: h.plan, used: typeof h.after.used === 'number' ? h.after.used : h.plan.amount }] : []));
+      const rates = held.flatMap((h) =>
+        h.plan.kind === 'rate' ? [{ plan: h.plan, used: typeof h.after.used === 'number' ? h.after.used : h.plan.amount }] : [],
+      );
       return rates.length > 0 ? rateHeaders(rates, demand.now) : undefined;
     }
     // All or nothing: what was taken for a request that does not go ahead is given back.

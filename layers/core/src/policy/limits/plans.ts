@@ -8,7 +8,16 @@ import type { Principal } from '../../kernel/principal.ts';
 import { rateCounterPk, usageCounterPk, type CounterKey, type UsageLimitType } from '../../store/limits.ts';
 import type { AlertSource } from './alerts.ts';
 import type { AttachedLimits, AttachedUsageLimit } from '../../kernel/limits.ts';
-import { BUDGET_COUNTER_GRACE_MS, currentPeriod, DEFAULT_LEASE_SIZE, fromUnits, keyBudgetCounter, RATE_COUNTER_GRACE_MS, toUnits, workspaceBudgetCounter } from './counters.ts';
+import {
+  BUDGET_COUNTER_GRACE_MS,
+  currentPeriod,
+  DEFAULT_LEASE_SIZE,
+  fromUnits,
+  keyBudgetCounter,
+  RATE_COUNTER_GRACE_MS,
+  toUnits,
+  workspaceBudgetCounter,
+} from './counters.ts';
 import type { TokenEstimate } from './estimate.ts';
 import { entityIdOf, groupValueKey, matchesConditions, type LimitContext } from './match.ts';
 import type { WorkspacePolicies } from './policy-cache.ts';
@@ -93,7 +102,13 @@ export interface Demand {
 
 export function planRequest(d: Demand, policies: WorkspacePolicies, key: AttachedLimits | undefined, on: LimitFlags): Plan[] {
   const p = d.principal;
-  const ctx: LimitContext = { organisationId: p.organisationId, workspaceId: p.workspaceId, apiKeyId: p.keyId, endpoint: d.record.endpoint, metadata: d.record.metadata };
+  const ctx: LimitContext = {
+    organisationId: p.organisationId,
+    workspaceId: p.workspaceId,
+    apiKeyId: p.keyId,
+    endpoint: d.record.endpoint,
+    metadata: d.record.metadata,
+  };
   const plans: Plan[] = [];
   if (on.policies) {
     for (const policy of policies.rate) {
@@ -228,4 +243,3 @@ export function refusal(refused: { plan: Plan; result: { used: number } }[], now
     { headers },
   );
 }
-

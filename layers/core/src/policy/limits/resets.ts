@@ -49,5 +49,9 @@ export async function runUsageResets(deps: ResetRunDeps): Promise<ResetRunResult
 
 /** Local runtime: runs the resets every `everyMs` (unref'd, so it never keeps the process up). */
 export function startLocalResetSchedule(deps: ResetRunDeps, everyMs = 60_000): () => void {
-  return runEvery(everyMs, () => runUsageResets(deps), (err) => deps.logger.error('usage reset run failed', { error: err }));
+  return runEvery(
+    everyMs,
+    () => runUsageResets(deps),
+    (err) => deps.logger.error('usage reset run failed', { error: err }),
+  );
 }

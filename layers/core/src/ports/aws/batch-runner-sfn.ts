@@ -24,7 +24,9 @@ export class StepFunctionsBatchRunner implements BatchRunner {
     const { SFNClient, StartExecutionCommand } = await import('@aws-sdk/client-sfn');
     this.#client ??= new SFNClient(this.#config);
     try {
-      await this.#client.send(new StartExecutionCommand({ stateMachineArn: this.#stateMachineArn, name: executionName(batchId), input: JSON.stringify({ batchId }) }));
+      await this.#client.send(
+        new StartExecutionCommand({ stateMachineArn: this.#stateMachineArn, name: executionName(batchId), input: JSON.stringify({ batchId }) }),
+      );
     } catch (err) {
       // The batch's execution exists (running or done): the per-line records make this harmless.
       if ((err as { name?: string }).name !== 'ExecutionAlreadyExists') throw err;

@@ -73,9 +73,7 @@ export class KmsCipher implements Cipher {
 
   async encrypt(plaintext: string, context: CipherContext): Promise<string> {
     const [client, { GenerateDataKeyCommand }] = await Promise.all([this.#getClient(), this.#loadSdk()]);
-    const out = await client.send(
-      new GenerateDataKeyCommand({ KeyId: this.#opts.keyId, KeySpec: 'AES_256', EncryptionContext: { ...context } }),
-    );
+    const out = await client.send(new GenerateDataKeyCommand({ KeyId: this.#opts.keyId, KeySpec: 'AES_256', EncryptionContext: { ...context } }));
     if (!out.Plaintext || !out.CiphertextBlob) throw new CipherError('KMS returned no data key');
     const key = Buffer.from(out.Plaintext);
     try {
@@ -109,9 +107,7 @@ export class KmsCipher implements Cipher {
     const [client, { DecryptCommand }] = await Promise.all([this.#getClient(), this.#loadSdk()]);
     let plaintext: Uint8Array | undefined;
     try {
-      const out = await client.send(
-        new DecryptCommand({ KeyId: this.#opts.keyId, CiphertextBlob: encryptedKey, EncryptionContext: { ...context } }),
-      );
+      const out = await client.send(new DecryptCommand({ KeyId: this.#opts.keyId, CiphertextBlob: encryptedKey, EncryptionContext: { ...context } }));
       plaintext = out.Plaintext;
     } catch (err) {
       if (isKmsRefusal(err)) throw new CipherError(`KMS refused to decrypt the data key (${(err as Error).name})`);

@@ -3,7 +3,12 @@
  * (`https://<api>.execute-api.<region>.amazonaws.com/<stage>`). PostToConnection sends one message;
  * API Gateway answers 410 (GoneException) for a closed connection and 413 above its 128 KB limit.
  */
-import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand, type ApiGatewayManagementApiClientConfig } from '@aws-sdk/client-apigatewaymanagementapi';
+import {
+  ApiGatewayManagementApiClient,
+  DeleteConnectionCommand,
+  PostToConnectionCommand,
+  type ApiGatewayManagementApiClientConfig,
+} from '@aws-sdk/client-apigatewaymanagementapi';
 import type { ClientConnections, SendResult } from '../connections.ts';
 
 const statusOf = (err: unknown): number | undefined => (err as { $metadata?: { httpStatusCode?: number } }).$metadata?.httpStatusCode;

@@ -97,7 +97,11 @@ export class SqsQueue<T> implements Queue<T> {
     const entries = bodies.map((b, index) => encode(b, index));
     const failures: SqsSendFailure[] = [];
     for (const chunk of chunks(entries)) failures.push(...(await this.#sendChunk(chunk)));
-    if (failures.length > 0) throw new SqsSendError(this.queueUrl, failures.sort((a, b) => a.index - b.index));
+    if (failures.length > 0)
+      throw new SqsSendError(
+        this.queueUrl,
+        failures.sort((a, b) => a.index - b.index),
+      );
   }
 
   /** Sends one request's worth, resending entries that failed on SQS's side; answers the rest. */

@@ -231,7 +231,10 @@ export class DiskSpool {
    */
   readBack(skip: ReadonlySet<string>, limit: number): SpooledMessage[] {
     const out: SpooledMessage[] = [];
-    const seqs = [...this.#open.entries()].filter(([, left]) => left > 0).map(([seq]) => seq).sort((a, b) => a - b);
+    const seqs = [...this.#open.entries()]
+      .filter(([, left]) => left > 0)
+      .map(([seq]) => seq)
+      .sort((a, b) => a - b);
     for (const seq of seqs) {
       for (const line of readLines(path.join(this.#dir, segmentFile(seq)))) {
         const m = parseLine(line);

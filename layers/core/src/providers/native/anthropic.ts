@@ -8,8 +8,28 @@ import type { ChatUsage, FinishReason, NativeProvider, ProviderRequestContext, S
 import * as declared from '../native-declarations.ts';
 import { defineNative } from './define.ts';
 import { isRecord } from '../../http/json.ts';
-import { joinText, JSON_OBJECT_INSTRUCTION, optionString, parseArguments, readChatInput, refuseUnsupported, type ChatInput, type MediaPart, type UserPart } from './chat-input.ts';
-import { ChoiceBuilder, ChunkWriter, chatCompletion, errorSnippet, JSON_TOOL, jsonViaTool, makeUsage, providerError, sseStreamTransformer } from './chat-output.ts';
+import {
+  joinText,
+  JSON_OBJECT_INSTRUCTION,
+  optionString,
+  parseArguments,
+  readChatInput,
+  refuseUnsupported,
+  type ChatInput,
+  type MediaPart,
+  type UserPart,
+} from './chat-input.ts';
+import {
+  ChoiceBuilder,
+  ChunkWriter,
+  chatCompletion,
+  errorSnippet,
+  JSON_TOOL,
+  jsonViaTool,
+  makeUsage,
+  providerError,
+  sseStreamTransformer,
+} from './chat-output.ts';
 import { eventJson, sseReader } from './sse-in.ts';
 
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -72,7 +92,10 @@ export function anthropicMessages(input: ChatInput): { system: Block[]; messages
       case 'assistant': {
         const blocks: Block[] = [];
         for (const b of turn.blocks) {
-          if (b.type === 'thinking') blocks.push(b.signature === undefined ? { type: 'thinking', thinking: b.thinking } : { type: 'thinking', thinking: b.thinking, signature: b.signature });
+          if (b.type === 'thinking')
+            blocks.push(
+              b.signature === undefined ? { type: 'thinking', thinking: b.thinking } : { type: 'thinking', thinking: b.thinking, signature: b.signature },
+            );
           else if (b.type === 'redacted_thinking') blocks.push({ type: 'redacted_thinking', data: b.data });
         }
         for (const p of turn.parts) if (p.text !== '') blocks.push(withCache({ type: 'text', text: p.text }, p.cache_control));
@@ -94,7 +117,12 @@ export function anthropicMessages(input: ChatInput): { system: Block[]; messages
 }
 
 /** The Messages API body for an OpenAI chat request. `version` goes in the body (Vertex) instead of `model`. */
-export function toAnthropicBody(body: Readonly<Record<string, unknown>>, ctx: ProviderRequestContext, provider: string, bodyVersion?: string): Record<string, unknown> {
+export function toAnthropicBody(
+  body: Readonly<Record<string, unknown>>,
+  ctx: ProviderRequestContext,
+  provider: string,
+  bodyVersion?: string,
+): Record<string, unknown> {
   refuseUnsupported(body, provider, SUPPORTED);
   const input = readChatInput(body, ctx);
   const { system, messages } = anthropicMessages(input);
@@ -107,7 +135,10 @@ export function toAnthropicBody(body: Readonly<Record<string, unknown>>, ctx: Pr
   const rf = input.responseFormat;
   if (rf?.type === 'json_object') system.push({ type: 'text', text: JSON_OBJECT_INSTRUCTION });
   if (rf?.type === 'json_schema' && !byTool) {
-    system.push({ type: 'text', text: `Respond only with a JSON value that conforms to this JSON Schema, without any text before or after it:\n${JSON.stringify(rf.schema)}` });
+    system.push({
+      type: 'text',
+      text: `Respond only with a JSON value that conforms to this JSON Schema, without any text before or after it:\n${JSON.stringify(rf.schema)}`,
+    });
   }
   if (system.length) out.system = system;
 

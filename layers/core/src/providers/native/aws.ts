@@ -61,7 +61,13 @@ export function stsAssumeRole(ctx: Pick<ProviderRequestContext, 'clock' | 'fetch
   return async (input) => {
     if (!input.base) throw ValidationError.field('aws_access_key_id', 'is required to assume aws_role_arn (with aws_secret_access_key)');
     const url = new URL(ctx.authEndpoints?.sts ?? `https://sts.${input.region}.amazonaws.com/`);
-    const form = new URLSearchParams({ Action: 'AssumeRole', Version: '2011-06-15', RoleArn: input.roleArn, RoleSessionName: input.sessionName, DurationSeconds: '3600' });
+    const form = new URLSearchParams({
+      Action: 'AssumeRole',
+      Version: '2011-06-15',
+      RoleArn: input.roleArn,
+      RoleSessionName: input.sessionName,
+      DurationSeconds: '3600',
+    });
     if (input.externalId) form.set('ExternalId', input.externalId);
     const req = await signAws(
       { url, method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' }, body: form.toString() },

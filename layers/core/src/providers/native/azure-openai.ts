@@ -61,7 +61,8 @@ export function azureError(status: number, text: string): OpenAIErrorBody {
       if (typeof e.param === 'string') body.error.param = e.param;
       return { error: { ...e, ...body.error } } as OpenAIErrorBody;
     }
-    if (isRecord(parsed) && typeof parsed.message === 'string') return providerError(status, parsed.message, typeof parsed.code === 'string' ? parsed.code : null);
+    if (isRecord(parsed) && typeof parsed.message === 'string')
+      return providerError(status, parsed.message, typeof parsed.code === 'string' ? parsed.code : null);
   } catch {
     // not JSON
   }
@@ -104,7 +105,10 @@ export const azureAI: NativeProvider = defineNative(declared.azureAI, {
     return `https://${hostPart(ctx, 'azure_resource_name', RESOURCE)}.services.ai.azure.com/models`;
   },
   endpoints: {
-    chatComplete: (ctx) => ({ method: 'POST', path: `/chat/completions?api-version=${encodeURIComponent(optionString(ctx, 'azure_api_version') ?? AZURE_AI_API_VERSION)}` }),
+    chatComplete: (ctx) => ({
+      method: 'POST',
+      path: `/chat/completions?api-version=${encodeURIComponent(optionString(ctx, 'azure_api_version') ?? AZURE_AI_API_VERSION)}`,
+    }),
     embed: (ctx) => ({ method: 'POST', path: `/embeddings?api-version=${encodeURIComponent(optionString(ctx, 'azure_api_version') ?? AZURE_AI_API_VERSION)}` }),
   },
   // Unknown parameters are refused by the service unless this header lets them through.

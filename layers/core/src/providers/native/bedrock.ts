@@ -11,7 +11,18 @@ import * as declared from '../native-declarations.ts';
 import { defineNative } from './define.ts';
 import { awsCredentials, awsRegion, signAws } from './aws.ts';
 import { isRecord } from '../../http/json.ts';
-import { embeddingInputs, joinText, JSON_OBJECT_INSTRUCTION, parseArguments, readChatInput, refuseUnsupported, unsupportedParam, type MediaPart, type TextPart, type UserPart } from './chat-input.ts';
+import {
+  embeddingInputs,
+  joinText,
+  JSON_OBJECT_INSTRUCTION,
+  parseArguments,
+  readChatInput,
+  refuseUnsupported,
+  unsupportedParam,
+  type MediaPart,
+  type TextPart,
+  type UserPart,
+} from './chat-input.ts';
 import {
   ChoiceBuilder,
   ChunkWriter,
@@ -29,11 +40,24 @@ import { EventStreamDecoder } from './event-stream.ts';
 
 const SUPPORTED = new Set(['top_k', 'thinking']);
 /** Converse request fields besides the ones built here; other extras go to additionalModelRequestFields. */
-const CONVERSE_FIELDS = new Set(['guardrailConfig', 'performanceConfig', 'promptVariables', 'requestMetadata', 'additionalModelResponseFieldPaths', 'serviceTier']);
+const CONVERSE_FIELDS = new Set([
+  'guardrailConfig',
+  'performanceConfig',
+  'promptVariables',
+  'requestMetadata',
+  'additionalModelResponseFieldPaths',
+  'serviceTier',
+]);
 
 type Block = Record<string, unknown>;
 
-const IMAGE_FORMATS: Readonly<Record<string, string>> = { 'image/png': 'png', 'image/jpeg': 'jpeg', 'image/jpg': 'jpeg', 'image/gif': 'gif', 'image/webp': 'webp' };
+const IMAGE_FORMATS: Readonly<Record<string, string>> = {
+  'image/png': 'png',
+  'image/jpeg': 'jpeg',
+  'image/jpg': 'jpeg',
+  'image/gif': 'gif',
+  'image/webp': 'webp',
+};
 const DOC_FORMATS: Readonly<Record<string, string>> = {
   'application/pdf': 'pdf',
   'text/csv': 'csv',
@@ -60,9 +84,14 @@ function mediaBlock(part: MediaPart, path: string): Block {
     throw ValidationError.field(`${path}.image_url.url`, 'Bedrock does not fetch image URLs: send a base64 data URL or an s3:// URI');
   }
   const format = part.data ? DOC_FORMATS[part.data.mediaType] : (/\.(\w+)$/.exec(part.url ?? '')?.[1] ?? '').toLowerCase();
-  if (!format || !Object.values(DOC_FORMATS).includes(format)) throw ValidationError.field(`${path}.file`, 'Bedrock takes pdf, csv, doc, docx, xls, xlsx, html, txt or md documents');
+  if (!format || !Object.values(DOC_FORMATS).includes(format))
+    throw ValidationError.field(`${path}.file`, 'Bedrock takes pdf, csv, doc, docx, xls, xlsx, html, txt or md documents');
   // Document names allow letters, digits, whitespace, hyphens, parentheses and square brackets.
-  const name = (part.filename ?? 'document').replace(/\.[^.]*$/, '').replace(/[^a-zA-Z0-9\s\-()[\]]/g, '-').slice(0, 200) || 'document';
+  const name =
+    (part.filename ?? 'document')
+      .replace(/\.[^.]*$/, '')
+      .replace(/[^a-zA-Z0-9\s\-()[\]]/g, '-')
+      .slice(0, 200) || 'document';
   if (part.data) return { document: { format, name, source: { bytes: part.data.base64 } } };
   if (s3) return { document: { format, name, source: s3 } };
   throw ValidationError.field(`${path}.file`, 'Bedrock does not fetch document URLs: send file_data or an s3:// URI');
@@ -70,7 +99,11 @@ function mediaBlock(part: MediaPart, path: string): Block {
 
 function userContent(parts: readonly UserPart[], path: string): Block[] {
   return parts.flatMap((p, j) =>
-    p.type === 'text' ? (p.text === '' ? [] : [{ text: p.text }, ...cachePoint(p.cache_control)]) : [mediaBlock(p, `${path}.content[${j}]`), ...cachePoint(p.cache_control)],
+    p.type === 'text'
+      ? p.text === ''
+        ? []
+        : [{ text: p.text }, ...cachePoint(p.cache_control)]
+      : [mediaBlock(p, `${path}.content[${j}]`), ...cachePoint(p.cache_control)],
   );
 }
 
@@ -98,7 +131,10 @@ export function toConverseBody(body: Readonly<Record<string, unknown>>, ctx: Pro
     } else {
       const content: Block[] = [];
       for (const b of turn.blocks) {
-        if (b.type === 'thinking') content.push({ reasoningContent: { reasoningText: b.signature === undefined ? { text: b.thinking } : { text: b.thinking, signature: b.signature } } });
+        if (b.type === 'thinking')
+          content.push({
+            reasoningContent: { reasoningText: b.signature === undefined ? { text: b.thinking } : { text: b.thinking, signature: b.signature } },
+          });
         else if (b.type === 'redacted_thinking') content.push({ reasoningContent: { redactedContent: b.data } });
       }
       content.push(...textContent(turn.parts));
@@ -114,7 +150,9 @@ export function toConverseBody(body: Readonly<Record<string, unknown>>, ctx: Pro
   const rf = input.responseFormat;
   if (rf?.type === 'json_object') system.push({ text: JSON_OBJECT_INSTRUCTION });
   if (rf?.type === 'json_schema' && !byTool) {
-    system.push({ text: `Respond only with a JSON value that conforms to this JSON Schema, without any text before or after it:\n${JSON.stringify(rf.schema)}` });
+    system.push({
+      text: `Respond only with a JSON value that conforms to this JSON Schema, without any text before or after it:\n${JSON.stringify(rf.schema)}`,
+    });
   }
 
   const out: Record<string, unknown> = { messages };
@@ -126,7 +164,9 @@ export function toConverseBody(body: Readonly<Record<string, unknown>>, ctx: Pro
   if (input.stop.length) inference.stopSequences = input.stop;
   if (Object.keys(inference).length) out.inferenceConfig = inference;
 
-  const tools = input.tools.map((t) => ({ toolSpec: { name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: { json: t.parameters } } }));
+  const tools = input.tools.map((t) => ({
+    toolSpec: { name: t.name, ...(t.description ? { description: t.description } : {}), inputSchema: { json: t.parameters } },
+  }));
   let toolChoice: Block | undefined;
   if (byTool && rf?.type === 'json_schema') {
     tools.push({ toolSpec: { name: JSON_TOOL, description: rf.description ?? `Returns the answer as ${rf.name}`, inputSchema: { json: rf.schema } } });
@@ -181,7 +221,8 @@ export function fromConverse(json: unknown, ctx: ProviderRequestContext): Record
     else if (isRecord(block.toolUse)) choice.tool(String(block.toolUse.toolUseId), String(block.toolUse.name), JSON.stringify(block.toolUse.input ?? {}));
     else if (isRecord(block.reasoningContent)) {
       const r = block.reasoningContent;
-      if (isRecord(r.reasoningText)) choice.thinking(String(r.reasoningText.text ?? ''), typeof r.reasoningText.signature === 'string' ? r.reasoningText.signature : undefined);
+      if (isRecord(r.reasoningText))
+        choice.thinking(String(r.reasoningText.text ?? ''), typeof r.reasoningText.signature === 'string' ? r.reasoningText.signature : undefined);
       else if (typeof r.redactedContent === 'string') choice.redacted(r.redactedContent);
     }
   }
@@ -247,7 +288,10 @@ export function converseStream(ctx: ProviderRequestContext): StreamTransformer {
     push(chunk) {
       if (failed) return '';
       try {
-        return decoder.push(chunk).map((e) => handle(e.type, e.exception, isRecord(e.payload) ? e.payload : {})).join('');
+        return decoder
+          .push(chunk)
+          .map((e) => handle(e.type, e.exception, isRecord(e.payload) ? e.payload : {}))
+          .join('');
       } catch (err) {
         failed = true;
         return writer.error(providerError(502, `Could not decode the Bedrock event stream: ${(err as Error).message}`, 'stream_decode_error'));
@@ -395,7 +439,12 @@ function rerankResponse(json: unknown, ctx: ProviderRequestContext): Record<stri
   const results = (Array.isArray(res.results) ? res.results : []).filter(isRecord).map((r) => ({ index: Number(r.index), score: Number(r.relevanceScore) }));
   const documents = Array.isArray(ctx.request.documents) ? ctx.request.documents : [];
   // Bedrock bills rerank per query in units of up to 100 documents.
-  return rerankResult(results, documents, ctx.request, { id: ctx.requestId, model: ctx.model, provider: 'bedrock', searchUnits: Math.max(1, Math.ceil(documents.length / 100)) });
+  return rerankResult(results, documents, ctx.request, {
+    id: ctx.requestId,
+    model: ctx.model,
+    provider: 'bedrock',
+    searchUnits: Math.max(1, Math.ceil(documents.length / 100)),
+  });
 }
 
 const modelPath = (ctx: ProviderRequestContext, action: string) => `/model/${encodeURIComponent(ctx.model)}/${action}`;

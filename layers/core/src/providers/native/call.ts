@@ -64,7 +64,13 @@ export async function buildNativeRequest(
   const ep = route(ctx);
   // A custom host replaces every host of the provider.
   const base = extra.baseUrl ?? ep.baseUrl ?? provider.baseUrl(ctx);
-  const headers: Record<string, string> = { ...extra.headers, 'content-type': 'application/json', accept: ctx.stream ? 'text/event-stream, application/vnd.amazon.eventstream, application/json' : 'application/json', 'accept-encoding': 'identity', 'user-agent': 'gantry' };
+  const headers: Record<string, string> = {
+    ...extra.headers,
+    'content-type': 'application/json',
+    accept: ctx.stream ? 'text/event-stream, application/vnd.amazon.eventstream, application/json' : 'application/json',
+    'accept-encoding': 'identity',
+    'user-agent': 'gantry',
+  };
   for (const [option, header] of Object.entries(provider.optionHeaders ?? {})) {
     const value = optionString(ctx, option);
     if (value) headers[header] = value;
@@ -73,7 +79,6 @@ export async function buildNativeRequest(
   const req: OutgoingRequest = { url: new URL(base + ep.path), method: ep.method, headers, body: ep.method === 'GET' ? undefined : JSON.stringify(body) };
   return provider.authenticate(req, ctx);
 }
-
 
 function keptHeaders(headers: IncomingHttpHeaders, contentType: string): IncomingHttpHeaders {
   const out: IncomingHttpHeaders = {};

@@ -92,9 +92,31 @@ export interface ChatInput {
 
 /** Fields of OpenAI's chat API this module reads; everything else is `extra`. */
 const MAPPED = new Set([
-  'model', 'messages', 'max_tokens', 'max_completion_tokens', 'stop', 'temperature', 'top_p', 'top_k', 'seed', 'n',
-  'frequency_penalty', 'presence_penalty', 'logprobs', 'top_logprobs', 'response_format', 'thinking', 'reasoning_effort',
-  'user', 'tools', 'tool_choice', 'parallel_tool_calls', 'functions', 'function_call', 'stream', 'stream_options',
+  'model',
+  'messages',
+  'max_tokens',
+  'max_completion_tokens',
+  'stop',
+  'temperature',
+  'top_p',
+  'top_k',
+  'seed',
+  'n',
+  'frequency_penalty',
+  'presence_penalty',
+  'logprobs',
+  'top_logprobs',
+  'response_format',
+  'thinking',
+  'reasoning_effort',
+  'user',
+  'tools',
+  'tool_choice',
+  'parallel_tool_calls',
+  'functions',
+  'function_call',
+  'stream',
+  'stream_options',
 ]);
 
 /**
@@ -207,7 +229,9 @@ function contentBlocks(raw: unknown): ContentBlock[] {
   for (const b of raw) {
     if (!isRecord(b)) continue;
     if (b.type === 'thinking' && typeof b.thinking === 'string') {
-      out.push(typeof b.signature === 'string' ? { type: 'thinking', thinking: b.thinking, signature: b.signature } : { type: 'thinking', thinking: b.thinking });
+      out.push(
+        typeof b.signature === 'string' ? { type: 'thinking', thinking: b.thinking, signature: b.signature } : { type: 'thinking', thinking: b.thinking },
+      );
     } else if (b.type === 'redacted_thinking' && typeof b.data === 'string') {
       out.push({ type: 'redacted_thinking', data: b.data });
     } else if (b.type === 'text' && typeof b.text === 'string') {
@@ -373,8 +397,7 @@ export function readChatInput(body: Readonly<Record<string, unknown>>, ctx: Pick
 }
 
 /** Concatenated text of parts. */
-export const joinText = (parts: readonly { type: string; text?: string }[]): string =>
-  parts.map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
+export const joinText = (parts: readonly { type: string; text?: string }[]): string => parts.map((p) => (p.type === 'text' ? (p.text ?? '') : '')).join('');
 
 /** Parses tool call arguments; a 400 naming the message when they are not a JSON object. */
 export function parseArguments(args: string, path: string): Record<string, unknown> {

@@ -45,7 +45,11 @@ export function jsonViaTool(ctx: Pick<ProviderRequestContext, 'request'>): boole
   return !isRecord(schema) || schema.type === undefined || schema.type === 'object';
 }
 
-export function makeUsage(prompt: number, completion: number, extra: { cacheRead?: number; cacheWrite?: number; reasoning?: number; total?: number } = {}): ChatUsage {
+export function makeUsage(
+  prompt: number,
+  completion: number,
+  extra: { cacheRead?: number; cacheWrite?: number; reasoning?: number; total?: number } = {},
+): ChatUsage {
   const usage: ChatUsage = { prompt_tokens: prompt, completion_tokens: completion, total_tokens: extra.total ?? prompt + completion };
   if (extra.cacheRead !== undefined) usage.prompt_tokens_details = { cached_tokens: extra.cacheRead };
   if (extra.reasoning !== undefined) usage.completion_tokens_details = { reasoning_tokens: extra.reasoning };
@@ -111,7 +115,12 @@ export function usageOf(answer: unknown): ChatUsage | undefined {
   if (!isRecord(u) || typeof u.prompt_tokens !== 'number') return undefined;
   const prompt = u.prompt_tokens;
   const completion = typeof u.completion_tokens === 'number' ? u.completion_tokens : 0;
-  return { ...(u as object), prompt_tokens: prompt, completion_tokens: completion, total_tokens: typeof u.total_tokens === 'number' ? u.total_tokens : prompt + completion };
+  return {
+    ...(u as object),
+    prompt_tokens: prompt,
+    completion_tokens: completion,
+    total_tokens: typeof u.total_tokens === 'number' ? u.total_tokens : prompt + completion,
+  };
 }
 
 /** Text, thinking and tool calls of one answer, in provider order, as a ChoiceOut. */
@@ -198,7 +207,13 @@ export class ChunkWriter {
   }
 
   #chunk(index: number, delta: Record<string, unknown>, finish: string | null = null): string {
-    return sse({ id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.#model, choices: [{ index, delta, logprobs: null, finish_reason: finish }] });
+    return sse({
+      id: this.#id,
+      object: 'chat.completion.chunk',
+      created: this.#created,
+      model: this.#model,
+      choices: [{ index, delta, logprobs: null, finish_reason: finish }],
+    });
   }
 
   #state(index: number): ChoiceState {
@@ -288,7 +303,14 @@ export class ChunkWriter {
     }
     let out = '';
     if (this.#ctx.includeUsage && this.#usage) {
-      out += sse({ id: this.#id, object: 'chat.completion.chunk', created: this.#created, model: this.#model, choices: [], usage: publicUsage(this.#usage, this.#ctx) });
+      out += sse({
+        id: this.#id,
+        object: 'chat.completion.chunk',
+        created: this.#created,
+        model: this.#model,
+        choices: [],
+        usage: publicUsage(this.#usage, this.#ctx),
+      });
     }
     return out + SSE_DONE;
   }
@@ -323,17 +345,16 @@ export function providerError(status: number, message: string, code: string | nu
 
 /** Error text that is not the provider's JSON (an HTML page from a proxy, say), shortened. */
 export function errorSnippet(status: number, text: string): string {
-  const snippet = text.replace(/<[^>]*>/g, ' ').replace(/\s+/g, ' ').trim().slice(0, 200);
+  const snippet = text
+    .replace(/<[^>]*>/g, ' ')
+    .replace(/\s+/g, ' ')
+    .trim()
+    .slice(0, 200);
   return `The provider answered ${status}${snippet ? `: ${snippet}` : ''}`;
 }
 
 /** Vectors as OpenAI returns them: floats, or base64 of little-endian float32 (the openai SDK's default). */
-export function embeddingList(
-  vectors: readonly (readonly number[])[],
-  model: string,
-  promptTokens: number,
-  encoding: unknown,
-): Record<string, unknown> {
+export function embeddingList(vectors: readonly (readonly number[])[], model: string, promptTokens: number, encoding: unknown): Record<string, unknown> {
   return {
     object: 'list',
     data: vectors.map((v, index) => ({
@@ -381,11 +402,7 @@ export function documentText(doc: unknown): string {
  * OpenAI chunks it produced (`take` empties the provider's output buffer), and close with the
  * writer's final chunks.
  */
-export function sseStreamTransformer(
-  reader: { push(chunk: Uint8Array): void; end(): void },
-  writer: ChunkWriter,
-  take: () => string,
-): StreamTransformer {
+export function sseStreamTransformer(reader: { push(chunk: Uint8Array): void; end(): void }, writer: ChunkWriter, take: () => string): StreamTransformer {
   return {
     push(chunk) {
       reader.push(chunk);

@@ -9,7 +9,18 @@ import * as declared from '../native-declarations.ts';
 import { defineNative } from './define.ts';
 import { isRecord } from '../../http/json.ts';
 import { embeddingInputs, joinText, readChatInput, refuseUnsupported, type UserPart } from './chat-input.ts';
-import { ChoiceBuilder, ChunkWriter, chatCompletion, documentText, embeddingList, errorSnippet, makeUsage, providerError, rerankResult, sseStreamTransformer } from './chat-output.ts';
+import {
+  ChoiceBuilder,
+  ChunkWriter,
+  chatCompletion,
+  documentText,
+  embeddingList,
+  errorSnippet,
+  makeUsage,
+  providerError,
+  rerankResult,
+  sseStreamTransformer,
+} from './chat-output.ts';
 import { eventJson, sseReader } from './sse-in.ts';
 
 const SUPPORTED = new Set(['frequency_penalty', 'presence_penalty', 'seed', 'top_k', 'thinking']);
@@ -67,7 +78,10 @@ export function toCohereBody(body: Readonly<Record<string, unknown>>, ctx: Provi
   } else if (c === 'required') out.tool_choice = 'REQUIRED';
   else if (c === 'none') out.tool_choice = 'NONE';
   if (tools.length) {
-    out.tools = tools.map((t) => ({ type: 'function', function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.parameters } }));
+    out.tools = tools.map((t) => ({
+      type: 'function',
+      function: { name: t.name, ...(t.description ? { description: t.description } : {}), parameters: t.parameters },
+    }));
     if (tools.some((t) => t.strict)) out.strict_tools = true;
   }
   return out;
@@ -103,9 +117,17 @@ export function fromCohere(json: unknown, ctx: ProviderRequestContext): Record<s
   }
   for (const call of Array.isArray(message.tool_calls) ? message.tool_calls : []) {
     if (!isRecord(call) || !isRecord(call.function)) continue;
-    choice.tool(String(call.id), String(call.function.name), typeof call.function.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}));
+    choice.tool(
+      String(call.id),
+      String(call.function.name),
+      typeof call.function.arguments === 'string' ? call.function.arguments : JSON.stringify(call.function.arguments ?? {}),
+    );
   }
-  return chatCompletion(ctx, { id: typeof res.id === 'string' ? res.id : undefined, choices: [choice.build(finishOf(res.finish_reason))], usage: cohereUsage(res.usage) });
+  return chatCompletion(ctx, {
+    id: typeof res.id === 'string' ? res.id : undefined,
+    choices: [choice.build(finishOf(res.finish_reason))],
+    usage: cohereUsage(res.usage),
+  });
 }
 
 export function cohereError(status: number, text: string): OpenAIErrorBody {

@@ -40,7 +40,8 @@ export class EventStreamDecoder {
       this.#buffer = this.#buffer.subarray(length);
       const messageType = header(message.headers, ':message-type') ?? 'event';
       const exception = messageType !== 'event';
-      const type = (exception ? header(message.headers, ':exception-type') ?? header(message.headers, ':error-code') : header(message.headers, ':event-type')) ?? '';
+      const type =
+        (exception ? (header(message.headers, ':exception-type') ?? header(message.headers, ':error-code')) : header(message.headers, ':event-type')) ?? '';
       let payload: unknown;
       const text = Buffer.from(message.body).toString('utf8');
       try {

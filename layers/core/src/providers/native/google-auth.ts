@@ -60,7 +60,11 @@ export function signAssertion(key: ServiceAccountKey, audience: string, scope: s
   return `${input}.${b64url(sign('RSA-SHA256', Buffer.from(input), privateKey))}`;
 }
 
-async function mint(key: ServiceAccountKey, ctx: Pick<ProviderRequestContext, 'clock' | 'fetch' | 'authEndpoints'>, url: string): Promise<{ token: string; expiresIn: number }> {
+async function mint(
+  key: ServiceAccountKey,
+  ctx: Pick<ProviderRequestContext, 'clock' | 'fetch' | 'authEndpoints'>,
+  url: string,
+): Promise<{ token: string; expiresIn: number }> {
   const assertion = signAssertion(key, url, CLOUD_PLATFORM_SCOPE, ctx.clock.now());
   let res: Response;
   try {

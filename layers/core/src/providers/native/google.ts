@@ -12,8 +12,28 @@ import * as declared from '../native-declarations.ts';
 import { defineNative } from './define.ts';
 import { anthropicError, anthropicStream, fromAnthropicMessage, toAnthropicBody } from './anthropic.ts';
 import { isRecord } from '../../http/json.ts';
-import { embeddingInputs, hostPart, joinText, newToolCallId, parseArguments, readChatInput, refuseUnsupported, type MediaPart, type UserPart } from './chat-input.ts';
-import { ChoiceBuilder, ChunkWriter, chatCompletion, embeddingList, errorSnippet, makeUsage, providerError, type ChoiceOut, sseStreamTransformer } from './chat-output.ts';
+import {
+  embeddingInputs,
+  hostPart,
+  joinText,
+  newToolCallId,
+  parseArguments,
+  readChatInput,
+  refuseUnsupported,
+  type MediaPart,
+  type UserPart,
+} from './chat-input.ts';
+import {
+  ChoiceBuilder,
+  ChunkWriter,
+  chatCompletion,
+  embeddingList,
+  errorSnippet,
+  makeUsage,
+  providerError,
+  type ChoiceOut,
+  sseStreamTransformer,
+} from './chat-output.ts';
 import { googleAccessToken } from './google-auth.ts';
 import { openAIStream } from './openai-stream.ts';
 import { eventJson, sseReader } from './sse-in.ts';
@@ -29,9 +49,28 @@ type Part = Record<string, unknown>;
 // ---- JSON Schema -> Gemini's schema (an OpenAPI subset) ----
 
 const SCHEMA_KEYS = new Set([
-  'type', 'format', 'title', 'description', 'nullable', 'enum', 'maxItems', 'minItems', 'properties', 'required',
-  'minProperties', 'maxProperties', 'minLength', 'maxLength', 'pattern', 'example', 'anyOf', 'propertyOrdering',
-  'default', 'items', 'minimum', 'maximum',
+  'type',
+  'format',
+  'title',
+  'description',
+  'nullable',
+  'enum',
+  'maxItems',
+  'minItems',
+  'properties',
+  'required',
+  'minProperties',
+  'maxProperties',
+  'minLength',
+  'maxLength',
+  'pattern',
+  'example',
+  'anyOf',
+  'propertyOrdering',
+  'default',
+  'items',
+  'minimum',
+  'maximum',
 ]);
 
 /**
@@ -73,7 +112,18 @@ export function geminiSchema(schema: unknown, root: unknown = schema, depth = 0)
 
 const guessMime = (url: string): string => {
   const ext = (/\.(\w+)(?:$|\?)/.exec(url)?.[1] ?? '').toLowerCase();
-  const known: Record<string, string> = { png: 'image/png', jpg: 'image/jpeg', jpeg: 'image/jpeg', gif: 'image/gif', webp: 'image/webp', pdf: 'application/pdf', mp3: 'audio/mpeg', wav: 'audio/wav', mp4: 'video/mp4', txt: 'text/plain' };
+  const known: Record<string, string> = {
+    png: 'image/png',
+    jpg: 'image/jpeg',
+    jpeg: 'image/jpeg',
+    gif: 'image/gif',
+    webp: 'image/webp',
+    pdf: 'application/pdf',
+    mp3: 'audio/mpeg',
+    wav: 'audio/wav',
+    mp4: 'video/mp4',
+    txt: 'text/plain',
+  };
   return known[ext] ?? 'image/jpeg';
 };
 
@@ -83,7 +133,8 @@ function mediaPart(p: MediaPart): Part {
   return { fileData: { mimeType: guessMime(url), fileUri: url } };
 }
 
-const userParts = (parts: readonly UserPart[]): Part[] => parts.flatMap((p) => (p.type === 'text' ? (p.text === '' ? [] : [{ text: p.text }]) : [mediaPart(p)]));
+const userParts = (parts: readonly UserPart[]): Part[] =>
+  parts.flatMap((p) => (p.type === 'text' ? (p.text === '' ? [] : [{ text: p.text }]) : [mediaPart(p)]));
 
 /** Tool output as the Struct Gemini wants: a JSON object as it is, anything else under `content`. */
 function toolResponse(text: string): Record<string, unknown> {
@@ -152,7 +203,8 @@ export function toGeminiBody(body: Readonly<Record<string, unknown>>, ctx: Provi
     if (rf.type === 'json_schema') config.responseSchema = geminiSchema(rf.schema);
   }
   const budget = input.thinking?.budgetTokens ?? (input.reasoningEffort !== undefined ? EFFORT_BUDGET[input.reasoningEffort] : undefined);
-  if (input.reasoningEffort !== undefined && budget === undefined) throw ValidationError.field('reasoning_effort', 'must be none, minimal, low, medium or high');
+  if (input.reasoningEffort !== undefined && budget === undefined)
+    throw ValidationError.field('reasoning_effort', 'must be none, minimal, low, medium or high');
   if (budget !== undefined) config.thinkingConfig = { thinkingBudget: budget, ...(!ctx.strictOpenAICompliance && budget > 0 ? { includeThoughts: true } : {}) };
   if (Object.keys(config).length) out.generationConfig = config;
 
@@ -210,7 +262,8 @@ function candidateChoice(c: Record<string, unknown>): ChoiceOut {
   for (const part of Array.isArray(content.parts) ? content.parts : []) {
     if (!isRecord(part)) continue;
     if (isRecord(part.functionCall)) choice.tool(callId(part, part.functionCall), String(part.functionCall.name), JSON.stringify(part.functionCall.args ?? {}));
-    else if (typeof part.text === 'string' && part.thought === true) choice.thinking(part.text, typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined);
+    else if (typeof part.text === 'string' && part.thought === true)
+      choice.thinking(part.text, typeof part.thoughtSignature === 'string' ? part.thoughtSignature : undefined);
     else if (typeof part.text === 'string') choice.text(part.text);
   }
   return choice.build(finishOf(c.finishReason));
@@ -337,7 +390,10 @@ const studioModel = (ctx: ProviderRequestContext) => ctx.model.replace(/^models\
 
 export const google: NativeProvider = defineNative(declared.google, {
   endpoints: {
-    chatComplete: (ctx) => ({ method: 'POST', path: `/models/${encodeURIComponent(studioModel(ctx))}:${ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}` }),
+    chatComplete: (ctx) => ({
+      method: 'POST',
+      path: `/models/${encodeURIComponent(studioModel(ctx))}:${ctx.stream ? 'streamGenerateContent?alt=sse' : 'generateContent'}`,
+    }),
     embed: (ctx) => ({ method: 'POST', path: `/models/${encodeURIComponent(studioModel(ctx))}:batchEmbedContents` }),
   },
   authenticate(req, ctx) {
@@ -410,7 +466,8 @@ export const vertexAI: NativeProvider = defineNative(declared.vertexAI, {
     if (endpoint === 'embed') return vertexEmbedBody(body);
     const family = vertexFamily(ctx.model);
     if (family === 'anthropic') return toAnthropicBody(body, ctx, 'vertex-ai', VERTEX_ANTHROPIC_VERSION);
-    if (family === 'openai') return ctx.stream ? { ...body, stream_options: { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true } } : { ...body };
+    if (family === 'openai')
+      return ctx.stream ? { ...body, stream_options: { ...(isRecord(body.stream_options) ? body.stream_options : {}), include_usage: true } } : { ...body };
     return toGeminiBody(body, ctx, 'vertex-ai');
   },
   transformResponse(endpoint, json, ctx) {

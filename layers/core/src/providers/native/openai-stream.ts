@@ -31,7 +31,12 @@ export function openAIStream(ctx: ProviderRequestContext): StreamTransformer {
     // Azure opens streams with a chunk of prompt_filter_results and no choices: an extra that would
     // make the first chunk one without the role.
     if (ctx.strictOpenAICompliance && data.includes('"prompt_filter_results"') && data.includes('"choices":[]') && !data.includes('"usage"')) return;
-    if (data.includes('"usage"') || data.includes('"finish_reason":"') || data.includes('"error"') || (outcome.model === undefined && data.includes('"model"'))) {
+    if (
+      data.includes('"usage"') ||
+      data.includes('"finish_reason":"') ||
+      data.includes('"error"') ||
+      (outcome.model === undefined && data.includes('"model"'))
+    ) {
       try {
         const chunk: unknown = JSON.parse(data);
         if (isRecord(chunk)) {

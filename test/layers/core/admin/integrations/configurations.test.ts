@@ -72,12 +72,19 @@ describe('validateConfigurations', () => {
     expect(paths(problems(azure, {})).sort()).toEqual(['configurations.azure_deployment_config', 'configurations.azure_resource_name']);
     const deployment = { azure_api_version: '2024-10-21', azure_deployment_name: 'gpt4o', azure_model_slug: 'gpt-4o' };
     expect(problems(azure, { azure_resource_name: 'my-res', azure_deployment_config: [deployment] })).toEqual([]);
-    expect(paths(problems(azure, { azure_resource_name: 'my res', azure_deployment_config: [{ ...deployment, azure_api_version: 'x'.repeat(31), extra: 1 }] })).sort()).toEqual([
+    expect(
+      paths(
+        problems(azure, { azure_resource_name: 'my res', azure_deployment_config: [{ ...deployment, azure_api_version: 'x'.repeat(31), extra: 1 }] }),
+      ).sort(),
+    ).toEqual([
       'configurations.azure_deployment_config[0]',
       'configurations.azure_deployment_config[0].azure_api_version',
       'configurations.azure_resource_name',
     ]);
-    const twoDefaults = [{ ...deployment, is_default: true }, { ...deployment, is_default: true }];
+    const twoDefaults = [
+      { ...deployment, is_default: true },
+      { ...deployment, is_default: true },
+    ];
     expect(paths(problems(azure, { azure_resource_name: 'r', azure_deployment_config: twoDefaults }))).toEqual(['configurations.azure_deployment_config']);
   });
 
@@ -92,18 +99,32 @@ describe('validateConfigurations', () => {
       'configurations.aws_region',
       'configurations.aws_role_arn',
     ]);
-    const split = validateConfigurations(bedrock, { aws_auth_type: 'accessKey', aws_region: 'eu-west-1', aws_access_key_id: 'AKID', aws_secret_access_key: 'shh' }, trusted);
-    expect(split).toEqual({ plain: { aws_auth_type: 'accessKey', aws_region: 'eu-west-1', aws_access_key_id: 'AKID' }, secret: { aws_secret_access_key: 'shh' } });
+    const split = validateConfigurations(
+      bedrock,
+      { aws_auth_type: 'accessKey', aws_region: 'eu-west-1', aws_access_key_id: 'AKID', aws_secret_access_key: 'shh' },
+      trusted,
+    );
+    expect(split).toEqual({
+      plain: { aws_auth_type: 'accessKey', aws_region: 'eu-west-1', aws_access_key_id: 'AKID' },
+      secret: { aws_secret_access_key: 'shh' },
+    });
     const role = { aws_auth_type: 'assumedRole', aws_region: 'us-east-1', aws_role_arn: 'arn:aws:iam::123456789012:role/gantry', aws_external_id: 'ext-1' };
-    expect(validateConfigurations(def('sagemaker'), { ...role, amzn_sagemaker_target_model: 'm' }, trusted).plain).toEqual({ ...role, amzn_sagemaker_target_model: 'm' });
+    expect(validateConfigurations(def('sagemaker'), { ...role, amzn_sagemaker_target_model: 'm' }, trusted).plain).toEqual({
+      ...role,
+      amzn_sagemaker_target_model: 'm',
+    });
   });
 
   it('Vertex AI: project for basic auth, a service account for serviceAccount (secret)', () => {
     const vertex = def('vertex-ai');
     expect(paths(problems(vertex, { vertex_region: 'us-central1' }))).toEqual(['configurations.vertex_project_id']);
-    expect(paths(problems(vertex, { vertex_auth_type: 'serviceAccount', vertex_region: 'us-central1' }))).toEqual(['configurations.vertex_service_account_json']);
+    expect(paths(problems(vertex, { vertex_auth_type: 'serviceAccount', vertex_region: 'us-central1' }))).toEqual([
+      'configurations.vertex_service_account_json',
+    ]);
     const sa = { type: 'service_account', private_key: '-----BEGIN PRIVATE KEY-----' };
-    expect(validateConfigurations(vertex, { vertex_auth_type: 'serviceAccount', vertex_region: 'europe-west4', vertex_service_account_json: sa }, trusted)).toEqual({
+    expect(
+      validateConfigurations(vertex, { vertex_auth_type: 'serviceAccount', vertex_region: 'europe-west4', vertex_service_account_json: sa }, trusted),
+    ).toEqual({
       plain: { vertex_auth_type: 'serviceAccount', vertex_region: 'europe-west4' },
       secret: { vertex_service_account_json: sa },
     });
@@ -112,7 +133,9 @@ describe('validateConfigurations', () => {
   it('keeps stored secret fields an update leaves out, and removes those sent as null', () => {
     const bedrock = def('bedrock');
     const base = { aws_auth_type: 'accessKey', aws_region: 'eu-west-1', aws_access_key_id: 'AKID' };
-    expect(validateConfigurations(bedrock, base, trusted, { previousSecret: { aws_secret_access_key: 'old' } }).secret).toEqual({ aws_secret_access_key: 'old' });
+    expect(validateConfigurations(bedrock, base, trusted, { previousSecret: { aws_secret_access_key: 'old' } }).secret).toEqual({
+      aws_secret_access_key: 'old',
+    });
     const cleared = problems(bedrock, { ...base, aws_secret_access_key: null });
     expect(paths(cleared)).toEqual(['configurations.aws_secret_access_key']);
   });

@@ -18,7 +18,11 @@ import { createTestDeps } from '../../../../support/deps.ts';
 import { scanTable, workspaceRecord } from '../../../../support/records.ts';
 
 const KEY = 'sk-service-0123456789abcdefghijklmnopqrstuvwxyz';
-const rejection = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const rejection = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 function principal(org: string, workspaceId: string | null): Principal {
   return {
@@ -115,7 +119,9 @@ describe('IntegrationService', () => {
     expect(await slugs({ status: 'active', tags: { tier: 'gold' } })).toEqual([]);
     const providers = new ProviderService(deps);
     const refused = await rejection(providers.create(admin, { name: 'p', integration_id: id, workspace_id: 'b' }));
-    expect((refused as { problems: FieldProblem[] }).problems).toEqual([{ path: 'integration_id', message: `integration ${(await service.get(admin, id)).slug} is archived` }]);
+    expect((refused as { problems: FieldProblem[] }).problems).toEqual([
+      { path: 'integration_id', message: `integration ${(await service.get(admin, id)).slug} is archived` },
+    ]);
   });
 });
 
@@ -132,7 +138,13 @@ describe('VirtualKeyService', () => {
 
   it('stores the key encrypted, shows it masked, keeps it when other fields change', async () => {
     const service = new VirtualKeyService(deps);
-    const created = await service.create(admin, { name: 'Team key', provider: 'openai', key: KEY, workspace_id: 'main', configurations: { openai_project: 'p' } });
+    const created = await service.create(admin, {
+      name: 'Team key',
+      provider: 'openai',
+      key: KEY,
+      workspace_id: 'main',
+      configurations: { openai_project: 'p' },
+    });
     expect(created.slug).toBe('team-key');
     expect(JSON.stringify(await scanTable(deps.repos.table))).not.toContain(KEY);
     await service.update(admin, created.slug, 'main', { note: 'n', configurations: { openai_organization: 'o' } });
@@ -150,7 +162,16 @@ describe('VirtualKeyService', () => {
       azure_deployment_config: [{ azure_api_version: '2024-10-21', azure_deployment_name: 'gpt4o', azure_model_slug: 'gpt4o', is_default: true }],
     });
     expect(
-      legacyConfigurations(azure, { deploymentConfig: [{ apiVersion: 'v1', deploymentName: 'd1', alias: 'gpt-4o', is_default: true }, { apiVersion: 'v1', deploymentName: 'd2' }] }, problems),
+      legacyConfigurations(
+        azure,
+        {
+          deploymentConfig: [
+            { apiVersion: 'v1', deploymentName: 'd1', alias: 'gpt-4o', is_default: true },
+            { apiVersion: 'v1', deploymentName: 'd2' },
+          ],
+        },
+        problems,
+      ),
     ).toEqual({
       azure_deployment_config: [
         { azure_api_version: 'v1', azure_deployment_name: 'd1', azure_model_slug: 'gpt-4o', alias: 'gpt-4o', is_default: true },

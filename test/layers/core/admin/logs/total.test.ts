@@ -36,7 +36,13 @@ describe('the logs total', () => {
   beforeAll(async () => {
     deps = await createTestDeps({}, { clock });
     boot = await ensureBootstrap(deps, ADMIN_KEY);
-    const events = syntheticEvents(20, { start: NOW - 2 * HOUR_MS, spanMs: HOUR_MS, workspaceId: boot.workspaceId, organisationId: boot.organisationId, seed: 3 });
+    const events = syntheticEvents(20, {
+      start: NOW - 2 * HOUR_MS,
+      spanMs: HOUR_MS,
+      workspaceId: boot.workspaceId,
+      organisationId: boot.organisationId,
+      seed: 3,
+    });
     expect(await ingestConsumer(deps)([{ id: 'm', attempts: 0, body: { kind: 'logs', events } }])).toEqual([]);
     app = createApp(deps, [adminModule]);
   });

@@ -74,8 +74,6 @@ describe('cacheKey', () => {
   });
 
   it('cannot be forged by moving a value between fields', () => {
-    expect(cacheKey({ workspaceId: 'a', namespace: 'b', endpoint: 'e', body: {} })).not.toBe(
-      cacheKey({ workspaceId: 'a#b', endpoint: 'e', body: {} }),
-    );
+    expect(cacheKey({ workspaceId: 'a', namespace: 'b', endpoint: 'e', body: {} })).not.toBe(cacheKey({ workspaceId: 'a#b', endpoint: 'e', body: {} }));
   });
 });

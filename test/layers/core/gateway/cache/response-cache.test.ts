@@ -59,8 +59,7 @@ const jsonEntry = (content: string): CacheEntryInput => ({
   streamed: false,
 });
 
-const rawItem = async (k: string) =>
-  (await table.doc.send(new GetCommand({ TableName: table.tableName, Key: { pk: `CACHE#${k}`, sk: 'CACHE' } }))).Item;
+const rawItem = async (k: string) => (await table.doc.send(new GetCommand({ TableName: table.tableName, Key: { pk: `CACHE#${k}`, sk: 'CACHE' } }))).Item;
 
 describe('ResponseCache', () => {
   it('misses a key never stored', async () => {

@@ -6,13 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
-import {
-  DynamoVectorIndex,
-  cosine,
-  paramsHash,
-  semanticPartition,
-  semanticText,
-} from '../../../../../layers/core/src/gateway/cache/semantic.ts';
+import { DynamoVectorIndex, cosine, paramsHash, semanticPartition, semanticText } from '../../../../../layers/core/src/gateway/cache/semantic.ts';
 import { ManualClock } from '../../../../../layers/core/src/ports/clock.ts';
 import { ensureTable } from '../../../../../layers/core/src/store/create-table.ts';
 import { createDocumentClient } from '../../../../../layers/core/src/store/db.ts';
@@ -58,12 +52,25 @@ describe('semanticText', () => {
 
   it('joins the text parts of the user turn', () => {
     expect(
-      semanticText([{ role: 'user', content: [{ type: 'text', text: 'first' }, { type: 'text', text: 'second' }] }]),
+      semanticText([
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'first' },
+            { type: 'text', text: 'second' },
+          ],
+        },
+      ]),
     ).toBe('user: first\nsecond');
   });
 
   it('works without a system prompt, and skips empty ones', () => {
-    expect(semanticText([{ role: 'system', content: ' ' }, { role: 'user', content: 'hi' }])).toBe('user: hi');
+    expect(
+      semanticText([
+        { role: 'system', content: ' ' },
+        { role: 'user', content: 'hi' },
+      ]),
+    ).toBe('user: hi');
   });
 
   it('declines when the conversation does not end on a user turn', () => {
@@ -181,11 +188,8 @@ describe('DynamoVectorIndex', () => {
   const partition = () => `ws-${randomUUID()}#p`;
 
   const itemsOf = async (pk: string) =>
-    (
-      await table.doc.send(
-        new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': pk } }),
-      )
-    ).Items ?? [];
+    (await table.doc.send(new QueryCommand({ TableName: table.tableName, KeyConditionExpression: 'pk = :p', ExpressionAttributeValues: { ':p': pk } })))
+      .Items ?? [];
 
   it('finds a near-duplicate above 0.95 and misses an orthogonal vector', async () => {
     const p = partition();
@@ -283,9 +287,7 @@ describe('DynamoVectorIndex', () => {
     }
     const items = await itemsOf(`VEC#${p}`);
     expect(items).toHaveLength(index.maxEntries);
-    expect(items.map((it) => it.key).sort()).toEqual(
-      Array.from({ length: index.maxEntries }, (_, i) => `k${i + 5}`).sort(),
-    );
+    expect(items.map((it) => it.key).sort()).toEqual(Array.from({ length: index.maxEntries }, (_, i) => `k${i + 5}`).sort());
     expect(await itemsOf(`VECIDX#${p}`)).toHaveLength(index.maxEntries);
     expect(await index.query(p, vec(100), 0.99, clock.now())).toBeUndefined();
     expect((await index.query(p, vec(105), 0.99, clock.now()))?.key).toBe('k5');

@@ -25,13 +25,23 @@ describe('BatchLineChecker', () => {
   });
 
   it.each([1, 4, 1024])('names the line of the first byte that is not UTF-8 (chunks of %i bytes)', (size) => {
-    const latin1 = Buffer.concat([Buffer.from(`${good('a')}\n${good('b')}\n{"custom_id":"caf`), Buffer.from([0xe9]), Buffer.from('"}\n'), Buffer.from([0xff]), Buffer.from('\n')]);
+    const latin1 = Buffer.concat([
+      Buffer.from(`${good('a')}\n${good('b')}\n{"custom_id":"caf`),
+      Buffer.from([0xe9]),
+      Buffer.from('"}\n'),
+      Buffer.from([0xff]),
+      Buffer.from('\n'),
+    ]);
     expect(check(latin1, size)).toEqual([{ path: 'file', message: 'line 3: is not UTF-8 text' }]);
   });
 
   it('names a line that ends inside a character, and a file that does', () => {
-    expect(check(Buffer.concat([Buffer.from('ok\n"'), Buffer.from([0xc3]), Buffer.from('\nok\n')]), 2)).toEqual([{ path: 'file', message: 'line 2: is not UTF-8 text' }]);
-    expect(check(Buffer.concat([Buffer.from('ok\n"'), Buffer.from([0xe2, 0x9c])]), 3)).toEqual([{ path: 'file', message: 'line 2: is not UTF-8 text (it ends inside a character)' }]);
+    expect(check(Buffer.concat([Buffer.from('ok\n"'), Buffer.from([0xc3]), Buffer.from('\nok\n')]), 2)).toEqual([
+      { path: 'file', message: 'line 2: is not UTF-8 text' },
+    ]);
+    expect(check(Buffer.concat([Buffer.from('ok\n"'), Buffer.from([0xe2, 0x9c])]), 3)).toEqual([
+      { path: 'file', message: 'line 2: is not UTF-8 text (it ends inside a character)' },
+    ]);
   });
 
   it('refuses a line over 32 MiB, and takes one of exactly 32 MiB', () => {

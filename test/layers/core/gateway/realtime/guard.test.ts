@@ -46,7 +46,10 @@ afterAll(async () => {
 async function connect(hooks: Json): Promise<{ id: string; logId: string }> {
   const id = `g${++n}`;
   const config = { provider: 'openai', api_key: 'sk-provider', custom_host: `${mock.url}/v1`, ...hooks };
-  const res = await relay.connect(id, new Request('https://ws.example/v1/realtime?model=gpt-4o-realtime-preview', { headers: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) } }));
+  const res = await relay.connect(
+    id,
+    new Request('https://ws.example/v1/realtime?model=gpt-4o-realtime-preview', { headers: { 'x-gw-api-key': key, 'x-gw-config': JSON.stringify(config) } }),
+  );
   expect(res.status).toBe(200);
   return { id, logId: res.headers.get('x-gw-log-id')! };
 }
@@ -59,7 +62,11 @@ describe('realtime guardrails behind API Gateway', () => {
   it('never sends the provider client text an input guardrail denies, and posts the client an error event naming it', async () => {
     const { id } = await connect({ input_guardrails: [block([FORBIDDEN])] });
     const before = mock.connections.length;
-    await send(id, { type: 'conversation.item.create', event_id: 'evt_1', item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: `token ${FORBIDDEN}` }] } });
+    await send(id, {
+      type: 'conversation.item.create',
+      event_id: 'evt_1',
+      item: { type: 'message', role: 'user', content: [{ type: 'input_text', text: `token ${FORBIDDEN}` }] },
+    });
     await send(id, { type: 'session.update', session: { instructions: 'Be brief.' } });
     const error = posted(id).find((e) => e.type === 'error');
     expect(error).toMatchObject({ error: { type: 'invalid_request_error', code: 'hooks_failed', event_id: 'evt_1' } });
@@ -77,17 +84,26 @@ describe('realtime guardrails behind API Gateway', () => {
     const events = posted(id);
     expect(JSON.stringify(events)).not.toContain('glpat');
     expect(events.filter((e) => e.type === 'error')).toEqual([expect.objectContaining({ error: expect.objectContaining({ code: 'hooks_failed' }) })]);
-    expect(events.find((e) => e.type === 'response.done')).toMatchObject({ response: { status: 'incomplete', status_details: { reason: 'content_filter' }, output: [] } });
+    expect(events.find((e) => e.type === 'response.done')).toMatchObject({
+      response: { status: 'incomplete', status_details: { reason: 'content_filter' }, output: [] },
+    });
     expect(mock.connections[before]!.events.map((e) => e.type)).toContain('response.cancel');
 
     // The session goes on.
     await send(id, say('Fine.'));
-    expect(posted(id).filter((e) => e.type === 'response.output_text.delta').map((e) => e.delta).join('')).toBe('Fine.');
+    expect(
+      posted(id)
+        .filter((e) => e.type === 'response.output_text.delta')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Fine.');
     await relay.disconnect(id, 1000);
     const log = await waitFor(deps, () => observability(deps).logs.get(logId));
     expect(log).toMatchObject({ endpoint: 'realtime', error_code: 'hooks_failed' });
     expect(JSON.stringify(log)).toContain('"responses_stopped":1');
-    expect((log.hook_results as { after_request_hooks: Json[] } | undefined)?.after_request_hooks).toContainEqual(expect.objectContaining({ verdict: false, deny: true }));
+    expect((log.hook_results as { after_request_hooks: Json[] } | undefined)?.after_request_hooks).toContainEqual(
+      expect.objectContaining({ verdict: false, deny: true }),
+    );
   });
 
   it('posts a passing session exactly as a session without hooks', async () => {

@@ -21,7 +21,13 @@ describe('realtime usage', () => {
       input_token_details: { text_tokens: 0, audio_tokens: 0, cached_tokens: 0 },
       output_token_details: { text_tokens: 0, audio_tokens: 0 },
     };
-    addUsage(sum, { total_tokens: 30, input_tokens: 20, output_tokens: 10, input_token_details: { text_tokens: 5, audio_tokens: 15, cached_tokens: 4 }, output_token_details: { audio_tokens: 10 } });
+    addUsage(sum, {
+      total_tokens: 30,
+      input_tokens: 20,
+      output_tokens: 10,
+      input_token_details: { text_tokens: 5, audio_tokens: 15, cached_tokens: 4 },
+      output_token_details: { audio_tokens: 10 },
+    });
     addUsage(sum, { input_tokens: 7, output_tokens: -3, input_token_details: { text_tokens: 'many' } });
     expect(sum).toEqual({
       total_tokens: 37,
@@ -50,7 +56,11 @@ describe('realtime subprotocol credentials', () => {
 
   it('never lets a subprotocol replace a key the headers carry', () => {
     const { headers } = subprotocolCredentials(
-      new Headers({ 'x-gw-api-key': 'gw_header', authorization: 'Bearer sk-header', 'sec-websocket-protocol': 'openai-insecure-api-key.gw_other, openai-insecure-api-key.sk-other' }),
+      new Headers({
+        'x-gw-api-key': 'gw_header',
+        authorization: 'Bearer sk-header',
+        'sec-websocket-protocol': 'openai-insecure-api-key.gw_other, openai-insecure-api-key.sk-other',
+      }),
     );
     expect(headers.get('x-gw-api-key')).toBe('gw_header');
     expect(headers.get('authorization')).toBe('Bearer sk-header');

@@ -274,7 +274,13 @@ describe('pickConditional', () => {
   });
 
   it('skips conditions naming no target', () => {
-    const s: Strategy = { mode: 'conditional', conditions: [{ query: {}, then: 'ghost' }, { query: {}, then: 'cheap' }] };
+    const s: Strategy = {
+      mode: 'conditional',
+      conditions: [
+        { query: {}, then: 'ghost' },
+        { query: {}, then: 'cheap' },
+      ],
+    };
     expect(pickConditional(s, targets, ctx)).toBe(1);
   });
 });
@@ -316,17 +322,14 @@ const query: fc.Arbitrary<Record<string, unknown>> = fc.letrec<{ q: Record<strin
   q: fc.oneof(
     { depthSize: 'small', withCrossShrink: true },
     fieldQuery,
-    fc.tuple(fc.constantFrom('$and', '$or'), fc.array(tie('q'), { minLength: 1, maxLength: 3 }), fc.option(fieldQuery, { nil: undefined })).map(
-      ([op, subs, siblings]) => ({ ...siblings, [op]: subs }),
-    ),
+    fc
+      .tuple(fc.constantFrom('$and', '$or'), fc.array(tie('q'), { minLength: 1, maxLength: 3 }), fc.option(fieldQuery, { nil: undefined }))
+      .map(([op, subs, siblings]) => ({ ...siblings, [op]: subs })),
   ),
 })).q;
 
 const context: fc.Arbitrary<ConditionContext> = fc.record({
-  metadata: fc.record(
-    { tier: scalar, user: fc.record({ id: scalar }, { requiredKeys: [] }) },
-    { requiredKeys: [] },
-  ),
+  metadata: fc.record({ tier: scalar, user: fc.record({ id: scalar }, { requiredKeys: [] }) }, { requiredKeys: [] }),
   params: fc.record(
     {
       max_tokens: fc.integer({ min: 0, max: 2000 }),
@@ -391,7 +394,11 @@ describe('properties', () => {
       fc.oneof(fc.constantFrom(...FIELDS, '$and', '$or', '$x'), fc.string()),
       fc.oneof(fc.jsonValue({ maxDepth: 3 }), fc.dictionary(op, fc.jsonValue({ maxDepth: 2 }), { maxKeys: 3 })),
     );
-    const anyCtx = fc.record({ metadata: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 })), params: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 })), url: fc.record({ pathname: fc.string() }) });
+    const anyCtx = fc.record({
+      metadata: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 })),
+      params: fc.dictionary(fc.string(), fc.jsonValue({ maxDepth: 3 })),
+      url: fc.record({ pathname: fc.string() }),
+    });
     fc.assert(
       fc.property(wild, anyCtx, (q, c) => {
         expect(typeof m(q, c)).toBe('boolean');

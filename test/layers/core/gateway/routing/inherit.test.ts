@@ -1,11 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  childContext,
-  leaves,
-  rootContext,
-  targetPath,
-  toResolvedTarget,
-} from '../../../../../layers/core/src/gateway/routing/inherit.ts';
+import { childContext, leaves, rootContext, targetPath, toResolvedTarget } from '../../../../../layers/core/src/gateway/routing/inherit.ts';
 import type { ConfigNode } from '../../../../../layers/core/src/kernel/routing.ts';
 
 const fallback = (targets: ConfigNode[], extra: ConfigNode = {}): ConfigNode => ({ strategy: { mode: 'fallback' }, targets, ...extra });
@@ -19,12 +13,7 @@ function resolve(parent: ConfigNode, child: ConfigNode) {
 
 describe('paths', () => {
   it('names the root `config` and targets by index at every depth', () => {
-    const config = fallback(
-      [
-        fallback([{ provider: 'a' }, { provider: 'b' }, { provider: 'c' }]),
-        { provider: 'd' },
-      ],
-    );
+    const config = fallback([fallback([{ provider: 'a' }, { provider: 'b' }, { provider: 'c' }]), { provider: 'd' }]);
     expect(leaves(config).map((t) => t.path)).toEqual([
       'config.targets[0].targets[0]',
       'config.targets[0].targets[1]',

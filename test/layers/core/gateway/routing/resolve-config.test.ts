@@ -16,7 +16,13 @@ const deps = {} as CoreDeps;
 const resolve = (headers: Record<string, string>) => resolveConfig(new Headers(headers), principal, deps);
 
 describe('inline configs', () => {
-  const text = JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', api_key: 'sk-a' }, { provider: 'anthropic', api_key: 'sk-b' }] });
+  const text = JSON.stringify({
+    strategy: { mode: 'fallback' },
+    targets: [
+      { provider: 'openai', api_key: 'sk-a' },
+      { provider: 'anthropic', api_key: 'sk-b' },
+    ],
+  });
 
   it('gives the same frozen config for the same text, and a new one for another text or provider header', async () => {
     const first = await resolve({ 'x-gw-config': text });
@@ -36,7 +42,10 @@ describe('inline configs', () => {
   it('refuses a bad config every time, naming the path', async () => {
     const bad = JSON.stringify({ strategy: { mode: 'fallback' }, targets: [{ provider: 'openai', weight: -1 }] });
     for (let i = 0; i < 2; i++) {
-      const err = await resolve({ 'x-gw-config': bad }).then(() => undefined, (e: unknown) => e);
+      const err = await resolve({ 'x-gw-config': bad }).then(
+        () => undefined,
+        (e: unknown) => e,
+      );
       expect(err).toBeInstanceOf(ValidationError);
       expect((err as ValidationError).problems.map((p) => p.path)).toContain('targets[0].weight');
     }

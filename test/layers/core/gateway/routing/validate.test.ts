@@ -2,13 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { ValidationError, type FieldProblem } from '../../../../../layers/core/src/http/errors.ts';
 import { leaves } from '../../../../../layers/core/src/gateway/routing/inherit.ts';
-import {
-  configProblems,
-  MAX_DEPTH,
-  MAX_TARGETS,
-  parseConfig,
-  parseConfigHeader,
-} from '../../../../../layers/core/src/gateway/routing/validate.ts';
+import { configProblems, MAX_DEPTH, MAX_TARGETS, parseConfig, parseConfigHeader } from '../../../../../layers/core/src/gateway/routing/validate.ts';
 
 const leaf = { provider: 'openai', api_key: 'sk-test' };
 const named = (name: string, extra: Record<string, unknown> = {}) => ({ name, ...leaf, ...extra });
@@ -66,7 +60,13 @@ const invalid: Case[] = [
   ['weight as a string', { strategy: { mode: 'loadbalance' }, targets: [{ ...leaf, weight: '2' }] }, [['targets[0].weight', 'must be a number']]],
   [
     'all weights 0',
-    { strategy: { mode: 'loadbalance' }, targets: [{ ...leaf, weight: 0 }, { ...leaf, weight: 0 }] },
+    {
+      strategy: { mode: 'loadbalance' },
+      targets: [
+        { ...leaf, weight: 0 },
+        { ...leaf, weight: 0 },
+      ],
+    },
     [['targets', 'all weights are 0']],
   ],
   [
@@ -84,7 +84,11 @@ const invalid: Case[] = [
       ['strategy.on_status_codes[3]', 'must be an integer'],
     ],
   ],
-  ['conditional without conditions', { strategy: { mode: 'conditional' }, targets: [named('a')] }, [['strategy.conditions', 'is required with mode conditional']]],
+  [
+    'conditional without conditions',
+    { strategy: { mode: 'conditional' }, targets: [named('a')] },
+    [['strategy.conditions', 'is required with mode conditional']],
+  ],
   [
     'conditions outside conditional',
     { strategy: { mode: 'fallback', conditions: [{ query: {}, then: 'a' }] }, targets: [named('a')] },
@@ -106,7 +110,10 @@ const invalid: Case[] = [
   ],
   [
     'then names no target',
-    conditional([{ query: {}, then: 'a' }, { query: {}, then: 'x' }]),
+    conditional([
+      { query: {}, then: 'a' },
+      { query: {}, then: 'x' },
+    ]),
     [['strategy.conditions[1].then', 'no target named "x"']],
   ],
   ['default names no target', conditional([{ query: {}, then: 'a' }], undefined, { default: 'zz' }), [['strategy.default', 'no target named "zz"']]],
@@ -124,8 +131,16 @@ const invalid: Case[] = [
   ['fractional retry.attempts', { ...leaf, retry: { attempts: 1.5 } }, [['retry.attempts', 'must be an integer']]],
   ['retry without attempts', { ...leaf, retry: { on_status_codes: [429] } }, [['retry.attempts', 'is required']]],
   ['retry is a number', { ...leaf, retry: 3 }, [['retry', 'must be an object']]],
-  ['retry.use_retry_after_header not boolean', { ...leaf, retry: { attempts: 1, use_retry_after_header: 'yes' } }, [['retry.use_retry_after_header', 'must be a boolean']]],
-  ['retry.on_status_codes out of range', { ...leaf, retry: { attempts: 1, on_status_codes: [42] } }, [['retry.on_status_codes[0]', 'must be between 100 and 599']]],
+  [
+    'retry.use_retry_after_header not boolean',
+    { ...leaf, retry: { attempts: 1, use_retry_after_header: 'yes' } },
+    [['retry.use_retry_after_header', 'must be a boolean']],
+  ],
+  [
+    'retry.on_status_codes out of range',
+    { ...leaf, retry: { attempts: 1, on_status_codes: [42] } },
+    [['retry.on_status_codes[0]', 'must be between 100 and 599']],
+  ],
 
   // Timeout, cache, host, headers, flags
   ['request_timeout 0', { ...leaf, request_timeout: 0 }, [['request_timeout', 'must be between 1 and 900000']]],
@@ -138,7 +153,11 @@ const invalid: Case[] = [
     fallback({ strategy: { mode: 'fallback' }, targets: [leaf, leaf, { ...leaf, cache: { mode: 'simple', max_age: 0 } }] }),
     [['targets[0].targets[2].cache.max_age', 'must be at least 1']],
   ],
-  ['similarity_threshold above 1', { ...leaf, cache: { mode: 'semantic', similarity_threshold: 1.5 } }, [['cache.similarity_threshold', 'must be between 0 and 1']]],
+  [
+    'similarity_threshold above 1',
+    { ...leaf, cache: { mode: 'semantic', similarity_threshold: 1.5 } },
+    [['cache.similarity_threshold', 'must be between 0 and 1']],
+  ],
   [
     'embedding without model, with a bad custom_host',
     { ...leaf, cache: { mode: 'semantic', embedding: { provider: 'openai', custom_host: 'nope' } } },
@@ -175,7 +194,11 @@ const invalid: Case[] = [
   ['api_key with a line break', { provider: 'openai', api_key: 'sk-a\r\nx-injected: 1' }, [['api_key', UNSENDABLE]]],
   ['api_key past Latin-1', { provider: 'openai', api_key: 'sk-\u2028' }, [['api_key', UNSENDABLE]]],
   ['api_key of a target, with a NUL', fallback(leaf, { provider: 'openai', api_key: 'sk-\u0000' }), [['targets[1].api_key', UNSENDABLE]]],
-  ['cache embedding api_key', { ...leaf, cache: { mode: 'semantic', embedding: { provider: 'openai', model: 'e', api_key: 'k\n' } } }, [['cache.embedding.api_key', UNSENDABLE]]],
+  [
+    'cache embedding api_key',
+    { ...leaf, cache: { mode: 'semantic', embedding: { provider: 'openai', model: 'e', api_key: 'k\n' } } },
+    [['cache.embedding.api_key', UNSENDABLE]],
+  ],
   ['a provider option with a line break', { ...leaf, openai_organization: 'org\nx' }, [['openai_organization', UNSENDABLE]]],
   ['an unlisted snake_case option past Latin-1', { ...leaf, custom_option: '\u{1F600}' }, [['custom_option', UNSENDABLE]]],
   ['hooks not an array', { ...leaf, before_request_hooks: { id: 'h' } }, [['before_request_hooks', 'must be an array']]],
@@ -199,7 +222,11 @@ const invalid: Case[] = [
     ],
   ],
   ['camelCase key', { ...leaf, overrideParams: {} }, [['overrideParams', 'unknown key; did you mean "override_params"?']]],
-  ["the peer's spelling", { ...leaf, strict_open_ai_compliance: false }, [['strict_open_ai_compliance', 'unknown key; did you mean "strict_openai_compliance"?']]],
+  [
+    "the peer's spelling",
+    { ...leaf, strict_open_ai_compliance: false },
+    [['strict_open_ai_compliance', 'unknown key; did you mean "strict_openai_compliance"?']],
+  ],
   ['mode on the node', { ...leaf, mode: 'fallback' }, [['mode', 'unknown key; did you mean "strategy.mode"?']]],
   ['retries for retry', { ...leaf, retries: 3 }, [['retries', 'unknown key; did you mean "retry"?']]],
   ['key that is not snake_case', { ...leaf, 'Some Key': 1 }, [['Some Key', 'unknown key']]],
@@ -218,11 +245,7 @@ const invalid: Case[] = [
   // Queries
   ['unknown field operator', withQuery({ 'params.x': { $foo: 1 } }), [[`${Q}.params.x.$foo`, FIELD_OPS]]],
   ['unknown top-level operator', withQuery({ $not: { 'params.x': 1 } }), [[`${Q}.$not`, 'unknown operator; expected $and, $or or a field path']]],
-  [
-    'field operator at the top',
-    withQuery({ $eq: 1 }),
-    [[`${Q}.$eq`, 'must be applied to a field, e.g. {"params.model": {"$eq": "gpt-4o"}}']],
-  ],
+  ['field operator at the top', withQuery({ $eq: 1 }), [[`${Q}.$eq`, 'must be applied to a field, e.g. {"params.model": {"$eq": "gpt-4o"}}']]],
   [
     '$in and $nin need arrays',
     withQuery({ 'metadata.tier': { $in: 'gold' }, 'metadata.region': { $nin: 3 } }),
@@ -370,7 +393,13 @@ describe('parseConfig: valid configs', () => {
           mode: 'conditional',
           conditions: [
             { query: { 'metadata.user.tier': { $in: ['gold', 'platinum'] } }, then: 'premium' },
-            { query: { $or: [{ 'params.model': { $regex: '^gpt-4' } }, { 'params.max_tokens': { $gt: 1000, $lte: 4000 } }], 'url.pathname': '/v1/chat/completions' }, then: 'premium' },
+            {
+              query: {
+                $or: [{ 'params.model': { $regex: '^gpt-4' } }, { 'params.max_tokens': { $gt: 1000, $lte: 4000 } }],
+                'url.pathname': '/v1/chat/completions',
+              },
+              then: 'premium',
+            },
             { query: { 'params.messages.0.role': 'system', 'metadata.beta': { $ne: null } }, then: 'cheap' },
           ],
           default: 'cheap',
@@ -454,9 +483,31 @@ describe('parseConfigHeader', () => {
 });
 
 describe('parseConfig: robustness', () => {
-  const keys = ['strategy', 'targets', 'name', 'weight', 'provider', 'retry', 'cache', 'custom_host', 'override_params', 'mode', 'conditions', 'query', 'then', 'attempts', '$and', 'params.x', '__proto__', 'constructor'];
+  const keys = [
+    'strategy',
+    'targets',
+    'name',
+    'weight',
+    'provider',
+    'retry',
+    'cache',
+    'custom_host',
+    'override_params',
+    'mode',
+    'conditions',
+    'query',
+    'then',
+    'attempts',
+    '$and',
+    'params.x',
+    '__proto__',
+    'constructor',
+  ];
   const configish = fc.letrec((tie) => ({
-    node: fc.dictionary(fc.constantFrom(...keys), fc.oneof({ maxDepth: 4 }, fc.jsonValue({ maxDepth: 2 }), tie('node'), fc.array(tie('node'), { maxLength: 3 }))),
+    node: fc.dictionary(
+      fc.constantFrom(...keys),
+      fc.oneof({ maxDepth: 4 }, fc.jsonValue({ maxDepth: 2 }), tie('node'), fc.array(tie('node'), { maxLength: 3 })),
+    ),
   })).node;
 
   it('only ever throws ValidationError, for arbitrary JSON and config-like objects', () => {

@@ -15,9 +15,9 @@ const RESOURCES = ['file:///readme.md', 'file:///secrets.txt'];
 const TEMPLATES = ['users://{id}/profile', 'logs://{day}'];
 
 const subset = (all: readonly string[]) => fc.subarray([...all]);
-const allowLists = fc.record({ tools: subset(TOOLS), prompts: subset(PROMPTS), resources: subset([...RESOURCES, ...TEMPLATES]) }).map(
-  (a): AllowList => ({ tools: new Set(a.tools), prompts: new Set(a.prompts), resources: new Set(a.resources) }),
-);
+const allowLists = fc
+  .record({ tools: subset(TOOLS), prompts: subset(PROMPTS), resources: subset([...RESOURCES, ...TEMPLATES]) })
+  .map((a): AllowList => ({ tools: new Set(a.tools), prompts: new Set(a.prompts), resources: new Set(a.resources) }));
 
 type Json = Record<string, unknown>;
 const call = (method: string, params: Json) => asRequest({ jsonrpc: '2.0', id: 1, method, params })!;
@@ -26,11 +26,18 @@ const call = (method: string, params: Json) => asRequest({ jsonrpc: '2.0', id: 1
 function entryPoints(a: AllowList): Array<[ReturnType<typeof call>, boolean]> {
   return [
     ...TOOLS.map((t) => [call('tools/call', { name: t, arguments: {} }), a.tools.has(t)] as [ReturnType<typeof call>, boolean]),
-    ...PROMPTS.flatMap((p) => [
-      [call('prompts/get', { name: p }), a.prompts.has(p)],
-      [call('completion/complete', { ref: { type: 'ref/prompt', name: p }, argument: { name: 'x', value: '' } }), a.prompts.has(p)],
-    ] as Array<[ReturnType<typeof call>, boolean]>),
-    ...RESOURCES.flatMap((r) => ['resources/read', 'resources/subscribe', 'resources/unsubscribe'].map((m) => [call(m, { uri: r }), a.resources.has(r)] as [ReturnType<typeof call>, boolean])),
+    ...PROMPTS.flatMap(
+      (p) =>
+        [
+          [call('prompts/get', { name: p }), a.prompts.has(p)],
+          [call('completion/complete', { ref: { type: 'ref/prompt', name: p }, argument: { name: 'x', value: '' } }), a.prompts.has(p)],
+        ] as Array<[ReturnType<typeof call>, boolean]>,
+    ),
+    ...RESOURCES.flatMap((r) =>
+      ['resources/read', 'resources/subscribe', 'resources/unsubscribe'].map(
+        (m) => [call(m, { uri: r }), a.resources.has(r)] as [ReturnType<typeof call>, boolean],
+      ),
+    ),
     [call('resources/read', { uri: 'users://42/profile' }), a.resources.has('users://{id}/profile')],
     [call('resources/read', { uri: 'logs://2026-11-24' }), a.resources.has('logs://{day}')],
   ];
@@ -42,7 +49,12 @@ const listings = (): Json[] => [
   { jsonrpc: '2.0', id: 'resources', result: { resources: RESOURCES.map((uri) => ({ uri, name: uri })) } },
   { jsonrpc: '2.0', id: 'templates', result: { resourceTemplates: TEMPLATES.map((uriTemplate) => ({ uriTemplate, name: uriTemplate })) } },
 ];
-const pending = new Map<string | number, string>([['tools', 'tools/list'], ['prompts', 'prompts/list'], ['resources', 'resources/list'], ['templates', 'resources/templates/list']]);
+const pending = new Map<string | number, string>([
+  ['tools', 'tools/list'],
+  ['prompts', 'prompts/list'],
+  ['resources', 'resources/list'],
+  ['templates', 'resources/templates/list'],
+]);
 
 function expectFiltered(messages: Json[], a: AllowList): void {
   const result = (id: string) => (messages.find((m) => m.id === id)?.result ?? {}) as Record<string, Json[] | undefined>;
@@ -79,7 +91,11 @@ describe('MCP allow-list', () => {
 
   it('filters listings inside SSE messages however the stream is split, passing other events through unchanged', () => {
     const other = 'event: message\nid: 9\ndata: {"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"é"}}\n\n';
-    const stream = other + listings().map((m, i) => `event: message\r\nid: ${i}\r\ndata: ${JSON.stringify(m)}\r\n\r\n`).join('');
+    const stream =
+      other +
+      listings()
+        .map((m, i) => `event: message\r\nid: ${i}\r\ndata: ${JSON.stringify(m)}\r\n\r\n`)
+        .join('');
     const bytes = Buffer.from(stream);
     fc.assert(
       fc.property(allowLists, fc.uniqueArray(fc.integer({ min: 1, max: bytes.length - 1 }), { maxLength: 8 }), (a, cuts) => {
@@ -89,7 +105,10 @@ describe('MCP allow-list', () => {
         for (let i = 1; i < points.length; i++) out += f.push(bytes.subarray(points[i - 1], points[i]));
         out += f.end();
         expect(out.startsWith(other)).toBe(true);
-        const data = out.split(/\r?\n/).filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)) as Json);
+        const data = out
+          .split(/\r?\n/)
+          .filter((l) => l.startsWith('data: '))
+          .map((l) => JSON.parse(l.slice(6)) as Json);
         expectFiltered(data, a);
       }),
     );
@@ -101,7 +120,11 @@ describe('MCP allow-list', () => {
     expect(f.push(Buffer.from('event: message\ndata: {"jsonrpc":"2.0","id":6,"result":{}}\n\n'))).toBe(
       `event: message\ndata: ${JSON.stringify(refusal)}\n\nevent: message\ndata: {"jsonrpc":"2.0","id":6,"result":{}}\n\n`,
     );
-    expect(JSON.parse(filterJsonAnswer('{"jsonrpc":"2.0","id":6,"result":{}}', new Map(), { tools: new Set(), prompts: new Set(), resources: new Set() }, [refusal]))).toEqual([refusal, { jsonrpc: '2.0', id: 6, result: {} }]);
+    expect(
+      JSON.parse(
+        filterJsonAnswer('{"jsonrpc":"2.0","id":6,"result":{}}', new Map(), { tools: new Set(), prompts: new Set(), resources: new Set() }, [refusal]),
+      ),
+    ).toEqual([refusal, { jsonrpc: '2.0', id: 6, result: {} }]);
   });
 
   it('answers a JSON-RPC error naming the problem for a body that is not JSON-RPC', () => {

@@ -7,7 +7,10 @@ const owner = { principal: 'key-1', serverId: 'srv-1' };
 const T0 = Date.UTC(2026, 10, 24);
 
 async function refusal(p: Promise<unknown>): Promise<number> {
-  const err = await p.then(() => undefined, (e: unknown) => e);
+  const err = await p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(SessionRefusal);
   return (err as SessionRefusal).status;
 }

@@ -71,7 +71,11 @@ describe('usage limit alerts', () => {
     const boot = await ensureBootstrap(first, ADMIN);
     organisationId = boot.organisationId;
     workspaceId = boot.workspaceId;
-    instances.push(first, createTestDepsOn(first.config.tableName, { GW_OUTBOX_DIR: outboxDir }), createTestDepsOn(first.config.tableName, { GW_OUTBOX_DIR: outboxDir }));
+    instances.push(
+      first,
+      createTestDepsOn(first.config.tableName, { GW_OUTBOX_DIR: outboxDir }),
+      createTestDepsOn(first.config.tableName, { GW_OUTBOX_DIR: outboxDir }),
+    );
     for (const deps of instances) deps.queues.get<UsageAlert>(ALERTS_QUEUE).setConsumer?.(alertsConsumer(deps));
     owner = await first.keyAuth.authenticate(ADMIN);
   });
@@ -166,8 +170,22 @@ describe('usage limit alerts', () => {
     const deps = instances[0]!;
     const identity = new IdentityRepository(deps.repos.table);
     const now = new Date(deps.clock.now()).toISOString();
-    const user = (email: string, role: 'owner' | 'admin' | 'member') => ({ id: randomUUID(), organisation_id: organisationId, email, first_name: null, last_name: null, role, created_at: now, last_updated_at: now });
-    const users = [user('owner@example.com', 'owner'), user('admin@example.com', 'admin'), user('manager@example.com', 'member'), user('member@example.com', 'member')];
+    const user = (email: string, role: 'owner' | 'admin' | 'member') => ({
+      id: randomUUID(),
+      organisation_id: organisationId,
+      email,
+      first_name: null,
+      last_name: null,
+      role,
+      created_at: now,
+      last_updated_at: now,
+    });
+    const users = [
+      user('owner@example.com', 'owner'),
+      user('admin@example.com', 'admin'),
+      user('manager@example.com', 'member'),
+      user('member@example.com', 'member'),
+    ];
     for (const u of users) await deps.repos.table.transact(identity.userPuts(u));
     await identity.addMembers([
       { organisation_id: organisationId, workspace_id: workspaceId, user_id: users[2]!.id, role: 'manager', created_at: now, last_updated_at: now },

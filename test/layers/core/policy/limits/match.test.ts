@@ -2,7 +2,14 @@
 import { describe, expect, it } from 'vitest';
 import { parseAttached } from '../../../../../layers/core/src/kernel/limits.ts';
 import { DEFAULT_COMPLETION_TOKENS, DEFAULT_COST_ESTIMATOR, estimateTokens } from '../../../../../layers/core/src/policy/limits/estimate.ts';
-import { entityIdOf, groupValueKey, isConditionKey, isGroupByKey, matchesConditions, type LimitContext } from '../../../../../layers/core/src/policy/limits/match.ts';
+import {
+  entityIdOf,
+  groupValueKey,
+  isConditionKey,
+  isGroupByKey,
+  matchesConditions,
+  type LimitContext,
+} from '../../../../../layers/core/src/policy/limits/match.ts';
 
 const ctx: LimitContext = {
   organisationId: 'org',
@@ -16,10 +23,28 @@ describe('conditions', () => {
   it.each([
     [[{ key: 'workspace_id', value: 'ws' }], true],
     [[{ key: 'workspace_id', value: 'other' }], false],
-    [[{ key: 'api_key', value: 'key-1' }, { key: 'endpoint_type', value: 'chatComplete' }], true],
-    [[{ key: 'api_key', value: 'key-1' }, { key: 'endpoint_type', value: 'embed' }], false],
+    [
+      [
+        { key: 'api_key', value: 'key-1' },
+        { key: 'endpoint_type', value: 'chatComplete' },
+      ],
+      true,
+    ],
+    [
+      [
+        { key: 'api_key', value: 'key-1' },
+        { key: 'endpoint_type', value: 'embed' },
+      ],
+      false,
+    ],
     // Same key: alternatives.
-    [[{ key: 'endpoint_type', value: 'embed' }, { key: 'endpoint_type', value: 'chatComplete' }], true],
+    [
+      [
+        { key: 'endpoint_type', value: 'embed' },
+        { key: 'endpoint_type', value: 'chatComplete' },
+      ],
+      true,
+    ],
     [[{ key: 'metadata._user', value: 'alice' }], true],
     [[{ key: 'metadata.tier', value: '2' }], true],
     [[{ key: 'metadata.flag', value: 'true' }], true],
@@ -55,7 +80,19 @@ describe('groups', () => {
 
 describe('estimates', () => {
   it('counts a token per four characters of text, plus the maximum completion', () => {
-    const body = { messages: [{ role: 'system', content: 'abcd' }, { role: 'user', content: [{ type: 'text', text: 'efghijkl' }, { type: 'image_url', image_url: { url: 'data:...' } }] }], max_tokens: 10 };
+    const body = {
+      messages: [
+        { role: 'system', content: 'abcd' },
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'efghijkl' },
+            { type: 'image_url', image_url: { url: 'data:...' } },
+          ],
+        },
+      ],
+      max_tokens: 10,
+    };
     expect(estimateTokens('chatComplete', body)).toEqual({ prompt: 3, completion: 10, total: 13 });
     expect(estimateTokens('chatComplete', { ...body, max_completion_tokens: 4, n: 3 }).completion).toBe(12);
     expect(estimateTokens('chatComplete', { messages: [] }).completion).toBe(DEFAULT_COMPLETION_TOKENS);
@@ -71,7 +108,13 @@ describe('estimates', () => {
 
 describe('attached limits', () => {
   it('normalizes a key or workspace limit and skips what is malformed', () => {
-    expect(parseAttached({ credit_limit: 5 }, [{ type: 'requests', unit: 'rps', value: 2 }, { type: 'x', unit: 'rpm', value: 1 }, { type: 'tokens', unit: 'rpm', value: 0 }])).toEqual({
+    expect(
+      parseAttached({ credit_limit: 5 }, [
+        { type: 'requests', unit: 'rps', value: 2 },
+        { type: 'x', unit: 'rpm', value: 1 },
+        { type: 'tokens', unit: 'rpm', value: 0 },
+      ]),
+    ).toEqual({
       usage: [{ type: 'cost', credit_limit: 5, alert_threshold: null, periodic_reset: null, periodic_reset_days: null }],
       rate: [{ type: 'requests', unit: 'rps', value: 2 }],
     });

@@ -153,8 +153,18 @@ describe('anthropic request transform', () => {
       logprobs: false,
       frequency_penalty: 0,
     });
-    expect(body).toMatchObject({ max_tokens: 200, stop_sequences: ['END'], temperature: 0.3, top_p: 0.9, top_k: 40, metadata: { user_id: 'user-7' }, stream: true, container: 'container_1' });
-    for (const dropped of ['n', 'logprobs', 'frequency_penalty', 'stream_options', 'stop', 'user', 'max_completion_tokens']) expect(body).not.toHaveProperty(dropped);
+    expect(body).toMatchObject({
+      max_tokens: 200,
+      stop_sequences: ['END'],
+      temperature: 0.3,
+      top_p: 0.9,
+      top_k: 40,
+      metadata: { user_id: 'user-7' },
+      stream: true,
+      container: 'container_1',
+    });
+    for (const dropped of ['n', 'logprobs', 'frequency_penalty', 'stream_options', 'stop', 'user', 'max_completion_tokens'])
+      expect(body).not.toHaveProperty(dropped);
   });
 
   it.each([
@@ -172,7 +182,13 @@ describe('anthropic request transform', () => {
 
   it('refuses tool call arguments that are not JSON, naming the message', () => {
     const r = refusal(() =>
-      req({ model: 'm', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'w', arguments: '{oops' } }] }] }),
+      req({
+        model: 'm',
+        messages: [
+          { role: 'user', content: 'x' },
+          { role: 'assistant', tool_calls: [{ id: 'a', type: 'function', function: { name: 'w', arguments: '{oops' } }] },
+        ],
+      }),
     );
     expect(r.path).toBe('messages[1].tool_calls[0].function.arguments');
   });
@@ -187,7 +203,10 @@ describe('anthropic request transform', () => {
     expect(sent.tools).toEqual([{ name: 'json_response', description: 'Returns the answer as place', input_schema: schema }]);
     expect(sent.tool_choice).toEqual({ type: 'tool', name: 'json_response' });
 
-    const out = res({ ...textMessage(), content: [{ type: 'tool_use', id: 't', name: 'json_response', input: { city: 'Paris' } }], stop_reason: 'tool_use' }, body);
+    const out = res(
+      { ...textMessage(), content: [{ type: 'tool_use', id: 't', name: 'json_response', input: { city: 'Paris' } }], stop_reason: 'tool_use' },
+      body,
+    );
     expect(out.choices[0].message).toEqual({ role: 'assistant', content: '{"city":"Paris"}', refusal: null });
     expect(out.choices[0].finish_reason).toBe('stop');
 
@@ -197,7 +216,12 @@ describe('anthropic request transform', () => {
   });
 
   it('json_schema output streams as content', () => {
-    const body = { model: 'm', messages: [{ role: 'user', content: 'x' }], stream: true, response_format: { type: 'json_schema', json_schema: { name: 'p', schema: { type: 'object' } } } };
+    const body = {
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      stream: true,
+      response_format: { type: 'json_schema', json_schema: { name: 'p', schema: { type: 'object' } } },
+    };
     const chunks = [
       sseEvent({ type: 'message_start', message: { id: 'msg_j', model: 'm', usage: { input_tokens: 5, output_tokens: 1 } } }),
       sseEvent({ type: 'content_block_start', index: 0, content_block: { type: 'tool_use', id: 't', name: 'json_response', input: {} } }),
@@ -300,7 +324,13 @@ describe('anthropic response transform', () => {
   });
 
   it('returns reasoning in content_blocks only without strict compliance', () => {
-    const json = { ...textMessage(), content: [{ type: 'thinking', thinking: 'Let me think', signature: 'sig1' }, { type: 'text', text: 'Paris.' }] };
+    const json = {
+      ...textMessage(),
+      content: [
+        { type: 'thinking', thinking: 'Let me think', signature: 'sig1' },
+        { type: 'text', text: 'Paris.' },
+      ],
+    };
     expect(res(json).choices[0].message).toEqual({ role: 'assistant', content: 'Paris.', refusal: null });
     expect(res(json, undefined, { strictOpenAICompliance: false }).choices[0].message.content_blocks).toEqual([
       { type: 'thinking', thinking: 'Let me think', signature: 'sig1' },
@@ -310,7 +340,12 @@ describe('anthropic response transform', () => {
 });
 
 describe('anthropic stream transform', () => {
-  const streamBody = (includeUsage: boolean) => ({ model: ANTHROPIC_MODEL, messages: [], stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) });
+  const streamBody = (includeUsage: boolean) => ({
+    model: ANTHROPIC_MODEL,
+    messages: [],
+    stream: true,
+    ...(includeUsage ? { stream_options: { include_usage: true } } : {}),
+  });
 
   it.each([true, false])('text stream (include_usage %s): role first, finish last, usage reported either way', (includeUsage) => {
     const run = runStream(anthropicStream(ctxFor(streamBody(includeUsage))), pieces(textStream()));
@@ -391,7 +426,11 @@ describe('anthropic over HTTP', () => {
 
   it('sends the key, the default version and the beta header, and answers OpenAI JSON', async () => {
     let outcome: NativeOutcome | undefined;
-    const answer = await call(conversation(ANTHROPIC_MODEL), { apiKey: 'sk-ant-test', options: { anthropic_beta: 'prompt-caching-2024-07-31' } }, (o) => (outcome = o));
+    const answer = await call(
+      conversation(ANTHROPIC_MODEL),
+      { apiKey: 'sk-ant-test', options: { anthropic_beta: 'prompt-caching-2024-07-31' } },
+      (o) => (outcome = o),
+    );
     const sent = mock.received.at(-1)!;
     expect(sent.path).toBe('/v1/messages');
     expect(sent.headers['x-api-key']).toBe('sk-ant-test');
@@ -421,7 +460,10 @@ describe('anthropic over HTTP', () => {
   });
 
   it('keeps the status and retry-after of an error and answers in OpenAI shape', async () => {
-    mock.queue.push({ ...anthropicErrorReply(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit'), headers: { 'retry-after': '7' } });
+    mock.queue.push({
+      ...anthropicErrorReply(429, 'rate_limit_error', 'Number of request tokens has exceeded your per-minute rate limit'),
+      headers: { 'retry-after': '7' },
+    });
     let outcome: NativeOutcome | undefined;
     const answer = await call({ model: ANTHROPIC_MODEL, messages: [{ role: 'user', content: 'hi' }] }, {}, (o) => (outcome = o));
     expect(answer.status).toBe(429);

@@ -11,8 +11,12 @@ const OPTIONS = { azure_resource_name: 'my-openai', azure_deployment_id: 'gpt4o-
 const chat = { model: 'gpt-4o', messages: [{ role: 'user', content: 'hi' }] };
 
 describe('azure openai URLs and auth', () => {
-  const build = (options: Record<string, unknown>, body: Record<string, unknown> = chat, endpoint: 'chatComplete' | 'embed' = 'chatComplete', apiKey: string | undefined = AZURE_KEY) =>
-    buildNativeRequest(azureOpenAI, endpoint, ctxFor(body, { options, apiKey }));
+  const build = (
+    options: Record<string, unknown>,
+    body: Record<string, unknown> = chat,
+    endpoint: 'chatComplete' | 'embed' = 'chatComplete',
+    apiKey: string | undefined = AZURE_KEY,
+  ) => buildNativeRequest(azureOpenAI, endpoint, ctxFor(body, { options, apiKey }));
 
   it('uses the deployment URL with the GA api-version by default, or the one given', async () => {
     expect((await build(OPTIONS)).url.href).toBe('https://my-openai.openai.azure.com/openai/deployments/gpt4o-prod/chat/completions?api-version=2024-10-21');
@@ -50,12 +54,22 @@ describe('azure openai URLs and auth', () => {
   });
 
   it('Azure AI Foundry: services.ai.azure.com/models, or an azure_endpoint on an Azure domain', async () => {
-    const r = await buildNativeRequest(azureAI, 'chatComplete', ctxFor(chat, { options: { azure_resource_name: 'my-foundry', azure_extra_parameters: 'pass-through' }, apiKey: AZURE_KEY }));
+    const r = await buildNativeRequest(
+      azureAI,
+      'chatComplete',
+      ctxFor(chat, { options: { azure_resource_name: 'my-foundry', azure_extra_parameters: 'pass-through' }, apiKey: AZURE_KEY }),
+    );
     expect(r.url.href).toBe('https://my-foundry.services.ai.azure.com/models/chat/completions?api-version=2024-05-01-preview');
     expect(r.headers['extra-parameters']).toBe('pass-through');
-    const custom = await buildNativeRequest(azureAI, 'chatComplete', ctxFor(chat, { options: { azure_endpoint: 'https://llama-serverless.eastus2.models.ai.azure.com/' }, apiKey: AZURE_KEY }));
+    const custom = await buildNativeRequest(
+      azureAI,
+      'chatComplete',
+      ctxFor(chat, { options: { azure_endpoint: 'https://llama-serverless.eastus2.models.ai.azure.com/' }, apiKey: AZURE_KEY }),
+    );
     expect(custom.url.origin).toBe('https://llama-serverless.eastus2.models.ai.azure.com');
-    await expect(buildNativeRequest(azureAI, 'chatComplete', ctxFor(chat, { options: { azure_endpoint: 'http://169.254.169.254/' } }))).rejects.toMatchObject({ problems: [{ path: 'azure_endpoint' }] });
+    await expect(buildNativeRequest(azureAI, 'chatComplete', ctxFor(chat, { options: { azure_endpoint: 'http://169.254.169.254/' } }))).rejects.toMatchObject({
+      problems: [{ path: 'azure_endpoint' }],
+    });
   });
 });
 
@@ -66,7 +80,11 @@ describe('azure streams', () => {
     const run = runStream(openAIStream(ctxFor(body)), pieces(azureStream(false, true), 17));
     checkStreamShape(run, includeUsage);
     expect(assemble(run.events).content).toBe(TEXT_ANSWER.text);
-    expect(run.outcome).toMatchObject({ usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 }, finishReason: 'stop', model: 'gpt-4o-2024-11-20' });
+    expect(run.outcome).toMatchObject({
+      usage: { prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 },
+      finishReason: 'stop',
+      model: 'gpt-4o-2024-11-20',
+    });
   });
 
   it('keeps the prompt_filter_results chunk without strict compliance', () => {
@@ -92,7 +110,14 @@ describe('azure over HTTP', () => {
     await mock.close();
   });
   const call = (body: Record<string, unknown>, over: Parameters<typeof ctxFor>[1] = {}, onOutcome?: (o: NativeOutcome) => void) =>
-    callNative({ provider: azureOpenAI, endpoint: 'chatComplete', ctx: ctxFor(body, { options: OPTIONS, apiKey: AZURE_KEY, ...over }), send: up.send, baseUrl: `${mock.url}/openai`, onOutcome });
+    callNative({
+      provider: azureOpenAI,
+      endpoint: 'chatComplete',
+      ctx: ctxFor(body, { options: OPTIONS, apiKey: AZURE_KEY, ...over }),
+      send: up.send,
+      baseUrl: `${mock.url}/openai`,
+      onOutcome,
+    });
 
   it('chat and tool calls pass through with the deployment path and api-key', async () => {
     const answer = await call(conversation('gpt-4o'));

@@ -23,10 +23,17 @@ import { assemble, checkStreamShape, ctxFor, localUpstream, parseSse, pieces, re
 import { conversation, PNG_BASE64, TEXT_ANSWER, WEATHER_TOOL } from '../../../../support/native-fixtures.ts';
 
 const KEYS = { aws_access_key_id: 'AKIDEXAMPLE', aws_secret_access_key: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', aws_region: 'us-west-2' };
-const req = (body: Record<string, unknown>, over: Parameters<typeof ctxFor>[1] = {}, endpoint: 'chatComplete' | 'embed' | 'rerank' | 'imageGenerate' = 'chatComplete') =>
-  bedrock.transformRequest!(endpoint, body, ctxFor(body, over)) as Record<string, any>;
-const res = (json: unknown, body: Record<string, unknown> = { model: BEDROCK_MODEL, messages: [] }, endpoint: 'chatComplete' | 'embed' | 'rerank' | 'imageGenerate' = 'chatComplete', headers = {}) =>
-  bedrock.transformResponse!(endpoint, json, ctxFor(body), { headers }) as Record<string, any>;
+const req = (
+  body: Record<string, unknown>,
+  over: Parameters<typeof ctxFor>[1] = {},
+  endpoint: 'chatComplete' | 'embed' | 'rerank' | 'imageGenerate' = 'chatComplete',
+) => bedrock.transformRequest!(endpoint, body, ctxFor(body, over)) as Record<string, any>;
+const res = (
+  json: unknown,
+  body: Record<string, unknown> = { model: BEDROCK_MODEL, messages: [] },
+  endpoint: 'chatComplete' | 'embed' | 'rerank' | 'imageGenerate' = 'chatComplete',
+  headers = {},
+) => bedrock.transformResponse!(endpoint, json, ctxFor(body), { headers }) as Record<string, any>;
 
 describe('bedrock Converse request', () => {
   it('maps system, turns, tool round trip and tools', () => {
@@ -40,7 +47,9 @@ describe('bedrock Converse request', () => {
         { role: 'assistant', content: [{ text: 'It is 18°C in Paris.' }] },
         { role: 'user', content: [{ text: 'And in Rome and Milan?' }] },
       ],
-      toolConfig: { tools: [{ toolSpec: { name: 'get_weather', description: 'Current weather for a city', inputSchema: { json: WEATHER_TOOL.function.parameters } } }] },
+      toolConfig: {
+        tools: [{ toolSpec: { name: 'get_weather', description: 'Current weather for a city', inputSchema: { json: WEATHER_TOOL.function.parameters } } }],
+      },
     });
   });
 
@@ -50,7 +59,13 @@ describe('bedrock Converse request', () => {
         model: BEDROCK_MODEL,
         messages: [
           { role: 'system', content: [{ type: 'text', text: 'ctx', cache_control: { type: 'ephemeral' } }] },
-          { role: 'user', content: [{ type: 'text', text: 'what?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } }] },
+          {
+            role: 'user',
+            content: [
+              { type: 'text', text: 'what?' },
+              { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
+            ],
+          },
         ],
         max_completion_tokens: 300,
         temperature: 0.2,
@@ -70,8 +85,19 @@ describe('bedrock Converse request', () => {
     expect(body.inferenceConfig).toEqual({ maxTokens: 300, temperature: 0.2, topP: 0.8, stopSequences: ['END'] });
     expect(body.toolConfig.toolChoice).toEqual({ any: {} });
     expect(body.guardrailConfig).toEqual({ guardrailIdentifier: 'gr-1', guardrailVersion: '1' });
-    expect(body.additionalModelRequestFields).toEqual({ top_k: 50, thinking: { type: 'enabled', budget_tokens: 1024 }, anthropic_beta: ['token-efficient-tools-2025-02-19'] });
-    expect(req({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [WEATHER_TOOL], tool_choice: { type: 'function', function: { name: 'get_weather' } } }).toolConfig.toolChoice).toEqual({ tool: { name: 'get_weather' } });
+    expect(body.additionalModelRequestFields).toEqual({
+      top_k: 50,
+      thinking: { type: 'enabled', budget_tokens: 1024 },
+      anthropic_beta: ['token-efficient-tools-2025-02-19'],
+    });
+    expect(
+      req({
+        model: 'm',
+        messages: [{ role: 'user', content: 'x' }],
+        tools: [WEATHER_TOOL],
+        tool_choice: { type: 'function', function: { name: 'get_weather' } },
+      }).toolConfig.toolChoice,
+    ).toEqual({ tool: { name: 'get_weather' } });
     expect(req({ model: 'm', messages: [{ role: 'user', content: 'x' }], tools: [WEATHER_TOOL], tool_choice: 'none' })).not.toHaveProperty('toolConfig');
   });
 
@@ -94,9 +120,19 @@ describe('bedrock Converse request', () => {
   });
 
   it('serves json_schema through a forced tool and returns its input as content', () => {
-    const body = { model: 'm', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'p', schema: { type: 'object' } } } };
-    expect(req(body).toolConfig).toEqual({ tools: [{ toolSpec: { name: 'json_response', description: 'Returns the answer as p', inputSchema: { json: { type: 'object' } } } }], toolChoice: { tool: { name: 'json_response' } } });
-    const out = res({ ...toolConverse(), output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'json_response', input: { a: 1 } } }] } } }, body);
+    const body = {
+      model: 'm',
+      messages: [{ role: 'user', content: 'x' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'p', schema: { type: 'object' } } },
+    };
+    expect(req(body).toolConfig).toEqual({
+      tools: [{ toolSpec: { name: 'json_response', description: 'Returns the answer as p', inputSchema: { json: { type: 'object' } } } }],
+      toolChoice: { tool: { name: 'json_response' } },
+    });
+    const out = res(
+      { ...toolConverse(), output: { message: { role: 'assistant', content: [{ toolUse: { toolUseId: 't', name: 'json_response', input: { a: 1 } } }] } } },
+      body,
+    );
     expect(out.choices[0].message.content).toBe('{"a":1}');
     expect(out.choices[0].finish_reason).toBe('stop');
   });
@@ -104,7 +140,12 @@ describe('bedrock Converse request', () => {
 
 describe('bedrock Converse response and stream', () => {
   it('maps text, tool calls, stop reasons and cache usage', () => {
-    expect(res(textConverse()).choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: TEXT_ANSWER.text, refusal: null }, logprobs: null, finish_reason: 'stop' });
+    expect(res(textConverse()).choices[0]).toEqual({
+      index: 0,
+      message: { role: 'assistant', content: TEXT_ANSWER.text, refusal: null },
+      logprobs: null,
+      finish_reason: 'stop',
+    });
     expect(res(textConverse()).usage).toEqual({ prompt_tokens: 20, completion_tokens: 8, total_tokens: 28, prompt_tokens_details: { cached_tokens: 0 } });
     const tools = res(toolConverse());
     expect(tools.choices[0].finish_reason).toBe('tool_calls');
@@ -114,14 +155,25 @@ describe('bedrock Converse response and stream', () => {
     ]);
     expect(res({ ...textConverse(), stopReason: 'guardrail_intervened' }).choices[0].finish_reason).toBe('content_filter');
     expect(res({ ...textConverse(), stopReason: 'max_tokens' }).choices[0].finish_reason).toBe('length');
-    const cached = res({ ...textConverse(), usage: { inputTokens: 5, outputTokens: 8, totalTokens: 113, cacheReadInputTokens: 60, cacheWriteInputTokens: 40 } });
+    const cached = res({
+      ...textConverse(),
+      usage: { inputTokens: 5, outputTokens: 8, totalTokens: 113, cacheReadInputTokens: 60, cacheWriteInputTokens: 40 },
+    });
     expect(cached.usage).toEqual({ prompt_tokens: 105, completion_tokens: 8, total_tokens: 113, prompt_tokens_details: { cached_tokens: 60 } });
   });
 
   it('decodes event-stream frames split anywhere', () => {
     const decoder = new EventStreamDecoder();
     const events = pieces(textFrames(), 3).flatMap((p) => decoder.push(p));
-    expect(events.map((e) => e.type)).toEqual(['messageStart', 'contentBlockDelta', 'contentBlockDelta', 'contentBlockDelta', 'contentBlockStop', 'messageStop', 'metadata']);
+    expect(events.map((e) => e.type)).toEqual([
+      'messageStart',
+      'contentBlockDelta',
+      'contentBlockDelta',
+      'contentBlockDelta',
+      'contentBlockStop',
+      'messageStop',
+      'metadata',
+    ]);
     expect(decoder.pending).toBe(0);
     const corrupt = Buffer.from(textFrames()[1]!);
     corrupt.writeUInt8(corrupt.readUInt8(corrupt.length - 6) ^ 0xff, corrupt.length - 6);
@@ -139,7 +191,10 @@ describe('bedrock Converse response and stream', () => {
   });
 
   it('streams parallel tool calls', () => {
-    const run = runStream(converseStream(ctxFor({ model: BEDROCK_MODEL, messages: [], stream: true, stream_options: { include_usage: true } })), pieces(toolFrames(), 13));
+    const run = runStream(
+      converseStream(ctxFor({ model: BEDROCK_MODEL, messages: [], stream: true, stream_options: { include_usage: true } })),
+      pieces(toolFrames(), 13),
+    );
     checkStreamShape(run, true);
     const a = assemble(run.events);
     expect(a.toolCalls).toEqual([
@@ -163,8 +218,13 @@ describe('bedrock Converse response and stream', () => {
   });
 
   it('turns an exception frame into an OpenAI error event', () => {
-    const run = runStream(converseStream(ctxFor({ model: 'm', messages: [], stream: true })), [textFrames()[0]!, exception('throttlingException', 'Too many requests, please wait before trying again.')]);
-    expect(run.events.at(-1)).toEqual({ error: { message: 'Too many requests, please wait before trying again.', type: 'rate_limit_error', param: null, code: 'throttlingException' } });
+    const run = runStream(converseStream(ctxFor({ model: 'm', messages: [], stream: true })), [
+      textFrames()[0]!,
+      exception('throttlingException', 'Too many requests, please wait before trying again.'),
+    ]);
+    expect(run.events.at(-1)).toEqual({
+      error: { message: 'Too many requests, please wait before trying again.', type: 'rate_limit_error', param: null, code: 'throttlingException' },
+    });
     expect(run.done).toBe(true);
   });
 
@@ -176,10 +236,16 @@ describe('bedrock Converse response and stream', () => {
   });
 
   it('maps errors with the type from x-amzn-errortype', () => {
-    expect(bedrock.transformError(400, '{"message":"Malformed input request"}', { headers: { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' } })).toEqual({
+    expect(
+      bedrock.transformError(400, '{"message":"Malformed input request"}', {
+        headers: { 'x-amzn-errortype': 'ValidationException:http://internal.amazon.com/coral/com.amazon.bedrock/' },
+      }),
+    ).toEqual({
       error: { message: 'Malformed input request', type: 'invalid_request_error', param: null, code: 'ValidationException' },
     });
-    expect(bedrock.transformError(429, '{"message":"Too many tokens"}', { headers: { 'x-amzn-errortype': 'ThrottlingException' } }).error.type).toBe('rate_limit_error');
+    expect(bedrock.transformError(429, '{"message":"Too many tokens"}', { headers: { 'x-amzn-errortype': 'ThrottlingException' } }).error.type).toBe(
+      'rate_limit_error',
+    );
     expect(bedrock.transformError(503, '{"Message":"Service unavailable"}', {}).error).toMatchObject({ type: 'api_error', message: 'Service unavailable' });
   });
 });
@@ -188,14 +254,24 @@ describe('bedrock embeddings, images and rerank', () => {
   it('Titan v2 takes one text; Cohere takes a batch with an input type', () => {
     expect(req({ model: 'amazon.titan-embed-text-v2:0', input: 'hello', dimensions: 256 }, {}, 'embed')).toEqual({ inputText: 'hello', dimensions: 256 });
     expect(() => req({ model: 'amazon.titan-embed-text-v2:0', input: ['a', 'b'] }, {}, 'embed')).toThrow(ValidationError);
-    expect(req({ model: 'cohere.embed-english-v3', input: ['a', 'b'], input_type: 'search_query' }, {}, 'embed')).toEqual({ texts: ['a', 'b'], input_type: 'search_query' });
+    expect(req({ model: 'cohere.embed-english-v3', input: ['a', 'b'], input_type: 'search_query' }, {}, 'embed')).toEqual({
+      texts: ['a', 'b'],
+      input_type: 'search_query',
+    });
     expect(req({ model: 'cohere.embed-english-v3', input: ['a'] }, {}, 'embed').input_type).toBe('search_document');
   });
 
   it('answers embeddings in OpenAI shape, floats or base64', () => {
     const titan = res({ embedding: [0.5, -1], inputTextTokenCount: 4 }, { model: 'amazon.titan-embed-text-v2:0', input: 'x' }, 'embed');
-    expect(titan).toEqual({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [0.5, -1] }], model: 'amazon.titan-embed-text-v2:0', usage: { prompt_tokens: 4, total_tokens: 4 } });
-    const b64 = res({ embeddings: [[0.5, -1]] }, { model: 'cohere.embed-english-v3', input: ['x'], encoding_format: 'base64' }, 'embed', { 'x-amzn-bedrock-input-token-count': '3' });
+    expect(titan).toEqual({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: [0.5, -1] }],
+      model: 'amazon.titan-embed-text-v2:0',
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    });
+    const b64 = res({ embeddings: [[0.5, -1]] }, { model: 'cohere.embed-english-v3', input: ['x'], encoding_format: 'base64' }, 'embed', {
+      'x-amzn-bedrock-input-token-count': '3',
+    });
     const bytes = Buffer.from(b64.data[0].embedding, 'base64');
     const decoded = new Float32Array(bytes.buffer, bytes.byteOffset, bytes.length / 4);
     expect([...decoded]).toEqual([0.5, -1]);
@@ -208,13 +284,26 @@ describe('bedrock embeddings, images and rerank', () => {
       textToImageParams: { text: 'a cat' },
       imageGenerationConfig: { numberOfImages: 2, quality: 'premium', width: 1024, height: 512 },
     });
-    expect(req({ model: 'stability.sd3-5-large-v1:0', prompt: 'a cat', size: '1792x1024' }, {}, 'imageGenerate')).toEqual({ prompt: 'a cat', output_format: 'png', aspect_ratio: '16:9' });
+    expect(req({ model: 'stability.sd3-5-large-v1:0', prompt: 'a cat', size: '1792x1024' }, {}, 'imageGenerate')).toEqual({
+      prompt: 'a cat',
+      output_format: 'png',
+      aspect_ratio: '16:9',
+    });
     expect(() => req({ model: 'stability.sd3-5-large-v1:0', prompt: 'a cat', response_format: 'url' }, {}, 'imageGenerate')).toThrow(/b64_json/);
-    expect(res({ images: ['QUJD'] }, { model: 'stability.sd3-5-large-v1:0', prompt: 'x' }, 'imageGenerate')).toEqual({ created: Math.floor(T0 / 1000), data: [{ b64_json: 'QUJD' }] });
+    expect(res({ images: ['QUJD'] }, { model: 'stability.sd3-5-large-v1:0', prompt: 'x' }, 'imageGenerate')).toEqual({
+      created: Math.floor(T0 / 1000),
+      data: [{ b64_json: 'QUJD' }],
+    });
   });
 
   it('builds the Rerank request with the model ARN and answers rerank results in the shape of the contract', () => {
-    const body = { model: 'amazon.rerank-v1:0', query: 'capital of France', documents: ['Berlin is in Germany', { text: 'Paris is the capital of France' }], top_n: 2, return_documents: true };
+    const body = {
+      model: 'amazon.rerank-v1:0',
+      query: 'capital of France',
+      documents: ['Berlin is in Germany', { text: 'Paris is the capital of France' }],
+      top_n: 2,
+      return_documents: true,
+    };
     const sent = req(body, { options: { aws_region: 'us-west-2' } }, 'rerank');
     expect(sent).toEqual({
       queries: [{ type: 'TEXT', textQuery: { text: 'capital of France' } }],
@@ -222,11 +311,28 @@ describe('bedrock embeddings, images and rerank', () => {
         { type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text: 'Berlin is in Germany' } } },
         { type: 'INLINE', inlineDocumentSource: { type: 'TEXT', textDocument: { text: 'Paris is the capital of France' } } },
       ],
-      rerankingConfiguration: { type: 'BEDROCK_RERANKING_MODEL', bedrockRerankingConfiguration: { numberOfResults: 2, modelConfiguration: { modelArn: 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0' } } },
+      rerankingConfiguration: {
+        type: 'BEDROCK_RERANKING_MODEL',
+        bedrockRerankingConfiguration: {
+          numberOfResults: 2,
+          modelConfiguration: { modelArn: 'arn:aws:bedrock:us-west-2::foundation-model/amazon.rerank-v1:0' },
+        },
+      },
     });
     const arn = 'arn:aws:bedrock:us-west-2::foundation-model/cohere.rerank-v3-5:0';
     expect(req({ ...body, model: arn }, {}, 'rerank').rerankingConfiguration.bedrockRerankingConfiguration.modelConfiguration.modelArn).toBe(arn);
-    expect(res({ results: [{ index: 0, relevanceScore: 0.1 }, { index: 1, relevanceScore: 0.9 }] }, body, 'rerank')).toEqual({
+    expect(
+      res(
+        {
+          results: [
+            { index: 0, relevanceScore: 0.1 },
+            { index: 1, relevanceScore: 0.9 },
+          ],
+        },
+        body,
+        'rerank',
+      ),
+    ).toEqual({
       object: 'list',
       id: 'req-1',
       model: 'amazon.rerank-v1:0',
@@ -244,7 +350,9 @@ describe('bedrock URLs and signing', () => {
   it('puts inference profiles and ARNs URL-encoded in the path, in the region of the options', async () => {
     const url = async (model: string, stream = false) =>
       (await buildNativeRequest(bedrock, 'chatComplete', ctxFor({ model, messages: [{ role: 'user', content: 'x' }], stream }, { options: KEYS }))).url.href;
-    expect(await url('us.anthropic.claude-3-7-sonnet-20250219-v1:0')).toBe('https://bedrock-runtime.us-west-2.amazonaws.com/model/us.anthropic.claude-3-7-sonnet-20250219-v1%3A0/converse');
+    expect(await url('us.anthropic.claude-3-7-sonnet-20250219-v1:0')).toBe(
+      'https://bedrock-runtime.us-west-2.amazonaws.com/model/us.anthropic.claude-3-7-sonnet-20250219-v1%3A0/converse',
+    );
     expect(await url('arn:aws:bedrock:us-west-2:123456789012:application-inference-profile/a1b2c3', true)).toBe(
       'https://bedrock-runtime.us-west-2.amazonaws.com/model/arn%3Aaws%3Abedrock%3Aus-west-2%3A123456789012%3Aapplication-inference-profile%2Fa1b2c3/converse-stream',
     );
@@ -253,17 +361,34 @@ describe('bedrock URLs and signing', () => {
   });
 
   it('refuses a region that is not one, and requests without any credentials', async () => {
-    await expect(buildNativeRequest(bedrock, 'chatComplete', ctxFor({ model: 'm', messages: [] }, { options: { ...KEYS, aws_region: 'evil.example.com/#' } }))).rejects.toMatchObject({
+    await expect(
+      buildNativeRequest(bedrock, 'chatComplete', ctxFor({ model: 'm', messages: [] }, { options: { ...KEYS, aws_region: 'evil.example.com/#' } })),
+    ).rejects.toMatchObject({
       problems: [{ path: 'aws_region' }],
     });
-    await expect(buildNativeRequest(bedrock, 'chatComplete', ctxFor({ model: 'm', messages: [] }, { apiKey: undefined }))).rejects.toMatchObject({ problems: [{ path: 'aws_access_key_id' }] });
+    await expect(buildNativeRequest(bedrock, 'chatComplete', ctxFor({ model: 'm', messages: [] }, { apiKey: undefined }))).rejects.toMatchObject({
+      problems: [{ path: 'aws_access_key_id' }],
+    });
   });
 
   it('signs with the session token and a SigV4 signature AWS would accept', async () => {
-    const r = await buildNativeRequest(bedrock, 'chatComplete', ctxFor({ model: BEDROCK_MODEL, messages: [{ role: 'user', content: 'x' }] }, { options: { ...KEYS, aws_access_key_id: 'ASIATEMP', aws_secret_access_key: 'temp-secret', aws_session_token: 'FwoGZXIvYXdzE' } }));
+    const r = await buildNativeRequest(
+      bedrock,
+      'chatComplete',
+      ctxFor(
+        { model: BEDROCK_MODEL, messages: [{ role: 'user', content: 'x' }] },
+        { options: { ...KEYS, aws_access_key_id: 'ASIATEMP', aws_secret_access_key: 'temp-secret', aws_session_token: 'FwoGZXIvYXdzE' } },
+      ),
+    );
     expect(r.headers['x-amz-security-token']).toBe('FwoGZXIvYXdzE');
     expect(r.headers['x-amz-date']).toBe('20260115T120000Z');
-    const check = verifySigV4({ method: r.method, path: r.url.pathname + r.url.search, headers: Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k.toLowerCase(), v])), body: String(r.body), json: undefined });
+    const check = verifySigV4({
+      method: r.method,
+      path: r.url.pathname + r.url.search,
+      headers: Object.fromEntries(Object.entries(r.headers).map(([k, v]) => [k.toLowerCase(), v])),
+      body: String(r.body),
+      json: undefined,
+    });
     expect(check).toEqual({ ok: true, accessKeyId: 'ASIATEMP', region: 'us-west-2', service: 'bedrock' });
   });
 
@@ -285,8 +410,12 @@ describe('bedrock over HTTP', () => {
   });
   beforeEach(() => clearAwsCredentialCache());
 
-  const call = (endpoint: 'chatComplete' | 'embed' | 'rerank' | 'imageGenerate', body: Record<string, unknown>, over: Parameters<typeof ctxFor>[1] = {}, onOutcome?: (o: NativeOutcome) => void) =>
-    callNative({ provider: bedrock, endpoint, ctx: ctxFor(body, { options: KEYS, ...over }), send: up.send, baseUrl: mock.url, onOutcome });
+  const call = (
+    endpoint: 'chatComplete' | 'embed' | 'rerank' | 'imageGenerate',
+    body: Record<string, unknown>,
+    over: Parameters<typeof ctxFor>[1] = {},
+    onOutcome?: (o: NativeOutcome) => void,
+  ) => callNative({ provider: bedrock, endpoint, ctx: ctxFor(body, { options: KEYS, ...over }), send: up.send, baseUrl: mock.url, onOutcome });
 
   it('Converse: signed request accepted, OpenAI answer with tool calls', async () => {
     const answer = await call('chatComplete', conversation(BEDROCK_MODEL));
@@ -298,7 +427,12 @@ describe('bedrock over HTTP', () => {
 
   it('ConverseStream: event-stream in, OpenAI SSE out, usage reported', async () => {
     let outcome: NativeOutcome | undefined;
-    const answer = await call('chatComplete', { model: BEDROCK_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }, {}, (o) => (outcome = o));
+    const answer = await call(
+      'chatComplete',
+      { model: BEDROCK_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } },
+      {},
+      (o) => (outcome = o),
+    );
     expect(mock.received.at(-1)!.path).toMatch(/\/converse-stream$/);
     const { events, done } = parseSse(await readText(answer));
     expect(done).toBe(true);
@@ -309,7 +443,11 @@ describe('bedrock over HTTP', () => {
   });
 
   it('a wrong secret is refused by the (mock) service with its error mapped', async () => {
-    const answer = await call('chatComplete', { model: BEDROCK_MODEL, messages: [{ role: 'user', content: 'hi' }] }, { options: { ...KEYS, aws_secret_access_key: 'wrong' } });
+    const answer = await call(
+      'chatComplete',
+      { model: BEDROCK_MODEL, messages: [{ role: 'user', content: 'hi' }] },
+      { options: { ...KEYS, aws_secret_access_key: 'wrong' } },
+    );
     expect(answer.status).toBe(403);
     expect(JSON.parse(await readText(answer)).error).toMatchObject({ type: 'permission_error', code: 'InvalidSignatureException' });
   });
@@ -340,7 +478,11 @@ describe('bedrock over HTTP', () => {
       seen.push(input);
       return { accessKeyId: 'ASIATEMP', secretAccessKey: 'temp-secret', sessionToken: 'tok', expiresAt: T0 + 3_600_000 };
     };
-    const answer = await call('chatComplete', { model: BEDROCK_MODEL, messages: [{ role: 'user', content: 'hi' }] }, { options: { aws_region: 'eu-west-1', aws_role_arn: 'arn:aws:iam::123456789012:role/x' }, fetchCredentials });
+    const answer = await call(
+      'chatComplete',
+      { model: BEDROCK_MODEL, messages: [{ role: 'user', content: 'hi' }] },
+      { options: { aws_region: 'eu-west-1', aws_role_arn: 'arn:aws:iam::123456789012:role/x' }, fetchCredentials },
+    );
     expect(answer.status).toBe(200);
     expect(seen).toEqual([{ roleArn: 'arn:aws:iam::123456789012:role/x', region: 'eu-west-1', sessionName: 'gantry' }]);
     expect(mock.checks.at(-1)).toMatchObject({ ok: true, accessKeyId: 'ASIATEMP', region: 'eu-west-1' });
@@ -348,7 +490,10 @@ describe('bedrock over HTTP', () => {
 
   it('embeddings, images and rerank go through signed InvokeModel / Rerank calls', async () => {
     const emb = JSON.parse(await readText(await call('embed', { model: 'cohere.embed-multilingual-v3', input: ['a', 'b'] })));
-    expect(emb.data.map((d: any) => d.embedding)).toEqual([[0, 0.5], [1, 0.5]]);
+    expect(emb.data.map((d: any) => d.embedding)).toEqual([
+      [0, 0.5],
+      [1, 0.5],
+    ]);
     expect(emb.usage.prompt_tokens).toBe(9);
     const img = JSON.parse(await readText(await call('imageGenerate', { model: 'amazon.nova-canvas-v1:0', prompt: 'a cat', n: 2 })));
     expect(img.data).toEqual([{ b64_json: 'aW1n0' }, { b64_json: 'aW1n1' }]);

@@ -31,7 +31,10 @@ describe('reading OpenAI chat requests', () => {
   it('keeps unknown fields as extras and refuses unsupported content parts by path', () => {
     expect(readChatInput({ model: 'm', messages: [], top_k: 3, safety_mode: 'OFF' }, { strictOpenAICompliance: true }).extra).toEqual({ safety_mode: 'OFF' });
     try {
-      readChatInput({ model: 'm', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }] }, { strictOpenAICompliance: true });
+      readChatInput(
+        { model: 'm', messages: [{ role: 'user', content: [{ type: 'input_audio', input_audio: { data: 'x', format: 'wav' } }] }] },
+        { strictOpenAICompliance: true },
+      );
       throw new Error('expected a 400');
     } catch (err) {
       expect((err as ValidationError).problems[0]!.path).toBe('messages[0].content[0].type');
@@ -39,7 +42,9 @@ describe('reading OpenAI chat requests', () => {
   });
 
   it('treats neutral values as absent and names the first unsupported parameter', () => {
-    expect(() => refuseUnsupported({ n: 1, logprobs: false, store: false, modalities: ['text'], service_tier: 'auto', metadata: { a: 'b' } }, 'p', new Set())).not.toThrow();
+    expect(() =>
+      refuseUnsupported({ n: 1, logprobs: false, store: false, modalities: ['text'], service_tier: 'auto', metadata: { a: 'b' } }, 'p', new Set()),
+    ).not.toThrow();
     expect(() => refuseUnsupported({ modalities: ['text', 'audio'] }, 'p', new Set())).toThrow(/modalities: is not supported by p/);
     expect(() => refuseUnsupported({ n: 3 }, 'p', new Set(['n']))).not.toThrow();
   });
@@ -56,7 +61,10 @@ describe('the chunk writer', () => {
     let out = w.text('a', 0) + w.text('b', 1) + w.finish('stop', 1) + w.finish('length', 0);
     w.usage({ prompt_tokens: 1, completion_tokens: 2, total_tokens: 3 });
     out += w.end();
-    const events = out.split('\n\n').filter((l) => l && !l.includes('[DONE]')).map((l) => JSON.parse(l.slice(6)));
+    const events = out
+      .split('\n\n')
+      .filter((l) => l && !l.includes('[DONE]'))
+      .map((l) => JSON.parse(l.slice(6)));
     const roles = events.flatMap((e) => e.choices.filter((c: any) => c.delta.role).map((c: any) => c.index));
     expect(roles).toEqual([0, 1]);
     expect(events.flatMap((e) => e.choices.filter((c: any) => c.finish_reason).map((c: any) => [c.index, c.finish_reason]))).toEqual([
@@ -93,11 +101,21 @@ describe('the native provider index', () => {
     expect(NATIVE_PROVIDERS.map((p) => p.id)).toEqual(['anthropic', 'bedrock', 'google', 'vertex-ai', 'azure-openai', 'azure-ai', 'cohere', 'sagemaker']);
     expect(findNativeProvider('Bedrock')?.id).toBe('bedrock');
     const headers = new Headers({ 'x-gw-aws-region': 'eu-west-1', 'x-gw-vertex-project-id': 'p', 'x-gw-aws-access-key-id': 'FROMHEADER' });
-    expect(nativeOptions({ aws_access_key_id: 'FROMCONFIG' }, headers)).toEqual({ aws_access_key_id: 'FROMCONFIG', aws_region: 'eu-west-1', vertex_project_id: 'p' });
+    expect(nativeOptions({ aws_access_key_id: 'FROMCONFIG' }, headers)).toEqual({
+      aws_access_key_id: 'FROMCONFIG',
+      aws_region: 'eu-west-1',
+      vertex_project_id: 'p',
+    });
   });
 
   it('derives the context from the body', () => {
-    const ctx = nativeContext({ body: { model: 'm', stream: true, stream_options: { include_usage: true } }, options: {}, strictOpenAICompliance: true, clock: new ManualClock(), requestId: 'r' });
+    const ctx = nativeContext({
+      body: { model: 'm', stream: true, stream_options: { include_usage: true } },
+      options: {},
+      strictOpenAICompliance: true,
+      clock: new ManualClock(),
+      requestId: 'r',
+    });
     expect(ctx).toMatchObject({ model: 'm', stream: true, includeUsage: true });
   });
 });

@@ -7,9 +7,14 @@ import { assemble, checkStreamShape, ctxFor, localUpstream, parseSse, pieces, re
 import { conversation, PNG_BASE64, TEXT_ANSWER, WEATHER_TOOL } from '../../../../support/native-fixtures.ts';
 
 type Endpoint = 'chatComplete' | 'embed' | 'rerank';
-const req = (body: Record<string, unknown>, over: Parameters<typeof ctxFor>[1] = {}, endpoint: Endpoint = 'chatComplete') => cohere.transformRequest!(endpoint, body, ctxFor(body, over)) as Record<string, any>;
-const res = (json: unknown, body: Record<string, unknown> = { model: COHERE_MODEL, messages: [] }, endpoint: Endpoint = 'chatComplete', over: Parameters<typeof ctxFor>[1] = {}) =>
-  cohere.transformResponse!(endpoint, json, ctxFor(body, over), {}) as Record<string, any>;
+const req = (body: Record<string, unknown>, over: Parameters<typeof ctxFor>[1] = {}, endpoint: Endpoint = 'chatComplete') =>
+  cohere.transformRequest!(endpoint, body, ctxFor(body, over)) as Record<string, any>;
+const res = (
+  json: unknown,
+  body: Record<string, unknown> = { model: COHERE_MODEL, messages: [] },
+  endpoint: Endpoint = 'chatComplete',
+  over: Parameters<typeof ctxFor>[1] = {},
+) => cohere.transformResponse!(endpoint, json, ctxFor(body, over), {}) as Record<string, any>;
 
 describe('cohere chat', () => {
   it('maps the conversation, tool calls and results, and tools', () => {
@@ -30,7 +35,15 @@ describe('cohere chat', () => {
   it('maps sampling, JSON mode, tool_choice and images', () => {
     const body = req({
       model: COHERE_MODEL,
-      messages: [{ role: 'user', content: [{ type: 'text', text: 'what?' }, { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } }] }],
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'what?' },
+            { type: 'image_url', image_url: { url: `data:image/png;base64,${PNG_BASE64}` } },
+          ],
+        },
+      ],
       max_tokens: 10,
       stop: ['END'],
       temperature: 0.3,
@@ -44,7 +57,17 @@ describe('cohere chat', () => {
       tool_choice: { type: 'function', function: { name: 'get_weather' } },
       safety_mode: 'STRICT',
     });
-    expect(body).toMatchObject({ max_tokens: 10, stop_sequences: ['END'], temperature: 0.3, p: 0.5, k: 5, seed: 1, frequency_penalty: 0.1, presence_penalty: 0.2, safety_mode: 'STRICT' });
+    expect(body).toMatchObject({
+      max_tokens: 10,
+      stop_sequences: ['END'],
+      temperature: 0.3,
+      p: 0.5,
+      k: 5,
+      seed: 1,
+      frequency_penalty: 0.1,
+      presence_penalty: 0.2,
+      safety_mode: 'STRICT',
+    });
     expect(body.response_format).toEqual({ type: 'json_object', json_schema: { type: 'object' } });
     expect(body.tool_choice).toBe('REQUIRED');
     expect(body.tools.map((t: any) => t.function.name)).toEqual(['get_weather']);
@@ -55,24 +78,41 @@ describe('cohere chat', () => {
 
   it('maps answers, tool calls and usage (actual tokens before billed units)', () => {
     const text = res(textChat());
-    expect(text.choices[0]).toEqual({ index: 0, message: { role: 'assistant', content: TEXT_ANSWER.text, refusal: null }, logprobs: null, finish_reason: 'stop' });
+    expect(text.choices[0]).toEqual({
+      index: 0,
+      message: { role: 'assistant', content: TEXT_ANSWER.text, refusal: null },
+      logprobs: null,
+      finish_reason: 'stop',
+    });
     expect(text.usage).toEqual({ prompt_tokens: 20, completion_tokens: 8, total_tokens: 28 });
     const tools = res(toolChat());
     expect(tools.choices[0].finish_reason).toBe('tool_calls');
-    expect(tools.choices[0].message.tool_calls[1]).toEqual({ id: 'get_weather_1byjy32y4hvq', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Milan"}' } });
-    expect(res(toolChat(), undefined, 'chatComplete', { strictOpenAICompliance: false }).choices[0].message.content_blocks).toEqual([{ type: 'thinking', thinking: 'I will look up the weather in Rome and Milan.' }]);
+    expect(tools.choices[0].message.tool_calls[1]).toEqual({
+      id: 'get_weather_1byjy32y4hvq',
+      type: 'function',
+      function: { name: 'get_weather', arguments: '{"city":"Milan"}' },
+    });
+    expect(res(toolChat(), undefined, 'chatComplete', { strictOpenAICompliance: false }).choices[0].message.content_blocks).toEqual([
+      { type: 'thinking', thinking: 'I will look up the weather in Rome and Milan.' },
+    ]);
     expect(res({ ...textChat(), finish_reason: 'MAX_TOKENS' }).choices[0].finish_reason).toBe('length');
   });
 
   it.each([true, false])('streams text (include_usage %s)', (includeUsage) => {
-    const run = runStream(cohereStream(ctxFor({ model: COHERE_MODEL, messages: [], stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) })), pieces(textEvents(), 10));
+    const run = runStream(
+      cohereStream(ctxFor({ model: COHERE_MODEL, messages: [], stream: true, ...(includeUsage ? { stream_options: { include_usage: true } } : {}) })),
+      pieces(textEvents(), 10),
+    );
     checkStreamShape(run, includeUsage);
     expect(assemble(run.events)).toMatchObject({ content: TEXT_ANSWER.text, finishReasons: ['stop'] });
     expect(run.outcome.usage).toMatchObject({ prompt_tokens: 20, completion_tokens: 8 });
   });
 
   it('streams parallel tool calls', () => {
-    const run = runStream(cohereStream(ctxFor({ model: COHERE_MODEL, messages: [], stream: true, stream_options: { include_usage: true } })), pieces(toolEvents(), 10));
+    const run = runStream(
+      cohereStream(ctxFor({ model: COHERE_MODEL, messages: [], stream: true, stream_options: { include_usage: true } })),
+      pieces(toolEvents(), 10),
+    );
     checkStreamShape(run, true);
     const a = assemble(run.events);
     expect(a.toolCalls).toEqual([
@@ -92,7 +132,13 @@ describe('cohere chat', () => {
 
 describe('cohere embed and rerank', () => {
   it('embeds with an input type (search_document by default)', () => {
-    expect(req({ model: 'embed-v4.0', input: ['a'], input_type: 'search_query', dimensions: 512 }, {}, 'embed')).toEqual({ model: 'embed-v4.0', texts: ['a'], input_type: 'search_query', embedding_types: ['float'], output_dimension: 512 });
+    expect(req({ model: 'embed-v4.0', input: ['a'], input_type: 'search_query', dimensions: 512 }, {}, 'embed')).toEqual({
+      model: 'embed-v4.0',
+      texts: ['a'],
+      input_type: 'search_query',
+      embedding_types: ['float'],
+      output_dimension: 512,
+    });
     expect(req({ model: 'embed-english-v3.0', input: 'a' }, {}, 'embed').input_type).toBe('search_document');
   });
 
@@ -130,7 +176,9 @@ describe('cohere over HTTP', () => {
     expect(chat.choices[0].message.tool_calls).toHaveLength(2);
 
     let outcome: NativeOutcome | undefined;
-    const streamed = parseSse(await readText(await call('chatComplete', { model: COHERE_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true }, {}, (o) => (outcome = o))));
+    const streamed = parseSse(
+      await readText(await call('chatComplete', { model: COHERE_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true }, {}, (o) => (outcome = o))),
+    );
     expect(assemble(streamed.events).content).toBe(TEXT_ANSWER.text);
     expect(outcome?.usage).toMatchObject({ prompt_tokens: 20 });
 
@@ -138,7 +186,10 @@ describe('cohere over HTTP', () => {
     expect(emb).toMatchObject({ object: 'list', data: [{ embedding: [0, 0.1] }, { embedding: [1, 0.1] }], usage: { prompt_tokens: 6 } });
 
     const rr = JSON.parse(await readText(await call('rerank', { model: 'rerank-v3.5', query: 'q', documents: ['a', 'b'] })));
-    expect(rr.results).toEqual([{ index: 1, relevance_score: 0.98 }, { index: 0, relevance_score: 0.05 }]);
+    expect(rr.results).toEqual([
+      { index: 1, relevance_score: 0.98 },
+      { index: 0, relevance_score: 0.05 },
+    ]);
   });
 
   it('a rejected key keeps the 401', async () => {

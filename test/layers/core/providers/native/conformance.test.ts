@@ -62,15 +62,49 @@ function startGateway(): Promise<void> {
 }
 
 beforeAll(async () => {
-  const [a, b, g, az, co] = await Promise.all([startMockAnthropic(), startMockBedrock(), startMockGoogle(testServiceAccount()), startMockAzure(), startMockCohere()]);
+  const [a, b, g, az, co] = await Promise.all([
+    startMockAnthropic(),
+    startMockBedrock(),
+    startMockGoogle(testServiceAccount()),
+    startMockAzure(),
+    startMockCohere(),
+  ]);
   mocks.push(a, b, g, az, co);
   targets.push(
     { name: 'anthropic', provider: anthropic, model: ANTHROPIC_MODEL, apiKey: 'sk-ant', options: {}, baseUrl: () => `${a.url}/v1` },
-    { name: 'bedrock', provider: bedrock, model: BEDROCK_MODEL, apiKey: '', options: { aws_access_key_id: 'AKIDEXAMPLE', aws_secret_access_key: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', aws_region: 'us-east-1' }, baseUrl: () => b.url },
+    {
+      name: 'bedrock',
+      provider: bedrock,
+      model: BEDROCK_MODEL,
+      apiKey: '',
+      options: { aws_access_key_id: 'AKIDEXAMPLE', aws_secret_access_key: 'wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY', aws_region: 'us-east-1' },
+      baseUrl: () => b.url,
+    },
     { name: 'google', provider: google, model: GEMINI_MODEL, apiKey: STUDIO_KEY, options: {}, baseUrl: () => `${g.url}/v1beta` },
-    { name: 'vertex-gemini', provider: vertexAI, model: GEMINI_MODEL, apiKey: 'ya29.user-supplied', options: {}, baseUrl: () => `${g.url}/v1/projects/p/locations/us-central1` },
-    { name: 'vertex-claude', provider: vertexAI, model: 'claude-sonnet-4@20250514', apiKey: 'ya29.user-supplied', options: {}, baseUrl: () => `${g.url}/v1/projects/p/locations/us-east5` },
-    { name: 'azure-openai', provider: azureOpenAI, model: 'gpt-4o', apiKey: AZURE_KEY, options: { azure_resource_name: 'r', azure_deployment_id: 'd' }, baseUrl: () => `${az.url}/openai` },
+    {
+      name: 'vertex-gemini',
+      provider: vertexAI,
+      model: GEMINI_MODEL,
+      apiKey: 'ya29.user-supplied',
+      options: {},
+      baseUrl: () => `${g.url}/v1/projects/p/locations/us-central1`,
+    },
+    {
+      name: 'vertex-claude',
+      provider: vertexAI,
+      model: 'claude-sonnet-4@20250514',
+      apiKey: 'ya29.user-supplied',
+      options: {},
+      baseUrl: () => `${g.url}/v1/projects/p/locations/us-east5`,
+    },
+    {
+      name: 'azure-openai',
+      provider: azureOpenAI,
+      model: 'gpt-4o',
+      apiKey: AZURE_KEY,
+      options: { azure_resource_name: 'r', azure_deployment_id: 'd' },
+      baseUrl: () => `${az.url}/openai`,
+    },
     { name: 'cohere', provider: cohere, model: COHERE_MODEL, apiKey: COHERE_KEY, options: {}, baseUrl: () => co.url },
   );
   await startGateway();
@@ -88,7 +122,13 @@ afterAll(async () => {
 
 const client = (target: string) => new OpenAI({ apiKey: 'gw-key', baseURL: gatewayUrl, defaultHeaders: { 'x-test-target': target }, maxRetries: 0 });
 const NAMES = ['anthropic', 'bedrock', 'google', 'vertex-gemini', 'vertex-claude', 'azure-openai', 'cohere'];
-const textTurn = { model: 'x', messages: [{ role: 'system' as const, content: 'You are a weather bot.' }, { role: 'user' as const, content: 'How warm is Paris?' }] };
+const textTurn = {
+  model: 'x',
+  messages: [
+    { role: 'system' as const, content: 'You are a weather bot.' },
+    { role: 'user' as const, content: 'How warm is Paris?' },
+  ],
+};
 
 describe.each(NAMES)('%s through the openai SDK', (name) => {
   it('answers the tool-calling conversation with the same parallel calls, finish reason and usage', async () => {
@@ -102,7 +142,11 @@ describe.each(NAMES)('%s through the openai SDK', (name) => {
       TOOL_ANSWER.calls.map((c) => [c.name, JSON.parse(c.arguments)]),
     );
     expect(new Set(choice.message.tool_calls!.map((c) => c.id)).size).toBe(2);
-    expect(completion.usage).toMatchObject({ prompt_tokens: TOOL_ANSWER.prompt, completion_tokens: TOOL_ANSWER.completion, total_tokens: TOOL_ANSWER.prompt + TOOL_ANSWER.completion });
+    expect(completion.usage).toMatchObject({
+      prompt_tokens: TOOL_ANSWER.prompt,
+      completion_tokens: TOOL_ANSWER.completion,
+      total_tokens: TOOL_ANSWER.prompt + TOOL_ANSWER.completion,
+    });
   });
 
   it('answers text with the same content and usage', async () => {
@@ -126,7 +170,10 @@ describe.each(NAMES)('%s through the openai SDK', (name) => {
 
   it('streams tool calls; without include_usage no usage chunk reaches the client but the usage is reported', async () => {
     const before = outcomes.length;
-    const stream = await client(name).chat.completions.create({ ...(conversation('x') as unknown as OpenAI.ChatCompletionCreateParamsStreaming), stream: true });
+    const stream = await client(name).chat.completions.create({
+      ...(conversation('x') as unknown as OpenAI.ChatCompletionCreateParamsStreaming),
+      stream: true,
+    });
     const calls: { name: string; args: string }[] = [];
     const finishes: string[] = [];
     let sawUsage = false;
@@ -146,6 +193,10 @@ describe.each(NAMES)('%s through the openai SDK', (name) => {
     expect(sawUsage).toBe(false);
     const reported = outcomes.slice(before);
     expect(reported).toHaveLength(1);
-    expect(reported[0]).toMatchObject({ status: 200, finishReason: 'tool_calls', usage: { prompt_tokens: TOOL_ANSWER.prompt, completion_tokens: TOOL_ANSWER.completion } });
+    expect(reported[0]).toMatchObject({
+      status: 200,
+      finishReason: 'tool_calls',
+      usage: { prompt_tokens: TOOL_ANSWER.prompt, completion_tokens: TOOL_ANSWER.completion },
+    });
   });
 });

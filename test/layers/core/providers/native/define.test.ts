@@ -6,7 +6,10 @@ import { nativeContext } from '../../../../../layers/core/src/providers/native/i
 import type { ProviderDefinition } from '../../../../../layers/core/src/providers/types.ts';
 
 const ctx = nativeContext({ body: { model: 'm-1' }, options: { region: 'eu' }, strictOpenAICompliance: false, clock: new ManualClock(0), requestId: 'r' });
-const behaviour = { authenticate: (req: never) => Promise.resolve(req), transformError: () => ({ error: { message: 'x', type: 'api_error', param: null, code: null } }) };
+const behaviour = {
+  authenticate: (req: never) => Promise.resolve(req),
+  transformError: () => ({ error: { message: 'x', type: 'api_error', param: null, code: null } }),
+};
 
 const decl = <const E extends ProviderDefinition['endpoints']>(baseUrl: string, endpoints: E) =>
   ({ id: 'acme', name: 'Acme AI', baseUrl, auth: { kind: 'bearer' }, endpoints, native: true }) as ProviderDefinition & { readonly endpoints: E };

@@ -21,7 +21,8 @@ import {
 import { assemble, checkStreamShape, ctxFor, localUpstream, parseSse, pieces, readText, runStream, T0 } from '../../../../support/native-harness.ts';
 import { conversation, PNG_BASE64, TEXT_ANSWER, WEATHER_TOOL } from '../../../../support/native-fixtures.ts';
 
-const req = (body: Record<string, unknown>, over: Parameters<typeof ctxFor>[1] = {}) => google.transformRequest!('chatComplete', body, ctxFor(body, over)) as Record<string, any>;
+const req = (body: Record<string, unknown>, over: Parameters<typeof ctxFor>[1] = {}) =>
+  google.transformRequest!('chatComplete', body, ctxFor(body, over)) as Record<string, any>;
 const res = (json: unknown, body: Record<string, unknown> = { model: GEMINI_MODEL, messages: [] }, over: Parameters<typeof ctxFor>[1] = {}) =>
   google.transformResponse!('chatComplete', json, ctxFor(body, over), {}) as Record<string, any>;
 
@@ -96,7 +97,9 @@ describe('gemini request', () => {
   });
 
   it('asks for JSON with responseMimeType and a schema Gemini accepts', () => {
-    expect(req({ model: 'g', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } }).generationConfig).toEqual({ responseMimeType: 'application/json' });
+    expect(req({ model: 'g', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_object' } }).generationConfig).toEqual({
+      responseMimeType: 'application/json',
+    });
     const schema = {
       $schema: 'http://json-schema.org/draft-07/schema#',
       type: 'object',
@@ -105,7 +108,11 @@ describe('gemini request', () => {
       required: ['city'],
       $defs: { Loc: { type: 'object', properties: { lat: { type: 'number' } }, additionalProperties: false } },
     };
-    const config = req({ model: 'g', messages: [{ role: 'user', content: 'x' }], response_format: { type: 'json_schema', json_schema: { name: 'c', schema } } }).generationConfig;
+    const config = req({
+      model: 'g',
+      messages: [{ role: 'user', content: 'x' }],
+      response_format: { type: 'json_schema', json_schema: { name: 'c', schema } },
+    }).generationConfig;
     expect(config).toEqual({
       responseMimeType: 'application/json',
       responseSchema: {
@@ -119,16 +126,34 @@ describe('gemini request', () => {
 
   it('maps thinking and reasoning_effort to a thinking budget; thoughts are included without strict compliance only', () => {
     const base = { model: 'g', messages: [{ role: 'user', content: 'x' }] };
-    expect(req({ ...base, thinking: { type: 'enabled', budget_tokens: 512 } }, { strictOpenAICompliance: false }).generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 512, includeThoughts: true } });
+    expect(req({ ...base, thinking: { type: 'enabled', budget_tokens: 512 } }, { strictOpenAICompliance: false }).generationConfig).toEqual({
+      thinkingConfig: { thinkingBudget: 512, includeThoughts: true },
+    });
     expect(req({ ...base, reasoning_effort: 'low' }).generationConfig).toEqual({ thinkingConfig: { thinkingBudget: 1024 } });
     expect(() => req({ ...base, reasoning_effort: 'extreme' })).toThrow(/reasoning_effort/);
   });
 
   it('carries a thought signature in the tool call id and sends it back with the call', () => {
-    const json = { ...toolResponse(), candidates: [{ content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Rome' } }, thoughtSignature: 'CiQBVKhc7sig' }] }, finishReason: 'STOP', index: 0 }] };
+    const json = {
+      ...toolResponse(),
+      candidates: [
+        {
+          content: { role: 'model', parts: [{ functionCall: { name: 'get_weather', args: { city: 'Rome' } }, thoughtSignature: 'CiQBVKhc7sig' }] },
+          finishReason: 'STOP',
+          index: 0,
+        },
+      ],
+    };
     const call = res(json).choices[0].message.tool_calls[0];
     expect(call.id).toMatch(/__thought__CiQBVKhc7sig$/);
-    const next = req({ model: 'g', messages: [{ role: 'user', content: 'x' }, { role: 'assistant', content: null, tool_calls: [call] }, { role: 'tool', tool_call_id: call.id, content: 'sunny' }] });
+    const next = req({
+      model: 'g',
+      messages: [
+        { role: 'user', content: 'x' },
+        { role: 'assistant', content: null, tool_calls: [call] },
+        { role: 'tool', tool_call_id: call.id, content: 'sunny' },
+      ],
+    });
     expect(next.contents[1].parts[0]).toEqual({ functionCall: { name: 'get_weather', args: { city: 'Rome' } }, thoughtSignature: 'CiQBVKhc7sig' });
     expect(next.contents[2].parts[0]).toEqual({ functionResponse: { name: 'get_weather', response: { content: 'sunny' } } });
   });
@@ -148,9 +173,13 @@ describe('gemini response and stream', () => {
   });
 
   it('maps safety blocks (prompt or answer) to finish_reason content_filter', () => {
-    expect(res(blockedPrompt()).choices).toEqual([{ index: 0, message: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: 'content_filter' }]);
+    expect(res(blockedPrompt()).choices).toEqual([
+      { index: 0, message: { role: 'assistant', content: null, refusal: null }, logprobs: null, finish_reason: 'content_filter' },
+    ]);
     expect(res(blockedCandidate()).choices[0].finish_reason).toBe('content_filter');
-    expect(res({ ...textResponse(), candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'MAX_TOKENS' }] }).choices[0].finish_reason).toBe('length');
+    expect(res({ ...textResponse(), candidates: [{ content: { parts: [{ text: 'x' }] }, finishReason: 'MAX_TOKENS' }] }).choices[0].finish_reason).toBe(
+      'length',
+    );
   });
 
   it('counts thoughts as reasoning tokens and cached content as cached tokens', () => {
@@ -158,7 +187,13 @@ describe('gemini response and stream', () => {
       candidates: [{ content: { parts: [{ text: 'Considering...', thought: true }, { text: 'Paris.' }] }, finishReason: 'STOP', index: 0 }],
       usageMetadata: { promptTokenCount: 100, candidatesTokenCount: 5, thoughtsTokenCount: 40, cachedContentTokenCount: 60, totalTokenCount: 145 },
     };
-    expect(res(json).usage).toEqual({ prompt_tokens: 100, completion_tokens: 45, total_tokens: 145, prompt_tokens_details: { cached_tokens: 60 }, completion_tokens_details: { reasoning_tokens: 40 } });
+    expect(res(json).usage).toEqual({
+      prompt_tokens: 100,
+      completion_tokens: 45,
+      total_tokens: 145,
+      prompt_tokens_details: { cached_tokens: 60 },
+      completion_tokens_details: { reasoning_tokens: 40 },
+    });
     expect(res(json).choices[0].message.content_blocks).toBeUndefined();
     expect(res(json, undefined, { strictOpenAICompliance: false }).choices[0].message.content_blocks).toEqual([
       { type: 'thinking', thinking: 'Considering...' },
@@ -167,7 +202,10 @@ describe('gemini response and stream', () => {
   });
 
   it('returns one choice per candidate', () => {
-    const json = { candidates: [0, 1].map((index) => ({ content: { parts: [{ text: `answer ${index}` }] }, finishReason: 'STOP', index })), usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 2 } };
+    const json = {
+      candidates: [0, 1].map((index) => ({ content: { parts: [{ text: `answer ${index}` }] }, finishReason: 'STOP', index })),
+      usageMetadata: { promptTokenCount: 1, candidatesTokenCount: 2 },
+    };
     expect(res(json).choices.map((c: any) => [c.index, c.message.content])).toEqual([
       [0, 'answer 0'],
       [1, 'answer 1'],
@@ -199,33 +237,71 @@ describe('gemini response and stream', () => {
 
   it('maps errors, also when wrapped in an array', () => {
     const reply = googleErrorReply(429, 'RESOURCE_EXHAUSTED', 'Resource has been exhausted (e.g. check quota).');
-    expect(google.transformError(429, JSON.stringify(reply.json), {})).toEqual({ error: { message: 'Resource has been exhausted (e.g. check quota).', type: 'rate_limit_error', param: null, code: 'RESOURCE_EXHAUSTED' } });
-    expect(google.transformError(400, JSON.stringify([{ error: { code: 400, message: 'bad', status: 'INVALID_ARGUMENT' } }]), {}).error).toMatchObject({ type: 'invalid_request_error', code: 'INVALID_ARGUMENT' });
+    expect(google.transformError(429, JSON.stringify(reply.json), {})).toEqual({
+      error: { message: 'Resource has been exhausted (e.g. check quota).', type: 'rate_limit_error', param: null, code: 'RESOURCE_EXHAUSTED' },
+    });
+    expect(google.transformError(400, JSON.stringify([{ error: { code: 400, message: 'bad', status: 'INVALID_ARGUMENT' } }]), {}).error).toMatchObject({
+      type: 'invalid_request_error',
+      code: 'INVALID_ARGUMENT',
+    });
   });
 
   it('embeds through batchEmbedContents (AI Studio) and predict (Vertex)', () => {
     const body = { model: 'text-embedding-004', input: ['a', 'b'], dimensions: 256, task_type: 'RETRIEVAL_DOCUMENT' };
     expect(google.transformRequest!('embed', body, ctxFor(body))).toEqual({
-      requests: ['a', 'b'].map((text) => ({ model: 'models/text-embedding-004', content: { parts: [{ text }] }, taskType: 'RETRIEVAL_DOCUMENT', outputDimensionality: 256 })),
+      requests: ['a', 'b'].map((text) => ({
+        model: 'models/text-embedding-004',
+        content: { parts: [{ text }] },
+        taskType: 'RETRIEVAL_DOCUMENT',
+        outputDimensionality: 256,
+      })),
     });
-    expect(vertexAI.transformRequest!('embed', body, ctxFor(body))).toEqual({ instances: [{ content: 'a', task_type: 'RETRIEVAL_DOCUMENT' }, { content: 'b', task_type: 'RETRIEVAL_DOCUMENT' }], parameters: { outputDimensionality: 256 } });
-    const out = vertexAI.transformResponse!('embed', { predictions: [{ embeddings: { values: [1, 2], statistics: { token_count: 4 } } }] }, ctxFor(body), {}) as any;
-    expect(out).toEqual({ object: 'list', data: [{ object: 'embedding', index: 0, embedding: [1, 2] }], model: 'text-embedding-004', usage: { prompt_tokens: 4, total_tokens: 4 } });
+    expect(vertexAI.transformRequest!('embed', body, ctxFor(body))).toEqual({
+      instances: [
+        { content: 'a', task_type: 'RETRIEVAL_DOCUMENT' },
+        { content: 'b', task_type: 'RETRIEVAL_DOCUMENT' },
+      ],
+      parameters: { outputDimensionality: 256 },
+    });
+    const out = vertexAI.transformResponse!(
+      'embed',
+      { predictions: [{ embeddings: { values: [1, 2], statistics: { token_count: 4 } } }] },
+      ctxFor(body),
+      {},
+    ) as any;
+    expect(out).toEqual({
+      object: 'list',
+      data: [{ object: 'embedding', index: 0, embedding: [1, 2] }],
+      model: 'text-embedding-004',
+      usage: { prompt_tokens: 4, total_tokens: 4 },
+    });
   });
 });
 
 describe('vertex URLs and Claude on Vertex', () => {
   const options = { vertex_project_id: 'my-project', vertex_region: 'europe-west4' };
   const url = async (model: string, stream = false, opts: Record<string, unknown> = options) =>
-    (await buildNativeRequest(vertexAI, 'chatComplete', ctxFor({ model, messages: [{ role: 'user', content: 'x' }], stream }, { options: opts, apiKey: 'ya29.token' }))).url.href;
+    (
+      await buildNativeRequest(
+        vertexAI,
+        'chatComplete',
+        ctxFor({ model, messages: [{ role: 'user', content: 'x' }], stream }, { options: opts, apiKey: 'ya29.token' }),
+      )
+    ).url.href;
 
   it('builds regional, global and per-family URLs', async () => {
-    expect(await url(GEMINI_MODEL)).toBe('https://europe-west4-aiplatform.googleapis.com/v1/projects/my-project/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent');
-    expect(await url(GEMINI_MODEL, true)).toBe('https://europe-west4-aiplatform.googleapis.com/v1/projects/my-project/locations/europe-west4/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse');
+    expect(await url(GEMINI_MODEL)).toBe(
+      'https://europe-west4-aiplatform.googleapis.com/v1/projects/my-project/locations/europe-west4/publishers/google/models/gemini-2.5-flash:generateContent',
+    );
+    expect(await url(GEMINI_MODEL, true)).toBe(
+      'https://europe-west4-aiplatform.googleapis.com/v1/projects/my-project/locations/europe-west4/publishers/google/models/gemini-2.5-flash:streamGenerateContent?alt=sse',
+    );
     expect(await url('claude-sonnet-4@20250514', true, { ...options, vertex_region: 'global' })).toBe(
       'https://aiplatform.googleapis.com/v1/projects/my-project/locations/global/publishers/anthropic/models/claude-sonnet-4%4020250514:streamRawPredict',
     );
-    expect(await url('meta/llama-3.3-70b-instruct-maas')).toBe('https://europe-west4-aiplatform.googleapis.com/v1/projects/my-project/locations/europe-west4/endpoints/openapi/chat/completions');
+    expect(await url('meta/llama-3.3-70b-instruct-maas')).toBe(
+      'https://europe-west4-aiplatform.googleapis.com/v1/projects/my-project/locations/europe-west4/endpoints/openapi/chat/completions',
+    );
   });
 
   it('takes the project from the service account key and refuses malformed options', async () => {
@@ -233,14 +309,21 @@ describe('vertex URLs and Claude on Vertex', () => {
     const ctx = ctxFor({ model: GEMINI_MODEL, messages: [] }, { options: { vertex_service_account_json: JSON.stringify(json) } });
     expect(vertexAI.baseUrl(ctx)).toBe('https://us-central1-aiplatform.googleapis.com/v1/projects/gantry-test-project/locations/us-central1');
     expect(() => vertexAI.baseUrl(ctxFor({ model: 'g', messages: [] }, { options: { vertex_project_id: 'x.evil.com/#' } }))).toThrow(/vertex_project_id/);
-    expect(() => vertexAI.baseUrl(ctxFor({ model: 'g', messages: [] }, { options: { vertex_project_id: 'my-project', vertex_region: 'a/../b' } }))).toThrow(/vertex_region/);
+    expect(() => vertexAI.baseUrl(ctxFor({ model: 'g', messages: [] }, { options: { vertex_project_id: 'my-project', vertex_region: 'a/../b' } }))).toThrow(
+      /vertex_region/,
+    );
     expect(() => vertexAI.baseUrl(ctxFor({ model: 'g', messages: [] }))).toThrow(/vertex_project_id: is required/);
   });
 
   it('sends Claude the Anthropic body with the Vertex anthropic_version and no model', () => {
     const body = { model: 'claude-sonnet-4@20250514', messages: [{ role: 'user', content: 'hi' }], stream: true };
     const sent = vertexAI.transformRequest!('chatComplete', body, ctxFor(body)) as Record<string, unknown>;
-    expect(sent).toEqual({ anthropic_version: 'vertex-2023-10-16', messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }], max_tokens: 4096, stream: true });
+    expect(sent).toEqual({
+      anthropic_version: 'vertex-2023-10-16',
+      messages: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }],
+      max_tokens: 4096,
+      stream: true,
+    });
   });
 });
 
@@ -281,7 +364,13 @@ describe('google over HTTP', () => {
   });
 
   it('AI Studio: a bad key comes back as the provider error', async () => {
-    const answer = await callNative({ provider: google, endpoint: 'chatComplete', ctx: ctxFor({ model: GEMINI_MODEL, messages: [{ role: 'user', content: 'hi' }] }, { apiKey: 'wrong' }), send: up.send, baseUrl: `${mock.url}/v1beta` });
+    const answer = await callNative({
+      provider: google,
+      endpoint: 'chatComplete',
+      ctx: ctxFor({ model: GEMINI_MODEL, messages: [{ role: 'user', content: 'hi' }] }, { apiKey: 'wrong' }),
+      send: up.send,
+      baseUrl: `${mock.url}/v1beta`,
+    });
     expect(answer.status).toBe(400);
     expect(JSON.parse(await readText(answer)).error).toMatchObject({ code: 'INVALID_ARGUMENT', message: 'API key not valid. Please pass a valid API key.' });
   });
@@ -293,7 +382,10 @@ describe('google over HTTP', () => {
       callNative({
         provider: vertexAI,
         endpoint: 'chatComplete',
-        ctx: ctxFor({ model, messages: [{ role: 'user', content: 'hi' }] }, { apiKey: undefined, clock, options: { vertex_service_account_json: JSON.stringify(account.json) }, authEndpoints: { googleToken: mock.tokenUrl } }),
+        ctx: ctxFor(
+          { model, messages: [{ role: 'user', content: 'hi' }] },
+          { apiKey: undefined, clock, options: { vertex_service_account_json: JSON.stringify(account.json) }, authEndpoints: { googleToken: mock.tokenUrl } },
+        ),
         send: up.send,
         baseUrl: base,
       });
@@ -312,7 +404,9 @@ describe('google over HTTP', () => {
       },
     });
     expect(mock.received.at(-1)!.headers.authorization).toBe('Bearer ya29.minted-1');
-    expect(mock.received.at(-1)!.path).toBe('/v1/projects/gantry-test-project/locations/us-central1/publishers/anthropic/models/claude-sonnet-4%4020250514:rawPredict');
+    expect(mock.received.at(-1)!.path).toBe(
+      '/v1/projects/gantry-test-project/locations/us-central1/publishers/anthropic/models/claude-sonnet-4%4020250514:rawPredict',
+    );
     expect((mock.received.at(-1)!.json as Record<string, unknown>).anthropic_version).toBe('vertex-2023-10-16');
     clock.advance(55 * 60_000);
     await chat(GEMINI_MODEL);
@@ -322,9 +416,16 @@ describe('google over HTTP', () => {
 
   it('Vertex: a key Google rejects is a 401 naming the option; a caller token is used as it is', async () => {
     const other = testServiceAccount();
-    const ctx = ctxFor({ model: GEMINI_MODEL, messages: [] }, { options: { vertex_service_account_json: other.json }, authEndpoints: { googleToken: mock.tokenUrl } });
+    const ctx = ctxFor(
+      { model: GEMINI_MODEL, messages: [] },
+      { options: { vertex_service_account_json: other.json }, authEndpoints: { googleToken: mock.tokenUrl } },
+    );
     await expect(buildNativeRequest(vertexAI, 'chatComplete', ctx)).rejects.toMatchObject({ status: 401, param: 'vertex_service_account_json' });
-    const direct = await buildNativeRequest(vertexAI, 'chatComplete', ctxFor({ model: GEMINI_MODEL, messages: [] }, { apiKey: 'ya29.user-supplied', options: { vertex_project_id: 'p-1234' } }));
+    const direct = await buildNativeRequest(
+      vertexAI,
+      'chatComplete',
+      ctxFor({ model: GEMINI_MODEL, messages: [] }, { apiKey: 'ya29.user-supplied', options: { vertex_project_id: 'p-1234' } }),
+    );
     expect(direct.headers.authorization).toBe('Bearer ya29.user-supplied');
   });
 
@@ -333,7 +434,10 @@ describe('google over HTTP', () => {
     const answer = await callNative({
       provider: vertexAI,
       endpoint: 'chatComplete',
-      ctx: ctxFor({ model: ANTHROPIC_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } }, { apiKey: 'ya29.user-supplied' }),
+      ctx: ctxFor(
+        { model: ANTHROPIC_MODEL, messages: [{ role: 'user', content: 'hi' }], stream: true, stream_options: { include_usage: true } },
+        { apiKey: 'ya29.user-supplied' },
+      ),
       send: up.send,
       baseUrl: `${mock.url}/v1/projects/p/locations/us-east5`,
       onOutcome: (o) => (outcome = o),

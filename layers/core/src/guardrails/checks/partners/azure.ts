@@ -28,14 +28,25 @@ const credentialsSpec: ParamSpec = {
 
 const needsEndpoint = (p: Readonly<Record<string, unknown>>) => {
   const c = isRecord(p.credentials) ? p.credentials : {};
-  return c.resourceName === undefined && c.endpoint === undefined ? [{ path: 'credentials.resourceName', message: 'resourceName or endpoint is required' }] : [];
+  return c.resourceName === undefined && c.endpoint === undefined
+    ? [{ path: 'credentials.resourceName', message: 'resourceName or endpoint is required' }]
+    : [];
 };
 
-async function callAzure(deps: CheckDeps, p: Readonly<Record<string, unknown>>, operation: string, defaultVersion: string, body: unknown): Promise<Record<string, unknown>> {
+async function callAzure(
+  deps: CheckDeps,
+  p: Readonly<Record<string, unknown>>,
+  operation: string,
+  defaultVersion: string,
+  body: unknown,
+): Promise<Record<string, unknown>> {
   const c = p.credentials as Record<string, unknown>;
   const base = str(c.endpoint, `https://${str(c.resourceName)}.cognitiveservices.azure.com`).replace(/\/+$/, '');
   const url = `${base}/contentsafety/text:${operation}?api-version=${encodeURIComponent(str(p.apiVersion, defaultVersion))}`;
-  const answer = await postJson(deps, 'Azure AI Content Safety', url, body, { headers: { 'ocp-apim-subscription-key': str(c.apiKey) }, timeoutMs: num(p.timeout, 5000) });
+  const answer = await postJson(deps, 'Azure AI Content Safety', url, body, {
+    headers: { 'ocp-apim-subscription-key': str(c.apiKey) },
+    timeoutMs: num(p.timeout, 5000),
+  });
   if (!isRecord(answer)) throw new RemoteCheckError('Azure AI Content Safety answered something other than an object');
   return answer;
 }
@@ -77,7 +88,10 @@ export const azureShieldPrompt: CheckDefinition = {
     try {
       // Tool results are third-party content, which Prompt Shields screens as documents (indirect attacks).
       const documents = [...ctx.request.parts.filter((t) => t.role === 'tool').map((t) => t.text), ...strings(p.documents)];
-      const userPrompt = ctx.request.parts.filter((t) => t.role !== 'tool').map((t) => t.text).join('\n');
+      const userPrompt = ctx.request.parts
+        .filter((t) => t.role !== 'tool')
+        .map((t) => t.text)
+        .join('\n');
       const answer = await callAzure(deps, p, 'shieldPrompt', '2024-09-01', { userPrompt, documents });
       const prompt = isRecord(answer.userPromptAnalysis) && answer.userPromptAnalysis.attackDetected === true;
       const docs = Array.isArray(answer.documentsAnalysis) ? answer.documentsAnalysis.filter((d) => isRecord(d) && d.attackDetected === true).length : 0;

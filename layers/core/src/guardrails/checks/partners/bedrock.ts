@@ -35,11 +35,19 @@ export const bedrockGuard: CheckDefinition = {
         accessKeyId: { type: 'string', required: true, nonEmpty: true },
         secretAccessKey: { type: 'string', required: true, nonEmpty: true },
         sessionToken: { type: 'string' },
-        region: { type: 'string', required: true, check: (v) => (/^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$/.test(v) ? null : 'must be an AWS region such as us-east-1') },
+        region: {
+          type: 'string',
+          required: true,
+          check: (v) => (/^[a-z]{2}(-gov|-iso[a-z]*)?-[a-z]+-\d$/.test(v) ? null : 'must be an AWS region such as us-east-1'),
+        },
         endpoint: httpUrl,
       },
     },
-    guardrailId: { type: 'string', required: true, check: (v) => (/^([a-z0-9]+|arn:aws(-[^:]+)?:bedrock:[a-z0-9-]{1,20}:\d{12}:guardrail\/[a-z0-9]+)$/.test(v) ? null : 'must be a guardrail id or ARN') },
+    guardrailId: {
+      type: 'string',
+      required: true,
+      check: (v) => (/^([a-z0-9]+|arn:aws(-[^:]+)?:bedrock:[a-z0-9-]{1,20}:\d{12}:guardrail\/[a-z0-9]+)$/.test(v) ? null : 'must be a guardrail id or ARN'),
+    },
     guardrailVersion: { type: 'string', required: true, check: (v) => (/^([1-9]\d{0,7}|DRAFT)$/.test(v) ? null : 'must be a version number or DRAFT') },
     redact: { type: 'boolean' },
     timeout: timeoutRule,
@@ -50,7 +58,11 @@ export const bedrockGuard: CheckDefinition = {
     const base = str(c.endpoint, `https://bedrock-runtime.${region}.amazonaws.com`).replace(/\/+$/, '');
     const url = new URL(`${base}/guardrail/${encodeURIComponent(str(p.guardrailId))}/version/${str(p.guardrailVersion)}/apply`);
     const text = checkedText(ctx);
-    const creds = { accessKeyId: str(c.accessKeyId), secretAccessKey: str(c.secretAccessKey), ...(typeof c.sessionToken === 'string' ? { sessionToken: c.sessionToken } : {}) };
+    const creds = {
+      accessKeyId: str(c.accessKeyId),
+      secretAccessKey: str(c.secretAccessKey),
+      ...(typeof c.sessionToken === 'string' ? { sessionToken: c.sessionToken } : {}),
+    };
     const sign = async (body: string) =>
       (await signAws({ url, method: 'POST', headers: { 'content-type': 'application/json' }, body }, creds, region, 'bedrock', deps.now())).headers;
     try {

@@ -40,7 +40,12 @@ function verdictOf(ctx: CheckContext, answer: Record<string, unknown>, p: Readon
   // turns (before the request) or the answer (the last turn, after it).
   const last = turns.length - 1;
   const turnOf = (s: Record<string, unknown>): number => (typeof s.message_id === 'number' ? s.message_id : last);
-  const redactTurn = (i: number, text: string): string => redactSpans(text, spans.filter((s) => turnOf(s) === i), p.endInclusive === true);
+  const redactTurn = (i: number, text: string): string =>
+    redactSpans(
+      text,
+      spans.filter((s) => turnOf(s) === i),
+      p.endInclusive === true,
+    );
   const checked = ctx.event === 'afterRequestHook' ? [last] : turns.map((_, i) => i).slice(0, ctx.request.parts.length || 1);
   if (spans.some((s) => !checked.includes(turnOf(s)))) return { verdict: false, data };
   const original = checked.map((i) => turns[i]!.content).join('\n');
