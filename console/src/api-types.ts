@@ -17,8 +17,8 @@ export interface OpenAIError {
 }
 
 export interface AdminError {
-  object: 'error';
-  errorCode: 'AB01' | 'AB02' | 'AB03' | 'AB04' | 'AB05' | 'AB06' | 'AB07' | 'AB08' | 'AB09';
+  object: "error";
+  errorCode: "AB01" | "AB02" | "AB03" | "AB04" | "AB05" | "AB06" | "AB07" | "AB08" | "AB09";
   message: string;
   errors: {
     path: string;
@@ -29,7 +29,7 @@ export interface AdminError {
 /** A model (OpenAI: Model, with Gantry catalog fields) */
 export interface Model {
   id: string;
-  object: 'model';
+  object: "model";
   /** Unix seconds */
   created: number;
   owned_by: string;
@@ -42,7 +42,7 @@ export interface Model {
     input_per_million: number | null;
     output_per_million: number | null;
     cached_input_per_million: number | null;
-    currency: 'USD';
+    currency: "USD";
     [key: string]: unknown;
   };
   [key: string]: unknown;
@@ -51,14 +51,14 @@ export interface Model {
 /** A chat completion (OpenAI: CreateChatCompletionResponse) */
 export interface ChatCompletion {
   id: string;
-  object: 'chat.completion';
+  object: "chat.completion";
   /** Unix seconds */
   created: number;
   model: string;
-  choices: {
+  choices: ({
     index: number;
     message: {
-      role: 'assistant';
+      role: "assistant";
       content: string | null;
       tool_calls?: {
         id: string;
@@ -74,7 +74,7 @@ export interface ChatCompletion {
     };
     finish_reason: string | null;
     [key: string]: unknown;
-  }[];
+  })[];
   usage?: {
     prompt_tokens: number;
     completion_tokens?: number;
@@ -87,16 +87,16 @@ export interface ChatCompletion {
 /** A completion (OpenAI: CreateCompletionResponse) */
 export interface Completion {
   id: string;
-  object: 'text_completion';
+  object: "text_completion";
   /** Unix seconds */
   created: number;
   model: string;
-  choices: {
+  choices: ({
     index: number;
     text: string;
     finish_reason: string | null;
     [key: string]: unknown;
-  }[];
+  })[];
   usage?: {
     prompt_tokens: number;
     completion_tokens?: number;
@@ -108,13 +108,13 @@ export interface Completion {
 
 /** Embeddings (OpenAI: CreateEmbeddingResponse) */
 export interface Embeddings {
-  object: 'list';
-  data: {
-    object: 'embedding';
+  object: "list";
+  data: ({
+    object: "embedding";
     index: number;
     embedding: number[] | string;
     [key: string]: unknown;
-  }[];
+  })[];
   model: string;
   usage: {
     prompt_tokens: number;
@@ -173,8 +173,8 @@ export interface Rerank {
 /** An Anthropic Message (Anthropic's Messages API) */
 export interface AnthropicMessage {
   id: string;
-  type: 'message';
-  role: 'assistant';
+  type: "message";
+  role: "assistant";
   content: {
     type: string;
     [key: string]: unknown;
@@ -198,7 +198,7 @@ export interface TokenCount {
 /** A file (OpenAI: OpenAIFile) */
 export interface File {
   id: string;
-  object: 'file';
+  object: "file";
   bytes: number;
   /** Unix seconds */
   created_at: number;
@@ -213,22 +213,22 @@ export interface File {
 /** A batch (OpenAI: Batch) */
 export interface Batch {
   id: string;
-  object: 'batch';
+  object: "batch";
   endpoint: string;
   errors?: {
-    object: 'list';
-    data: {
+    object: "list";
+    data: ({
       code: string;
       message: string;
       param?: string | null;
       line?: number | null;
       [key: string]: unknown;
-    }[];
+    })[];
     [key: string]: unknown;
   } | null;
   input_file_id: string;
   completion_window: string;
-  status: 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
+  status: "validating" | "failed" | "in_progress" | "finalizing" | "completed" | "expired" | "cancelling" | "cancelled";
   output_file_id?: string | null;
   error_file_id?: string | null;
   /** Unix seconds */
@@ -270,7 +270,7 @@ export interface Batch {
 /** A fine-tuning job (OpenAI: FineTuningJob) */
 export interface FineTuningJob {
   id: string;
-  object: 'fine_tuning.job';
+  object: "fine_tuning.job";
   /** Unix seconds */
   created_at: number;
   model: string;
@@ -283,7 +283,7 @@ export interface FineTuningJob {
 /** A model response (OpenAI: Response) */
 export interface Response {
   id: string;
-  object: 'response';
+  object: "response";
   /** Unix seconds */
   created_at: number;
   status?: string;
@@ -315,7 +315,7 @@ export interface RealtimeSession {
 }
 
 export interface InviteAccepted {
-  object: 'user';
+  object: "user";
   id: string;
   email: string;
   role: string;
@@ -335,15 +335,15 @@ export interface ApiKeyCreated {
   id: string;
   /** The key; shown only here */
   key: string;
-  object: 'api-key';
+  object: "api-key";
 }
 
 export interface ApiKeyView {
-  object: 'api-key';
+  object: "api-key";
   id: string;
   name: string;
   description: string | null;
-  type: 'organisation-service' | 'workspace-service' | 'workspace-user';
+  type: "organisation-service" | "workspace-service" | "workspace-user";
   organisation_id: string;
   workspace_id: string | null;
   user_id: string | null;
@@ -368,7 +368,7 @@ export interface ApiKeyView {
     };
   } | null;
   rotation_policy: {
-    rotation_period: 'weekly' | 'monthly' | null;
+    rotation_period: "weekly" | "monthly" | null;
     next_rotation_at: string | null;
     key_transition_period_ms: number;
   } | null;
@@ -376,18 +376,18 @@ export interface ApiKeyView {
   key_transition_expires_at: string | null;
   alert_emails: string[];
   usage_limits: KeyUsageLimits | null;
-  rate_limits: {
-    type: 'requests' | 'tokens';
-    unit: 'rps' | 'rpm' | 'rph' | 'rpd' | 'rpw';
+  rate_limits: ({
+    type: "requests" | "tokens";
+    unit: "rps" | "rpm" | "rph" | "rpd" | "rpw";
     value: number;
-  }[];
+  })[];
 }
 
 export interface KeyUsageLimits {
-  type?: 'cost' | 'tokens';
+  type?: "cost" | "tokens";
   credit_limit?: number | null;
   alert_threshold?: number | null;
-  periodic_reset?: 'weekly' | 'monthly' | null;
+  periodic_reset?: "weekly" | "monthly" | null;
   periodic_reset_days?: number | null;
   next_usage_reset_at?: string | null;
 }
@@ -400,18 +400,18 @@ export interface ApiKeyRotated {
   key: string;
   /** ISO 8601 time */
   key_transition_expires_at: string;
-  object: 'api-key';
+  object: "api-key";
 }
 
 export interface ConfigWritten {
   id: string;
   slug: string;
   version_id: string;
-  object: 'config';
+  object: "config";
 }
 
 export interface ConfigView {
-  object: 'config';
+  object: "config";
   id: string;
   slug: string;
   name: string;
@@ -434,7 +434,7 @@ export interface ConfigView {
 }
 
 export interface ConfigVersion {
-  object: 'config-version';
+  object: "config-version";
   id: string;
   config_id: string;
   version: number;
@@ -454,7 +454,7 @@ export interface GuardrailWritten {
 }
 
 export interface GuardrailView {
-  object: 'guardrail';
+  object: "guardrail";
   id: string;
   slug: string;
   name: string;
@@ -497,7 +497,7 @@ export interface CollectionCreated {
 }
 
 export interface CollectionSummary {
-  object: 'collection';
+  object: "collection";
   id: string;
   slug: string;
   name: string;
@@ -505,7 +505,7 @@ export interface CollectionSummary {
   workspace_id: string;
   parent_collection_id: string | null;
   is_default: boolean;
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -519,7 +519,7 @@ export interface CollectionSummary {
 }
 
 export interface CollectionView {
-  object: 'collection';
+  object: "collection";
   id: string;
   slug: string;
   name: string;
@@ -527,7 +527,7 @@ export interface CollectionView {
   workspace_id: string;
   parent_collection_id: string | null;
   is_default: boolean;
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -538,7 +538,7 @@ export interface CollectionView {
     child_collections_last_updated_at: string | null;
     prompts_last_updated_at: string | null;
   };
-  child_collections: {
+  child_collections: ({
     id: string;
     name: string;
     slug: string;
@@ -550,7 +550,7 @@ export interface CollectionView {
       child_collections_last_updated_at: string | null;
       prompts_last_updated_at: string | null;
     };
-  }[];
+  })[];
 }
 
 export interface LabelCreated {
@@ -559,7 +559,7 @@ export interface LabelCreated {
 }
 
 export interface LabelView {
-  object: 'label';
+  object: "label";
   id: string;
   name: string;
   description: string | null;
@@ -567,7 +567,7 @@ export interface LabelView {
   organisation_id: string;
   workspace_id: string | null;
   is_universal: boolean;
-  status: 'active';
+  status: "active";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -582,13 +582,13 @@ export interface PartialCreated {
 }
 
 export interface PartialSummary {
-  object: 'partial';
+  object: "partial";
   id: string;
   slug: string;
   name: string;
   workspace_id: string;
   collection_id: null;
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   default_version: number;
   latest_version: number;
   /** ISO 8601 time */
@@ -598,13 +598,13 @@ export interface PartialSummary {
 }
 
 export interface PartialView {
-  object: 'partial';
+  object: "partial";
   id: string;
   slug: string;
   name: string;
   workspace_id: string;
   collection_id: null;
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   default_version: number;
   latest_version: number;
   /** ISO 8601 time */
@@ -628,7 +628,7 @@ export interface PartialUpdated {
 }
 
 export interface PartialVersion {
-  object: 'partial';
+  object: "partial";
   prompt_partial_id: string;
   prompt_partial_version_id: string;
   slug: string;
@@ -648,7 +648,7 @@ export interface PromptCreated {
 }
 
 export interface PromptSummary {
-  object: 'prompt';
+  object: "prompt";
   id: string;
   slug: string;
   workspace_id: string;
@@ -656,7 +656,7 @@ export interface PromptSummary {
   default_version: number;
   name: string;
   collection_id: string;
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -679,7 +679,7 @@ export interface PromptView {
   template_metadata: {
     [key: string]: unknown;
   };
-  object: 'prompt';
+  object: "prompt";
   id: string;
   slug: string;
   name: string;
@@ -693,7 +693,7 @@ export interface PromptView {
   prompt_version_labels: string[];
   default_version: number;
   latest_version: number;
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -709,7 +709,7 @@ export interface PromptUpdated {
 }
 
 export interface PromptVersion {
-  object: 'prompt';
+  object: "prompt";
   id: string;
   prompt_id: string;
   prompt_version: number;
@@ -749,7 +749,7 @@ export interface CustomPriceView {
   input_per_million: number | null;
   output_per_million: number | null;
   cached_input_per_million: number | null;
-  object: 'model-price';
+  object: "model-price";
   provider: string;
   model: string;
   /** null: the organisation's price */
@@ -762,7 +762,7 @@ export interface CustomPriceView {
 }
 
 export interface EffectivePriceView {
-  object: 'model-price';
+  object: "model-price";
   provider: string;
   model: string;
   workspace_id: string | null;
@@ -788,11 +788,11 @@ export interface EffectivePriceView {
 export interface IntegrationCreated {
   id: string;
   slug: string;
-  object: 'integration';
+  object: "integration";
 }
 
 export interface IntegrationView {
-  object: 'integration';
+  object: "integration";
   id: string;
   slug: string;
   name: string;
@@ -811,11 +811,11 @@ export interface IntegrationView {
   /** null: every workspace may use the integration */
   workspace_ids: string[] | null;
   allowed_models: string[];
-  secret_mappings: {
+  secret_mappings: ({
     target_field: string;
     secret_reference_id: string;
     secret_key?: string | null;
-  }[];
+  })[];
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -830,14 +830,14 @@ export interface McpCreated {
 }
 
 export interface McpIntegrationView {
-  object: 'mcp-integration';
+  object: "mcp-integration";
   id: string;
   slug: string;
   name: string;
   description: string | null;
   organisation_id: string;
   workspace_id: string | null;
-  type: 'organisation' | 'workspace';
+  type: "organisation" | "workspace";
   owner_id: string | null;
   status: string;
   url: string;
@@ -857,7 +857,7 @@ export interface McpIntegrationView {
 }
 
 export interface McpWorkspaceAccess {
-  object: 'list';
+  object: "list";
   total: number;
   data: {
     id: string;
@@ -911,20 +911,20 @@ export interface McpServerCreated {
 }
 
 export interface McpServerView {
-  object: 'mcp-server';
+  object: "mcp-server";
   id: string;
   slug: string;
   name: string;
   description: string | null;
-  status: 'active';
+  status: "active";
   organisation_id: string;
   workspace_id: string;
   owner_id: string | null;
   mcp_integration_id: string;
   mcp_integration_slug: string | null;
   mcp_integration_url: string | null;
-  auth_type: 'none' | 'headers' | 'oauth' | null;
-  default_user_access: 'allow' | 'deny';
+  auth_type: "none" | "headers" | "oauth" | null;
+  default_user_access: "allow" | "deny";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -963,17 +963,17 @@ export interface ServerCapabilityView {
 }
 
 export interface McpUserAccess {
-  object: 'list';
+  object: "list";
   total: number;
-  data: {
+  data: ({
     user_id: string;
     first_name: string | null;
     last_name: string | null;
     enabled: boolean;
     has_override: boolean;
-    connection_status: 'connected' | 'not_connected';
-  }[];
-  default_user_access: 'allow' | 'deny';
+    connection_status: "connected" | "not_connected";
+  })[];
+  default_user_access: "allow" | "deny";
   has_more: boolean;
 }
 
@@ -991,16 +991,16 @@ export interface McpConnection {
 export interface SecretReferenceCreated {
   id: string;
   slug: string;
-  object: 'secret-reference';
+  object: "secret-reference";
 }
 
 export interface SecretReferenceSummary {
-  object: 'secret-reference';
+  object: "secret-reference";
   id: string;
   name: string;
   slug: string;
-  manager_type: 'aws_sm' | 'azure_kv' | 'hashicorp_vault';
-  status: 'ACTIVE';
+  manager_type: "aws_sm" | "azure_kv" | "hashicorp_vault";
+  status: "ACTIVE";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -1008,12 +1008,12 @@ export interface SecretReferenceSummary {
 }
 
 export interface SecretReferenceView {
-  object: 'secret-reference';
+  object: "secret-reference";
   id: string;
   name: string;
   slug: string;
-  manager_type: 'aws_sm' | 'azure_kv' | 'hashicorp_vault';
-  status: 'ACTIVE';
+  manager_type: "aws_sm" | "azure_kv" | "hashicorp_vault";
+  status: "ACTIVE";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -1037,11 +1037,11 @@ export interface SecretReferenceView {
 export interface ProviderWritten {
   id: string;
   slug: string;
-  object: 'provider';
+  object: "provider";
 }
 
 export interface ProviderView {
-  object: 'provider';
+  object: "provider";
   id: string;
   slug: string;
   name: string;
@@ -1051,7 +1051,7 @@ export interface ProviderView {
   integration_slug: string | null;
   ai_provider_id: string | null;
   note: string | null;
-  status: 'active' | 'expired';
+  status: "active" | "expired";
   expires_at: string | null;
   usage_limits: KeyUsageLimits | null;
   /** ISO 8601 time */
@@ -1065,11 +1065,11 @@ export interface ProviderView {
 export interface VirtualKeyCreated {
   id: string;
   slug: string;
-  object: 'virtual-key';
+  object: "virtual-key";
 }
 
 export interface VirtualKeyView {
-  object: 'virtual-key';
+  object: "virtual-key";
   id: string;
   slug: string;
   name: string;
@@ -1077,7 +1077,7 @@ export interface VirtualKeyView {
   organisation_id: string;
   workspace_id: string;
   note: string | null;
-  status: 'active' | 'expired';
+  status: "active" | "expired";
   masked_key: string | null;
   /** Secret fields only as masked_<field> */
   model_config: {
@@ -1108,19 +1108,19 @@ export interface RateLimitPolicyView {
   group_by: {
     key: string;
   }[];
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
   last_updated_at: string;
-  object: 'policy_rate_limits';
+  object: "policy_rate_limits";
   workspace_id: string | null;
-  type: 'requests' | 'tokens';
-  unit: 'rpm' | 'rph' | 'rpd' | 'rpw';
+  type: "requests" | "tokens";
+  unit: "rpm" | "rph" | "rpd" | "rpw";
   value: number;
-  mode: 'exact' | 'approximate';
+  mode: "exact" | "approximate";
   lease_size: number | null;
-  applies_to: 'workspace' | 'organisation';
+  applies_to: "workspace" | "organisation";
 }
 
 export interface UsageLimitPolicyView {
@@ -1134,17 +1134,17 @@ export interface UsageLimitPolicyView {
   group_by: {
     key: string;
   }[];
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
   last_updated_at: string;
-  object: 'policy_usage_limits';
+  object: "policy_usage_limits";
   workspace_id: string;
-  type: 'cost' | 'tokens';
+  type: "cost" | "tokens";
   credit_limit: number;
   alert_threshold: number | null;
-  periodic_reset: 'weekly' | 'monthly' | null;
+  periodic_reset: "weekly" | "monthly" | null;
   periodic_reset_days: number | null;
   next_usage_reset_at: string | null;
   last_reset_at: string | null;
@@ -1153,7 +1153,7 @@ export interface UsageLimitPolicyView {
   value_key_usage_map?: {
     [key: string]: {
       current_usage: number;
-      status: 'active' | 'exhausted';
+      status: "active" | "exhausted";
       is_threshold_alerts_sent: boolean;
       is_exhausted_alerts_sent: boolean;
     };
@@ -1162,17 +1162,17 @@ export interface UsageLimitPolicyView {
 
 export interface PolicyEntity {
   current_usage: number;
-  status: 'active' | 'exhausted';
+  status: "active" | "exhausted";
   is_threshold_alerts_sent: boolean;
   is_exhausted_alerts_sent: boolean;
-  object: 'policy_usage_limits_entity';
+  object: "policy_usage_limits_entity";
   id: string;
   value_key: string;
   last_reset_at: string | null;
 }
 
 export interface OrganisationView {
-  object: 'organisation';
+  object: "organisation";
   id: string;
   name: string;
   security_settings: {
@@ -1211,12 +1211,12 @@ export interface OrganisationView {
 }
 
 export interface WorkspaceView {
-  object: 'workspace';
+  object: "workspace";
   id: string;
   slug: string;
   name: string;
   description: string | null;
-  status: 'active' | 'archived';
+  status: "active" | "archived";
   defaults: {
     [key: string]: unknown;
   } | null;
@@ -1234,14 +1234,14 @@ export interface WorkspaceView {
 }
 
 export interface MemberView {
-  object: 'workspace-user';
+  object: "workspace-user";
   id: string;
   email: string | null;
   first_name: string | null;
   last_name: string | null;
   org_role: string | null;
-  role: 'manager' | 'member';
-  status: 'active';
+  role: "manager" | "member";
+  status: "active";
   workspace_id: string;
   /** ISO 8601 time */
   created_at: string;
@@ -1252,11 +1252,11 @@ export interface MemberView {
 export interface InviteCreated {
   id: string;
   invite_link: string;
-  object: 'invite';
+  object: "invite";
 }
 
 export interface InviteView {
-  object: 'invite';
+  object: "invite";
   id: string;
   email: string;
   role: string;
@@ -1268,7 +1268,7 @@ export interface InviteView {
     name?: string;
     scopes: string[];
   } | null;
-  status: 'pending' | 'accepted' | 'expired';
+  status: "pending" | "accepted" | "expired";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -1282,12 +1282,12 @@ export interface InviteResent {
 }
 
 export interface UserView {
-  object: 'user';
+  object: "user";
   id: string;
   email: string;
   first_name: string | null;
   last_name: string | null;
-  role: 'owner' | 'admin' | 'member';
+  role: "owner" | "admin" | "member";
   /** ISO 8601 time */
   created_at: string;
   /** ISO 8601 time */
@@ -1300,7 +1300,7 @@ export interface UserView {
 }
 
 export interface AuditView {
-  object: 'audit-log';
+  object: "audit-log";
   id: string;
   organisation_id: string;
   /** ISO 8601 time */
@@ -1311,7 +1311,7 @@ export interface AuditView {
   request_id: string;
   request_body: string | null;
   user_id: string | null;
-  user_type: 'user' | 'api_key' | 'system' | 'anonymous';
+  user_type: "user" | "api_key" | "system" | "anonymous";
   api_key_id: string | null;
   email: string | null;
   role: string | null;
@@ -1320,14 +1320,14 @@ export interface AuditView {
   resource_id: string | null;
   action: string;
   response_status_code: number | null;
-  outcome: 'pending' | 'success' | 'failure';
+  outcome: "pending" | "success" | "failure";
   client_ip: string | null;
   forwarded_for: string | null;
   user_agent: string | null;
 }
 
 export interface FeedbackView {
-  object: 'feedback';
+  object: "feedback";
   id: string;
   organisation_id: string;
   workspace_id: string;
@@ -1346,7 +1346,7 @@ export interface FeedbackView {
 }
 
 export interface FeedbackAnswer {
-  status: 'success';
+  status: "success";
   message: string;
   feedback_ids: string[];
 }
@@ -1355,11 +1355,11 @@ export interface ExportWritten {
   id: string;
   /** The logs the export will hold, as counted now */
   total: number;
-  object: 'export';
+  object: "export";
 }
 
 export interface ExportView {
-  object: 'export';
+  object: "export";
   id: string;
   organisation_id: string;
   workspace_id: string;
@@ -1367,7 +1367,7 @@ export interface ExportView {
     [key: string]: unknown;
   };
   requested_data: string[];
-  status: 'draft' | 'in_progress' | 'success' | 'failed' | 'stopped';
+  status: "draft" | "in_progress" | "success" | "failed" | "stopped";
   description: string;
   /** ISO 8601 time */
   created_at: string;
@@ -1387,7 +1387,7 @@ export interface ExportView {
 
 export interface ExportMessage {
   message: string;
-  object: 'export';
+  object: "export";
 }
 
 export interface ExportDownload {
@@ -1396,12 +1396,12 @@ export interface ExportDownload {
 }
 
 export interface LogsInserted {
-  object: 'log';
+  object: "log";
   ids: string[];
 }
 
 export interface LogList {
-  object: 'list';
+  object: "list";
   /** null when counting would read too much (a cursor page, or filters the rollups cannot count) */
   total: number | null;
   data: LogRow[];
@@ -1410,7 +1410,7 @@ export interface LogList {
 }
 
 export interface LogRow {
-  object: 'log';
+  object: "log";
   id: string;
   source: string;
   organisation_id: string | null;
@@ -1469,13 +1469,13 @@ export interface LogRow {
 
 /** The group (named by the group-by field) and the columns asked for */
 export interface GroupRow {
-  object: 'analytics-group';
+  object: "analytics-group";
   requests: number;
   [key: string]: unknown;
 }
 
 export interface LogView {
-  object: 'log';
+  object: "log";
   id: string;
   source: string;
   organisation_id: string | null;
@@ -1552,7 +1552,7 @@ export interface LogView {
 }
 
 export interface SummaryBody {
-  object: 'analytics-summary';
+  object: "analytics-summary";
   summary: {
     requests: number;
     errors: number;
@@ -1582,11 +1582,11 @@ export interface SummaryBody {
   time_of_generation_min: string;
   /** ISO 8601 time */
   time_of_generation_max: string;
-  source: 'logs' | 'rollups';
+  source: "logs" | "rollups";
 }
 
 export interface CacheSummaryBody {
-  object: 'analytics-summary';
+  object: "analytics-summary";
   summary: {
     hits: number;
     avg_latency: number;
@@ -1596,7 +1596,7 @@ export interface CacheSummaryBody {
 }
 
 export interface GraphBody {
-  object: 'analytics-graph';
+  object: "analytics-graph";
   /** The graph's values over the whole range */
   summary: {
     [key: string]: unknown;
@@ -1610,52 +1610,52 @@ export interface GraphBody {
 
 /** What each path answers to GET (its success), by path template. */
 export interface GetAnswers {
-  '/v1/health': {
-    status: 'ok';
+  "/v1/health": {
+    status: "ok";
     spool?: Record<string, never>;
   };
-  '/v1/openapi.json': Record<string, never>;
-  '/v1/models': {
-    object: 'list';
+  "/v1/openapi.json": Record<string, never>;
+  "/v1/models": {
+    object: "list";
     data: Model[];
     first_id?: string | null;
     last_id?: string | null;
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/models/{model}': Model;
-  '/v1/files': {
-    object: 'list';
+  "/v1/models/{model}": Model;
+  "/v1/files": {
+    object: "list";
     data: File[];
     first_id?: string | null;
     last_id?: string | null;
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/files/{file_id}': File;
-  '/v1/batches': {
-    object: 'list';
+  "/v1/files/{file_id}": File;
+  "/v1/batches": {
+    object: "list";
     data: Batch[];
     first_id?: string | null;
     last_id?: string | null;
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/batches/{batch_id}': Batch;
-  '/v1/fine_tuning/jobs': {
-    object: 'list';
+  "/v1/batches/{batch_id}": Batch;
+  "/v1/fine_tuning/jobs": {
+    object: "list";
     data: FineTuningJob[];
     first_id?: string | null;
     last_id?: string | null;
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/fine_tuning/jobs/{job_id}': FineTuningJob;
-  '/v1/fine_tuning/jobs/{job_id}/events': {
-    object: 'list';
+  "/v1/fine_tuning/jobs/{job_id}": FineTuningJob;
+  "/v1/fine_tuning/jobs/{job_id}/events": {
+    object: "list";
     data: {
       id: string;
-      object: 'fine_tuning.job.event';
+      object: "fine_tuning.job.event";
       /** Unix seconds */
       created_at: number;
       level: string;
@@ -1667,11 +1667,11 @@ export interface GetAnswers {
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/fine_tuning/jobs/{job_id}/checkpoints': {
-    object: 'list';
+  "/v1/fine_tuning/jobs/{job_id}/checkpoints": {
+    object: "list";
     data: {
       id: string;
-      object: 'fine_tuning.job.checkpoint';
+      object: "fine_tuning.job.checkpoint";
       /** Unix seconds */
       created_at: number;
       fine_tuned_model_checkpoint: string;
@@ -1683,9 +1683,9 @@ export interface GetAnswers {
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/responses/{response_id}': Response;
-  '/v1/responses/{response_id}/input_items': {
-    object: 'list';
+  "/v1/responses/{response_id}": Response;
+  "/v1/responses/{response_id}/input_items": {
+    object: "list";
     data: {
       type: string;
       [key: string]: unknown;
@@ -1695,11 +1695,11 @@ export interface GetAnswers {
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/assistants': {
-    object: 'list';
+  "/v1/assistants": {
+    object: "list";
     data: {
       id: string;
-      object: 'assistant';
+      object: "assistant";
       /** Unix seconds */
       created_at: number;
       model: string;
@@ -1710,26 +1710,26 @@ export interface GetAnswers {
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/assistants/{assistant_id}': {
+  "/v1/assistants/{assistant_id}": {
     id: string;
-    object: 'assistant';
+    object: "assistant";
     /** Unix seconds */
     created_at: number;
     model: string;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}': {
+  "/v1/threads/{thread_id}": {
     id: string;
-    object: 'thread';
+    object: "thread";
     /** Unix seconds */
     created_at: number;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/messages': {
-    object: 'list';
+  "/v1/threads/{thread_id}/messages": {
+    object: "list";
     data: {
       id: string;
-      object: 'thread.message';
+      object: "thread.message";
       /** Unix seconds */
       created_at: number;
       thread_id: string;
@@ -1742,9 +1742,9 @@ export interface GetAnswers {
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/messages/{message_id}': {
+  "/v1/threads/{thread_id}/messages/{message_id}": {
     id: string;
-    object: 'thread.message';
+    object: "thread.message";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -1752,11 +1752,11 @@ export interface GetAnswers {
     content: unknown[];
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/runs': {
-    object: 'list';
+  "/v1/threads/{thread_id}/runs": {
+    object: "list";
     data: {
       id: string;
-      object: 'thread.run';
+      object: "thread.run";
       /** Unix seconds */
       created_at: number;
       thread_id: string;
@@ -1769,9 +1769,9 @@ export interface GetAnswers {
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/runs/{run_id}': {
+  "/v1/threads/{thread_id}/runs/{run_id}": {
     id: string;
-    object: 'thread.run';
+    object: "thread.run";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -1779,11 +1779,11 @@ export interface GetAnswers {
     status: string;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/runs/{run_id}/steps': {
-    object: 'list';
+  "/v1/threads/{thread_id}/runs/{run_id}/steps": {
+    object: "list";
     data: {
       id: string;
-      object: 'thread.run.step';
+      object: "thread.run.step";
       /** Unix seconds */
       created_at: number;
       run_id: string;
@@ -1796,9 +1796,9 @@ export interface GetAnswers {
     has_more?: boolean;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/runs/{run_id}/steps/{step_id}': {
+  "/v1/threads/{thread_id}/runs/{run_id}/steps/{step_id}": {
     id: string;
-    object: 'thread.run.step';
+    object: "thread.run.step";
     /** Unix seconds */
     created_at: number;
     run_id: string;
@@ -1806,93 +1806,91 @@ export interface GetAnswers {
     status: string;
     [key: string]: unknown;
   };
-  '/v1/api-keys':
-    | {
-        object: 'list';
-        total: number;
-        data: ApiKeyView[];
-      }
-    | {
-        object: 'list';
-        total: null;
-        data: ApiKeyView[];
-        has_more: boolean;
-        next_cursor: string | null;
-      };
-  '/v1/api-keys/{id}': ApiKeyView;
-  '/v1/configs': {
-    object: 'list';
+  "/v1/api-keys": {
+    object: "list";
+    total: number;
+    data: ApiKeyView[];
+  } | {
+    object: "list";
+    total: null;
+    data: ApiKeyView[];
+    has_more: boolean;
+    next_cursor: string | null;
+  };
+  "/v1/api-keys/{id}": ApiKeyView;
+  "/v1/configs": {
+    object: "list";
     total: number;
     data: ConfigView[];
   };
-  '/v1/configs/{slug}': ConfigView;
-  '/v1/configs/{slug}/versions': {
-    object: 'list';
+  "/v1/configs/{slug}": ConfigView;
+  "/v1/configs/{slug}/versions": {
+    object: "list";
     total: number;
     data: ConfigVersion[];
   };
-  '/v1/guardrails': {
-    object: 'list';
+  "/v1/guardrails": {
+    object: "list";
     total: number;
     data: GuardrailView[];
   };
-  '/v1/guardrails/{guardrailId}': GuardrailView;
-  '/v1/collections': {
-    object: 'list';
+  "/v1/guardrails/{guardrailId}": GuardrailView;
+  "/v1/collections": {
+    object: "list";
     total: number;
     data: CollectionSummary[];
   };
-  '/v1/collections/{collectionId}': CollectionView;
-  '/v1/labels': {
-    object: 'list';
+  "/v1/collections/{collectionId}": CollectionView;
+  "/v1/labels": {
+    object: "list";
     total: number;
     data: LabelView[];
   };
-  '/v1/labels/{labelId}': LabelView;
-  '/v1/prompts/partials': {
-    object: 'list';
+  "/v1/labels/{labelId}": LabelView;
+  "/v1/prompts/partials": {
+    object: "list";
     total: number;
     data: PartialSummary[];
   };
-  '/v1/prompts/partials/{promptPartialId}': PartialView;
-  '/v1/prompts/partials/{promptPartialId}/versions': {
-    object: 'list';
+  "/v1/prompts/partials/{promptPartialId}": PartialView;
+  "/v1/prompts/partials/{promptPartialId}/versions": {
+    object: "list";
     total: number;
     data: PartialVersion[];
   };
-  '/v1/prompts': {
-    object: 'list';
+  "/v1/prompts": {
+    object: "list";
     total: number;
     data: PromptSummary[];
   };
-  '/v1/prompts/{promptId}': PromptView;
-  '/v1/prompts/{promptId}/versions': {
-    object: 'list';
+  "/v1/prompts/{promptId}": PromptView;
+  "/v1/prompts/{promptId}/versions": {
+    object: "list";
     total: number;
     data: PromptVersion[];
   };
-  '/v1/prompts/{promptId}/versions/{versionId}': PromptView;
-  '/v1/model-configs/pricing': {
-    object: 'list';
+  "/v1/prompts/{promptId}/versions/{versionId}": PromptView;
+  "/v1/model-configs/pricing": {
+    object: "list";
     total: number;
     data: CustomPriceView[];
   };
-  '/v1/model-configs/pricing/{provider}/{model}': EffectivePriceView;
-  '/v1/integrations': {
-    object: 'list';
+  "/v1/model-configs/pricing/{provider}/{model}": EffectivePriceView;
+  "/v1/integrations": {
+    object: "list";
     total: number;
     data: IntegrationView[];
   };
-  '/v1/integrations/{slug}': IntegrationView;
-  '/v1/mcp-integrations': {
-    object: 'list';
+  "/v1/integrations/{slug}": IntegrationView;
+  "/v1/mcp-integrations": {
+    object: "list";
     total: number;
     data: McpIntegrationView[];
   };
-  '/v1/mcp-integrations/{id}': McpIntegrationView;
-  '/v1/mcp-integrations/{id}/workspaces': McpWorkspaceAccess;
-  '/v1/mcp-integrations/{id}/capabilities': {
-    object: 'list';
+  "/v1/mcp-integrations/{id}": McpIntegrationView;
+  "/v1/mcp-integrations/{id}/workspaces": McpWorkspaceAccess;
+  "/v1/mcp-integrations/{id}/capabilities": {
+    object: "list";
     total: number;
     data: CapabilityView[];
     counts: {
@@ -1900,15 +1898,15 @@ export interface GetAnswers {
     };
     has_more: boolean;
   };
-  '/v1/mcp-integrations/{id}/metadata': McpMetadata;
-  '/v1/mcp-servers': {
-    object: 'list';
+  "/v1/mcp-integrations/{id}/metadata": McpMetadata;
+  "/v1/mcp-servers": {
+    object: "list";
     total: number;
     data: McpServerView[];
   };
-  '/v1/mcp-servers/{id}': McpServerView;
-  '/v1/mcp-servers/{id}/capabilities': {
-    object: 'list';
+  "/v1/mcp-servers/{id}": McpServerView;
+  "/v1/mcp-servers/{id}/capabilities": {
+    object: "list";
     total: number;
     data: ServerCapabilityView[];
     counts: {
@@ -1916,182 +1914,182 @@ export interface GetAnswers {
     };
     has_more: boolean;
   };
-  '/v1/mcp-servers/{id}/user-access': McpUserAccess;
-  '/v1/mcp-servers/{id}/metadata': McpMetadata;
-  '/v2/mcp-servers/{id}/connections': {
-    object: 'list';
+  "/v1/mcp-servers/{id}/user-access": McpUserAccess;
+  "/v1/mcp-servers/{id}/metadata": McpMetadata;
+  "/v2/mcp-servers/{id}/connections": {
+    object: "list";
     total: number;
     data: McpConnection[];
     has_more: boolean;
   };
-  '/v1/secret-references': {
-    object: 'list';
+  "/v1/secret-references": {
+    object: "list";
     total: number;
     data: SecretReferenceSummary[];
   };
-  '/v1/secret-references/{secretReferenceId}': SecretReferenceView;
-  '/v1/providers': {
-    object: 'list';
+  "/v1/secret-references/{secretReferenceId}": SecretReferenceView;
+  "/v1/providers": {
+    object: "list";
     total: number;
     data: ProviderView[];
   };
-  '/v1/providers/{slug}': ProviderView;
-  '/v1/virtual-keys': {
-    object: 'list';
+  "/v1/providers/{slug}": ProviderView;
+  "/v1/virtual-keys": {
+    object: "list";
     total: number;
     data: VirtualKeyView[];
   };
-  '/v1/virtual-keys/{slug}': VirtualKeyView;
-  '/v1/policies/rate-limits': {
-    object: 'list';
+  "/v1/virtual-keys/{slug}": VirtualKeyView;
+  "/v1/policies/rate-limits": {
+    object: "list";
     total: number;
     data: RateLimitPolicyView[];
   };
-  '/v1/policies/rate-limits/{id}': RateLimitPolicyView;
-  '/v1/policies/usage-limits': {
-    object: 'list';
+  "/v1/policies/rate-limits/{id}": RateLimitPolicyView;
+  "/v1/policies/usage-limits": {
+    object: "list";
     total: number;
     data: UsageLimitPolicyView[];
   };
-  '/v1/policies/usage-limits/{id}': UsageLimitPolicyView;
-  '/v1/policies/usage-limits/{id}/entities': {
-    object: 'list';
+  "/v1/policies/usage-limits/{id}": UsageLimitPolicyView;
+  "/v1/policies/usage-limits/{id}/entities": {
+    object: "list";
     total: number;
     data: PolicyEntity[];
   };
-  '/v1/organisation': OrganisationView;
-  '/v1/workspaces': {
-    object: 'list';
+  "/v1/organisation": OrganisationView;
+  "/v1/workspaces": {
+    object: "list";
     total: number;
     data: WorkspaceView[];
   };
-  '/v1/workspaces/{workspaceId}': WorkspaceView;
-  '/v1/admin/workspaces': {
-    object: 'list';
+  "/v1/workspaces/{workspaceId}": WorkspaceView;
+  "/v1/admin/workspaces": {
+    object: "list";
     total: number;
     data: WorkspaceView[];
   };
-  '/v1/admin/workspaces/{workspaceId}': WorkspaceView;
-  '/v1/admin/workspaces/{workspaceId}/users': {
-    object: 'list';
+  "/v1/admin/workspaces/{workspaceId}": WorkspaceView;
+  "/v1/admin/workspaces/{workspaceId}/users": {
+    object: "list";
     total: number;
     data: MemberView[];
   };
-  '/v1/admin/workspaces/{workspaceId}/users/{userId}': MemberView;
-  '/v1/workspaces/{workspaceId}/users': {
-    object: 'list';
+  "/v1/admin/workspaces/{workspaceId}/users/{userId}": MemberView;
+  "/v1/workspaces/{workspaceId}/users": {
+    object: "list";
     total: number;
     data: MemberView[];
   };
-  '/v1/workspaces/{workspaceId}/users/{userId}': MemberView;
-  '/v1/admin/users/invites': {
-    object: 'list';
+  "/v1/workspaces/{workspaceId}/users/{userId}": MemberView;
+  "/v1/admin/users/invites": {
+    object: "list";
     total: number;
     data: InviteView[];
   };
-  '/v1/admin/users/invites/{inviteId}': InviteView;
-  '/v1/admin/users': {
-    object: 'list';
+  "/v1/admin/users/invites/{inviteId}": InviteView;
+  "/v1/admin/users": {
+    object: "list";
     total: number;
     data: UserView[];
   };
-  '/v1/admin/users/{userId}': UserView;
-  '/v1/audit-logs': {
-    object: 'list';
+  "/v1/admin/users/{userId}": UserView;
+  "/v1/audit-logs": {
+    object: "list";
     total: number;
     data: AuditView[];
   };
-  '/v1/feedback': {
-    object: 'list';
+  "/v1/feedback": {
+    object: "list";
     total: number;
     data: FeedbackView[];
   };
-  '/v1/logs/exports': {
-    object: 'list';
+  "/v1/logs/exports": {
+    object: "list";
     total: number;
     data: ExportView[];
   };
-  '/v1/logs/exports/{exportId}': ExportView;
-  '/v1/logs/exports/{exportId}/download': ExportDownload;
-  '/v1/logs': LogList;
-  '/v1/logs/groups/{groupBy}': {
-    object: 'list';
+  "/v1/logs/exports/{exportId}": ExportView;
+  "/v1/logs/exports/{exportId}/download": ExportDownload;
+  "/v1/logs": LogList;
+  "/v1/logs/groups/{groupBy}": {
+    object: "list";
     total: number;
     data: GroupRow[];
   };
-  '/v1/logs/{logId}': LogView;
-  '/v1/analytics/groups/{groupBy}': {
-    object: 'list';
+  "/v1/logs/{logId}": LogView;
+  "/v1/analytics/groups/{groupBy}": {
+    object: "list";
     total: number;
     data: GroupRow[];
   };
-  '/v1/analytics/summary': SummaryBody;
-  '/v1/analytics/summary/cache': CacheSummaryBody;
-  '/v1/analytics/graphs/feedback': GraphBody;
-  '/v1/analytics/graphs/requests': GraphBody;
-  '/v1/analytics/graphs/cost': GraphBody;
-  '/v1/analytics/graphs/latency': GraphBody;
-  '/v1/analytics/graphs/tokens': GraphBody;
-  '/v1/analytics/graphs/users': GraphBody;
-  '/v1/analytics/graphs/users/requests': GraphBody;
-  '/v1/analytics/graphs/errors': GraphBody;
-  '/v1/analytics/graphs/errors/rate': GraphBody;
-  '/v1/analytics/graphs/errors/stacks': GraphBody;
-  '/v1/analytics/graphs/errors/status-codes': GraphBody;
-  '/v1/analytics/graphs/requests/rescued': GraphBody;
-  '/v1/analytics/graphs/cache/hit-rate': GraphBody;
-  '/v1/analytics/graphs/cache/latency': GraphBody;
+  "/v1/analytics/summary": SummaryBody;
+  "/v1/analytics/summary/cache": CacheSummaryBody;
+  "/v1/analytics/graphs/feedback": GraphBody;
+  "/v1/analytics/graphs/requests": GraphBody;
+  "/v1/analytics/graphs/cost": GraphBody;
+  "/v1/analytics/graphs/latency": GraphBody;
+  "/v1/analytics/graphs/tokens": GraphBody;
+  "/v1/analytics/graphs/users": GraphBody;
+  "/v1/analytics/graphs/users/requests": GraphBody;
+  "/v1/analytics/graphs/errors": GraphBody;
+  "/v1/analytics/graphs/errors/rate": GraphBody;
+  "/v1/analytics/graphs/errors/stacks": GraphBody;
+  "/v1/analytics/graphs/errors/status-codes": GraphBody;
+  "/v1/analytics/graphs/requests/rescued": GraphBody;
+  "/v1/analytics/graphs/cache/hit-rate": GraphBody;
+  "/v1/analytics/graphs/cache/latency": GraphBody;
 }
 
 /** What each path answers to POST (its success), by path template. */
 export interface PostAnswers {
-  '/v1/chat/completions': ChatCompletion;
-  '/v1/completions': Completion;
-  '/v1/prompts/{promptId}/completions': ChatCompletion;
-  '/v1/embeddings': Embeddings;
-  '/v1/images/generations': Images;
-  '/v1/images/edits': Images;
-  '/v1/images/variations': Images;
-  '/v1/audio/transcriptions': Transcription;
-  '/v1/audio/translations': Transcription;
-  '/v1/moderations': Moderation;
-  '/v1/rerank': Rerank;
-  '/v1/messages': AnthropicMessage;
-  '/v1/messages/count_tokens': TokenCount;
-  '/v1/files': File;
-  '/v1/batches': Batch;
-  '/v1/batches/{batch_id}/cancel': Batch;
-  '/v1/fine_tuning/jobs': FineTuningJob;
-  '/v1/fine_tuning/jobs/{job_id}/cancel': FineTuningJob;
-  '/v1/responses': Response;
-  '/v1/realtime/client_secrets': ClientSecret;
-  '/v1/realtime/sessions': RealtimeSession;
-  '/v1/assistants': {
+  "/v1/chat/completions": ChatCompletion;
+  "/v1/completions": Completion;
+  "/v1/prompts/{promptId}/completions": ChatCompletion;
+  "/v1/embeddings": Embeddings;
+  "/v1/images/generations": Images;
+  "/v1/images/edits": Images;
+  "/v1/images/variations": Images;
+  "/v1/audio/transcriptions": Transcription;
+  "/v1/audio/translations": Transcription;
+  "/v1/moderations": Moderation;
+  "/v1/rerank": Rerank;
+  "/v1/messages": AnthropicMessage;
+  "/v1/messages/count_tokens": TokenCount;
+  "/v1/files": File;
+  "/v1/batches": Batch;
+  "/v1/batches/{batch_id}/cancel": Batch;
+  "/v1/fine_tuning/jobs": FineTuningJob;
+  "/v1/fine_tuning/jobs/{job_id}/cancel": FineTuningJob;
+  "/v1/responses": Response;
+  "/v1/realtime/client_secrets": ClientSecret;
+  "/v1/realtime/sessions": RealtimeSession;
+  "/v1/assistants": {
     id: string;
-    object: 'assistant';
+    object: "assistant";
     /** Unix seconds */
     created_at: number;
     model: string;
     [key: string]: unknown;
   };
-  '/v1/assistants/{assistant_id}': {
+  "/v1/assistants/{assistant_id}": {
     id: string;
-    object: 'assistant';
+    object: "assistant";
     /** Unix seconds */
     created_at: number;
     model: string;
     [key: string]: unknown;
   };
-  '/v1/threads': {
+  "/v1/threads": {
     id: string;
-    object: 'thread';
+    object: "thread";
     /** Unix seconds */
     created_at: number;
     [key: string]: unknown;
   };
-  '/v1/threads/runs': {
+  "/v1/threads/runs": {
     id: string;
-    object: 'thread.run';
+    object: "thread.run";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -2099,16 +2097,16 @@ export interface PostAnswers {
     status: string;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}': {
+  "/v1/threads/{thread_id}": {
     id: string;
-    object: 'thread';
+    object: "thread";
     /** Unix seconds */
     created_at: number;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/messages': {
+  "/v1/threads/{thread_id}/messages": {
     id: string;
-    object: 'thread.message';
+    object: "thread.message";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -2116,9 +2114,9 @@ export interface PostAnswers {
     content: unknown[];
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/messages/{message_id}': {
+  "/v1/threads/{thread_id}/messages/{message_id}": {
     id: string;
-    object: 'thread.message';
+    object: "thread.message";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -2126,9 +2124,9 @@ export interface PostAnswers {
     content: unknown[];
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/runs': {
+  "/v1/threads/{thread_id}/runs": {
     id: string;
-    object: 'thread.run';
+    object: "thread.run";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -2136,9 +2134,9 @@ export interface PostAnswers {
     status: string;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/runs/{run_id}': {
+  "/v1/threads/{thread_id}/runs/{run_id}": {
     id: string;
-    object: 'thread.run';
+    object: "thread.run";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -2146,9 +2144,9 @@ export interface PostAnswers {
     status: string;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/runs/{run_id}/cancel': {
+  "/v1/threads/{thread_id}/runs/{run_id}/cancel": {
     id: string;
-    object: 'thread.run';
+    object: "thread.run";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -2156,9 +2154,9 @@ export interface PostAnswers {
     status: string;
     [key: string]: unknown;
   };
-  '/v1/threads/{thread_id}/runs/{run_id}/submit_tool_outputs': {
+  "/v1/threads/{thread_id}/runs/{run_id}/submit_tool_outputs": {
     id: string;
-    object: 'thread.run';
+    object: "thread.run";
     /** Unix seconds */
     created_at: number;
     thread_id: string;
@@ -2166,74 +2164,74 @@ export interface PostAnswers {
     status: string;
     [key: string]: unknown;
   };
-  '/v1/admin/users/invites/accept': InviteAccepted;
-  '/v1/api-keys/organisation/service': ApiKeyCreated;
-  '/v1/api-keys/workspace/service': ApiKeyCreated;
-  '/v1/api-keys/workspace/user': ApiKeyCreated;
-  '/v1/api-keys/{id}/rotate': ApiKeyRotated;
-  '/v1/configs': ConfigWritten;
-  '/v1/guardrails': GuardrailWritten;
-  '/v1/collections': CollectionCreated;
-  '/v1/labels': LabelCreated;
-  '/v1/prompts/partials': PartialCreated;
-  '/v1/prompts': PromptCreated;
-  '/v1/prompts/{promptId}/render': PromptRendered;
-  '/v1/integrations': IntegrationCreated;
-  '/v1/mcp-integrations': McpCreated;
-  '/v1/mcp-servers': McpServerCreated;
-  '/v1/mcp-servers/{id}/test': McpServerTest;
-  '/v1/secret-references': SecretReferenceCreated;
-  '/v1/providers': ProviderWritten;
-  '/v1/virtual-keys': VirtualKeyCreated;
-  '/v1/policies/rate-limits': PolicyCreated;
-  '/v1/policies/usage-limits': PolicyCreated;
-  '/v1/workspaces': WorkspaceView;
-  '/v1/workspaces/{workspaceId}/archive': EmptyAnswer;
-  '/v1/admin/workspaces': WorkspaceView;
-  '/v1/admin/workspaces/{workspaceId}/archive': EmptyAnswer;
-  '/v1/admin/workspaces/{workspaceId}/users': EmptyAnswer;
-  '/v1/workspaces/{workspaceId}/users': EmptyAnswer;
-  '/v1/admin/users/invites': InviteCreated;
-  '/v1/admin/users/invites/{inviteId}/resend': InviteResent;
-  '/v1/feedback': FeedbackAnswer;
-  '/v1/logs/exports': ExportWritten;
-  '/v1/logs/exports/{exportId}/start': ExportMessage;
-  '/v1/logs/exports/{exportId}/cancel': ExportMessage;
-  '/v1/logs': LogsInserted;
+  "/v1/admin/users/invites/accept": InviteAccepted;
+  "/v1/api-keys/organisation/service": ApiKeyCreated;
+  "/v1/api-keys/workspace/service": ApiKeyCreated;
+  "/v1/api-keys/workspace/user": ApiKeyCreated;
+  "/v1/api-keys/{id}/rotate": ApiKeyRotated;
+  "/v1/configs": ConfigWritten;
+  "/v1/guardrails": GuardrailWritten;
+  "/v1/collections": CollectionCreated;
+  "/v1/labels": LabelCreated;
+  "/v1/prompts/partials": PartialCreated;
+  "/v1/prompts": PromptCreated;
+  "/v1/prompts/{promptId}/render": PromptRendered;
+  "/v1/integrations": IntegrationCreated;
+  "/v1/mcp-integrations": McpCreated;
+  "/v1/mcp-servers": McpServerCreated;
+  "/v1/mcp-servers/{id}/test": McpServerTest;
+  "/v1/secret-references": SecretReferenceCreated;
+  "/v1/providers": ProviderWritten;
+  "/v1/virtual-keys": VirtualKeyCreated;
+  "/v1/policies/rate-limits": PolicyCreated;
+  "/v1/policies/usage-limits": PolicyCreated;
+  "/v1/workspaces": WorkspaceView;
+  "/v1/workspaces/{workspaceId}/archive": EmptyAnswer;
+  "/v1/admin/workspaces": WorkspaceView;
+  "/v1/admin/workspaces/{workspaceId}/archive": EmptyAnswer;
+  "/v1/admin/workspaces/{workspaceId}/users": EmptyAnswer;
+  "/v1/workspaces/{workspaceId}/users": EmptyAnswer;
+  "/v1/admin/users/invites": InviteCreated;
+  "/v1/admin/users/invites/{inviteId}/resend": InviteResent;
+  "/v1/feedback": FeedbackAnswer;
+  "/v1/logs/exports": ExportWritten;
+  "/v1/logs/exports/{exportId}/start": ExportMessage;
+  "/v1/logs/exports/{exportId}/cancel": ExportMessage;
+  "/v1/logs": LogsInserted;
 }
 
 /** What each path answers to PUT (its success), by path template. */
 export interface PutAnswers {
-  '/v1/api-keys/{id}': EmptyAnswer;
-  '/v1/configs/{slug}': ConfigWritten;
-  '/v1/guardrails/{guardrailId}': GuardrailWritten;
-  '/v1/collections/{collectionId}': EmptyAnswer;
-  '/v1/labels/{labelId}': EmptyAnswer;
-  '/v1/prompts/partials/{promptPartialId}': PartialUpdated;
-  '/v1/prompts/partials/{promptPartialId}/makeDefault': EmptyAnswer;
-  '/v1/prompts/{promptId}': PromptUpdated;
-  '/v1/prompts/{promptId}/versions/{versionId}': EmptyAnswer;
-  '/v1/prompts/{promptId}/makeDefault': EmptyAnswer;
-  '/v1/model-configs/pricing/{provider}/{model}': CustomPriceView;
-  '/v1/integrations/{slug}': EmptyAnswer;
-  '/v1/mcp-integrations/{id}': EmptyAnswer;
-  '/v1/mcp-integrations/{id}/workspaces': SuccessAnswer;
-  '/v1/mcp-integrations/{id}/capabilities': SuccessAnswer;
-  '/v1/mcp-servers/{id}': EmptyAnswer;
-  '/v1/mcp-servers/{id}/capabilities': SuccessAnswer;
-  '/v1/mcp-servers/{id}/user-access': SuccessAnswer;
-  '/v1/secret-references/{secretReferenceId}': SecretReferenceView;
-  '/v1/providers/{slug}': ProviderWritten;
-  '/v1/virtual-keys/{slug}': EmptyAnswer;
-  '/v1/policies/rate-limits/{id}': EmptyAnswer;
-  '/v1/policies/usage-limits/{id}': EmptyAnswer;
-  '/v1/policies/usage-limits/{id}/entities/{entityId}/reset': EmptyAnswer;
-  '/v1/organisation': EmptyAnswer;
-  '/v1/workspaces/{workspaceId}': EmptyAnswer;
-  '/v1/admin/workspaces/{workspaceId}': EmptyAnswer;
-  '/v1/admin/workspaces/{workspaceId}/users/{userId}': EmptyAnswer;
-  '/v1/workspaces/{workspaceId}/users/{userId}': EmptyAnswer;
-  '/v1/admin/users/{userId}': EmptyAnswer;
-  '/v1/feedback/{id}': FeedbackAnswer;
-  '/v1/logs/exports/{exportId}': ExportWritten;
+  "/v1/api-keys/{id}": EmptyAnswer;
+  "/v1/configs/{slug}": ConfigWritten;
+  "/v1/guardrails/{guardrailId}": GuardrailWritten;
+  "/v1/collections/{collectionId}": EmptyAnswer;
+  "/v1/labels/{labelId}": EmptyAnswer;
+  "/v1/prompts/partials/{promptPartialId}": PartialUpdated;
+  "/v1/prompts/partials/{promptPartialId}/makeDefault": EmptyAnswer;
+  "/v1/prompts/{promptId}": PromptUpdated;
+  "/v1/prompts/{promptId}/versions/{versionId}": EmptyAnswer;
+  "/v1/prompts/{promptId}/makeDefault": EmptyAnswer;
+  "/v1/model-configs/pricing/{provider}/{model}": CustomPriceView;
+  "/v1/integrations/{slug}": EmptyAnswer;
+  "/v1/mcp-integrations/{id}": EmptyAnswer;
+  "/v1/mcp-integrations/{id}/workspaces": SuccessAnswer;
+  "/v1/mcp-integrations/{id}/capabilities": SuccessAnswer;
+  "/v1/mcp-servers/{id}": EmptyAnswer;
+  "/v1/mcp-servers/{id}/capabilities": SuccessAnswer;
+  "/v1/mcp-servers/{id}/user-access": SuccessAnswer;
+  "/v1/secret-references/{secretReferenceId}": SecretReferenceView;
+  "/v1/providers/{slug}": ProviderWritten;
+  "/v1/virtual-keys/{slug}": EmptyAnswer;
+  "/v1/policies/rate-limits/{id}": EmptyAnswer;
+  "/v1/policies/usage-limits/{id}": EmptyAnswer;
+  "/v1/policies/usage-limits/{id}/entities/{entityId}/reset": EmptyAnswer;
+  "/v1/organisation": EmptyAnswer;
+  "/v1/workspaces/{workspaceId}": EmptyAnswer;
+  "/v1/admin/workspaces/{workspaceId}": EmptyAnswer;
+  "/v1/admin/workspaces/{workspaceId}/users/{userId}": EmptyAnswer;
+  "/v1/workspaces/{workspaceId}/users/{userId}": EmptyAnswer;
+  "/v1/admin/users/{userId}": EmptyAnswer;
+  "/v1/feedback/{id}": FeedbackAnswer;
+  "/v1/logs/exports/{exportId}": ExportWritten;
 }
