@@ -14,7 +14,7 @@ import { findProvider, providerIds } from '../providers/registry.ts';
 import { applyRequestMap } from '../providers/request-map.ts';
 import type { FetchCredentials } from '../providers/transform.ts';
 import type { EndpointType, ProviderDefinition } from '../providers/types.ts';
-import { parseOutboundUrl, type TrustedHosts } from '../security/ssrf.ts';
+import { outboundBaseUrl, type TrustedHosts } from '../security/ssrf.ts';
 import { isSendable, NEVER_FORWARDED, UNSENDABLE_MESSAGE } from './headers.ts';
 import { fillPath } from './paths.ts';
 import type { ProviderRequestBody } from './request-body.ts';
@@ -246,7 +246,7 @@ export function createTargetCaller(deps: CallerDeps, input: CallInput): TargetCa
       );
     }
     const base = target.custom_host
-      ? parseOutboundUrl(target.custom_host, field(input, target, 'custom_host'), deps.trustedHosts).href.replace(/\/+$/, '')
+      ? outboundBaseUrl(target.custom_host, field(input, target, 'custom_host'), deps.trustedHosts)
       : providerBase(provider, input, target);
 
     const headers = passthrough ? passthroughHeaders(input) : unifiedHeaders(input, target);
@@ -393,9 +393,7 @@ export async function prepareNative(
   body: Readonly<Record<string, unknown>>,
   clientVersion: boolean,
 ): Promise<NativeSetup> {
-  const base = target.custom_host
-    ? parseOutboundUrl(target.custom_host, field(input, target, 'custom_host'), deps.trustedHosts).href.replace(/\/+$/, '')
-    : undefined;
+  const base = target.custom_host ? outboundBaseUrl(target.custom_host, field(input, target, 'custom_host'), deps.trustedHosts) : undefined;
   const native = await loadNative();
   const provider = native.findNativeProvider(declared.id);
   if (!provider) throw new UpstreamError(500, `provider ${declared.id} has no native module`);

@@ -465,6 +465,27 @@ function internalNameReason(host: string): string | null {
   return null;
 }
 
+/** Checked base URLs by trust list: the same custom host arrives with every request of a config. */
+const checkedBases = new WeakMap<TrustedHosts, Map<string, string>>();
+/** Distinct hosts remembered per trust list; past it the memory starts again (a bound, not an LRU). */
+const CHECKED_BASES_MAX = 512;
+
+/**
+ * `parseOutboundUrl(raw).href` without trailing slashes: a provider's base URL as the gateway calls
+ * it. Only URLs that passed are remembered (the check is a pure function of the text and the trust
+ * list), so a refusal always names the caller's field; the address a name resolves to is still
+ * checked at every connect.
+ */
+export function outboundBaseUrl(raw: string, field: string, trusted: TrustedHosts): string {
+  let known = checkedBases.get(trusted);
+  const hit = known?.get(raw);
+  if (hit !== undefined) return hit;
+  const base = parseOutboundUrl(raw, field, trusted).href.replace(/\/+$/, '');
+  if (!known || known.size >= CHECKED_BASES_MAX) checkedBases.set(trusted, (known = new Map()));
+  known.set(raw, base);
+  return base;
+}
+
 /**
  * Validates a caller-supplied upstream URL and returns it parsed. Trusted hosts skip the private
  * address and internal name checks, never the syntax or metadata checks. A public name may still

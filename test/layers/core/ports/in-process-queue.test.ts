@@ -4,10 +4,14 @@
  * HeldClock (sleeps end when the test says so).
  */
 import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { ManualClock, type Clock } from '../../../../layers/core/src/ports/clock.ts';
 import { InProcessQueue, type InProcessQueueOptions } from '../../../../layers/core/src/ports/local/in-process-queue.ts';
+import { DiskSpool } from '../../../../layers/core/src/ports/local/spool.ts';
 import type { QueueConsumer, QueueMessage } from '../../../../layers/core/src/ports/queue.ts';
 
 /** Sleeps that end only on release() (or abort). */
@@ -242,6 +246,34 @@ describe('InProcessQueue', () => {
     await expect(queue.sendBatch([{ ok: true }, { fn: () => 1 }])).rejects.toThrow(/could not be cloned/);
     await queue.drain();
     expect(deliveries).toEqual([]);
+  });
+
+  it('with a spool: refuses a batch with a body JSON cannot carry, spooling and enqueueing none of it', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gantry-queue-json-'));
+    const spool = new DiskSpool({ dir, maxBytes: 1 << 20, fsync: false });
+    const { deliveries, consumer } = recorder<unknown>();
+    const { queue } = queueWith<unknown>({ consumer, spool });
+    await expect(queue.sendBatch([{ ok: true }, { big: 1n }])).rejects.toThrow(TypeError);
+    await expect(queue.send(undefined)).rejects.toThrow(/must be JSON/);
+    await queue.drain();
+    expect(deliveries).toEqual([]);
+    expect(spool.stats().pending).toBe(0);
+  });
+
+  it('with a spool: a restart replays each body as the JSON the producer sent', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'gantry-queue-json-'));
+    const first = new InProcessQueue<{ n: number; s: string }>({ name: 'logs', spool: new DiskSpool({ dir, maxBytes: 1 << 20, fsync: false }) });
+    await first.sendBatch([
+      { n: 1, s: 'quote " and \\ and \u2028' },
+      { n: 2, s: 'two' },
+    ]);
+    const { deliveries, consumer } = recorder<{ n: number; s: string }>();
+    const second = new InProcessQueue({ name: 'logs', consumer, spool: new DiskSpool({ dir, maxBytes: 1 << 20, fsync: false }), clock: new ManualClock() });
+    await second.drain();
+    expect(deliveries.flatMap((d) => d.bodies)).toEqual([
+      { n: 1, s: 'quote " and \\ and \u2028' },
+      { n: 2, s: 'two' },
+    ]);
   });
 
   it('keeps messages until a consumer is attached; drain without one rejects naming the queue', async () => {

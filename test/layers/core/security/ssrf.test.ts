@@ -11,6 +11,7 @@ import {
   assertConnectedAddress,
   createGuardedLookup,
   isBlockedAddress,
+  outboundBaseUrl,
   parseOutboundUrl,
 } from '../../../../layers/core/src/security/ssrf.ts';
 
@@ -661,5 +662,32 @@ describe('connect-time guards', () => {
       expect(() => assertConnectedAddress(socket, 'localhost', TrustedHosts.parse('localhost'))).toThrow(BlockedAddressError);
       socket.destroy();
     });
+  });
+});
+
+describe('outboundBaseUrl', () => {
+  it('answers the checked base without trailing slashes, the same on a second call', () => {
+    const trusted = TrustedHosts.parse('');
+    expect(outboundBaseUrl('https://api.example.com/v1/', 'config.custom_host', trusted)).toBe('https://api.example.com/v1');
+    expect(outboundBaseUrl('https://api.example.com/v1/', 'config.custom_host', trusted)).toBe('https://api.example.com/v1');
+  });
+
+  it('refuses every time, naming the field of each call, and remembers nothing refused', () => {
+    const trusted = TrustedHosts.parse('');
+    expect(() => outboundBaseUrl('http://127.0.0.1:9/v1', 'a.custom_host', trusted)).toThrow(/a\.custom_host/);
+    expect(() => outboundBaseUrl('http://127.0.0.1:9/v1', 'targets[1].custom_host', trusted)).toThrow(/targets\[1\]\.custom_host/);
+  });
+
+  it('remembers per trust list: a host trusted by one list is still refused under another', () => {
+    const open = TrustedHosts.parse('127.0.0.1');
+    const strict = TrustedHosts.parse('');
+    expect(outboundBaseUrl('http://127.0.0.1:9/v1', 'custom_host', open)).toBe('http://127.0.0.1:9/v1');
+    expect(() => outboundBaseUrl('http://127.0.0.1:9/v1', 'custom_host', strict)).toThrow(/custom_host/);
+  });
+
+  it('stays bounded: past its bound it starts again and still answers correctly', () => {
+    const trusted = TrustedHosts.parse('');
+    for (let i = 0; i < 600; i++) expect(outboundBaseUrl(`https://h${i}.example.com/`, 'custom_host', trusted)).toBe(`https://h${i}.example.com`);
+    expect(outboundBaseUrl('https://h0.example.com/', 'custom_host', trusted)).toBe('https://h0.example.com');
   });
 });

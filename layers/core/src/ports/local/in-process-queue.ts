@@ -24,7 +24,8 @@ export interface InProcessQueueOptions<T> {
   /**
    * Keeps every accepted message on disk until its consumer acknowledged it (`send` resolves once it
    * is durable: the spool's group fdatasync); what an earlier process left unacknowledged (dead
-   * letters included) is enqueued again here. Bodies must be JSON.
+   * letters included) is enqueued again here. Bodies must be JSON; with a spool they are kept as
+   * given (their JSON text is the copy), so a producer must not change a body after sending it.
    */
   spool?: DiskSpool;
   /**
@@ -117,10 +118,23 @@ export class InProcessQueue<T> implements Queue<T> {
   /** Enqueues, and resolves once the messages are durable in the spool (if any); delivery happens later, never on the caller's time. */
   async sendBatch(bodies: readonly T[]): Promise<void> {
     if (this.#closed) throw new Error(`Queue ${this.name} is closed`);
-    // Clone all first so a body that cannot be cloned enqueues nothing of its batch.
-    const messages = bodies.map((b) => ({ id: randomUUID(), body: structuredClone(b), attempts: 0 }));
+    const spool = this.#spool;
     // Written before send resolves; a full spool still delivers from memory (counted in stats()).
-    const spooled = this.#spool?.append(messages.map((m) => ({ id: m.id, body: m.body }))) ?? false;
+    let spooled = false;
+    let messages: QueueMessage<T>[];
+    if (spool) {
+      // Serialised first, so a body that is not JSON enqueues nothing of its batch. The JSON text
+      // is the copy that matters (what a restart replays, what SQS would carry): the body itself is
+      // kept as given, not cloned a second time (a structured clone per event was 3% of the local
+      // server's CPU with request logs on). Producers hand their bodies over and never change them.
+      const lines = bodies.map((b) => ({ id: randomUUID(), json: jsonOf(b) }));
+      messages = bodies.map((body, i) => ({ id: (lines[i] as { id: string }).id, body, attempts: 0 }));
+      spooled = spool.appendJson(lines);
+    } else {
+      // No JSON text to stand for the body: a structured clone keeps it apart from the producer's
+      // object, as a queue's copy is. Clone all first so a body that cannot be cloned enqueues nothing.
+      messages = bodies.map((b) => ({ id: randomUUID(), body: structuredClone(b), attempts: 0 }));
+    }
     // Once some wait on disk, later ones wait behind them there: delivery stays in order.
     if (spooled && (this.#onDisk > 0 || this.#held.size + messages.length > this.#maxInMemory)) {
       this.#onDisk += messages.length;
@@ -286,6 +300,13 @@ export class InProcessQueue<T> implements Queue<T> {
 /** Whether the dead letters will be delivered again (a spool keeps them, so the next process would anyway). */
 function redrives(spool: DiskSpool | undefined, redriveMs: number): boolean {
   return spool !== undefined && redriveMs > 0;
+}
+
+/** A body's JSON text; a body JSON cannot carry (undefined, a function, a cycle) is refused. */
+function jsonOf(body: unknown): string {
+  const json = JSON.stringify(body);
+  if (typeof json !== 'string') throw new TypeError('A queue message body must be JSON');
+  return json;
 }
 
 function positiveInt(name: string, v: number): number {
