@@ -167,6 +167,22 @@ describe('batches run by the gateway', () => {
     expect(list.data.map((b) => b.id)).toEqual([created.id]);
   });
 
+  it('finalizes a batch whose answers span several pages of line records (over 1 MB): every line once, in input order', async () => {
+    // Each answer echoes a 24 KB message: 60 lines hold about 1.5 MB of answers, more than one Query page.
+    const names = ids(60, 'big').map((id) => `${id}-${'x'.repeat(24_000)}`);
+    const created = await createOk(await upload(names.map((n) => chatLine(n))));
+    await driver().idle();
+    const done = await get(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 60, completed: 60, failed: 0 } });
+    const out = parse(await content(done.output_file_id));
+    expect(out.map((l) => l.custom_id)).toEqual(names);
+    expect(out.map((l) => (((l.response as Json).body as Json).choices as Json[])[0]?.message)).toEqual(
+      names.map((n) => ({ role: 'assistant', content: `echo ${n}` })),
+    );
+    expect(done.error_file_id ?? null).toBeNull();
+    expect([...mock.calls.values()].every((n) => n === 1)).toBe(true);
+  });
+
   it('fails a batch with every bad line in errors.data (1-based) and in an error file, and runs none of them', async () => {
     const fileId = await upload([
       chatLine('ok'),

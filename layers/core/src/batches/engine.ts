@@ -15,7 +15,15 @@
 import type { CoreDeps } from '../deps.ts';
 import type { EndpointSpec } from '../gateway/endpoint.ts';
 import { NotFoundError } from '../http/errors.ts';
-import { BatchRepository, FINAL_STATUSES, type BatchLineRecord, type BatchRecord, type BatchStatus, type LineOutcome } from '../store/batches.ts';
+import {
+  BatchRepository,
+  FINAL_STATUSES,
+  type BatchLineRecord,
+  type BatchProgress,
+  type BatchRecord,
+  type BatchStatus,
+  type LineOutcome,
+} from '../store/batches.ts';
 import { HeldFileRepository } from '../store/files.ts';
 import { batchableSpecs, readRange, validateInput, type InputLine } from './input.ts';
 import { callLine, openHeaders, type SealedHeaders } from './line-call.ts';
@@ -51,6 +59,9 @@ const BACKOFF_MAX_MS = 5000;
 const STATUS_REFRESH_MS = 1000;
 /** A line found in flight by a new run is run again this many times at most. */
 const MAX_RERUNS = 1;
+/** The batch's live counts are added to after this many recorded lines, or this long after the last addition. */
+const PROGRESS_LINES = 50;
+const PROGRESS_MS = 1000;
 
 const seconds = (deps: CoreDeps): number => Math.floor(deps.clock.now() / 1000);
 
@@ -146,6 +157,57 @@ interface ChunkRun {
   spec: EndpointSpec;
   sealed: SealedHeaders;
   signal: AbortSignal | undefined;
+  progress: Progress;
+}
+
+/**
+ * The chunk's recorded lines not yet added to the batch's live counts. One UpdateItem per
+ * PROGRESS_LINES lines instead of one per line: the batch item is a single hot item that every
+ * line of every chunk would otherwise write, and progress needs no per-line precision (finalize
+ * recounts from the line records).
+ */
+class Progress {
+  #tally: BatchProgress = Progress.#empty();
+  #lines = 0;
+  #addedAt: number;
+  readonly #repo: BatchRepository;
+  readonly #batchId: string;
+  readonly #clock: CoreDeps['clock'];
+  constructor(repo: BatchRepository, batchId: string, clock: CoreDeps['clock']) {
+    this.#repo = repo;
+    this.#batchId = batchId;
+    this.#clock = clock;
+    this.#addedAt = clock.now();
+  }
+  static #empty(): BatchProgress {
+    return { completed: 0, failed: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
+  }
+  /** Counts a recorded line; adds the tally to the batch when it is due. */
+  async add(out: LineOutcome, succeeded: boolean): Promise<void> {
+    const t = this.#tally;
+    if (succeeded) t.completed++;
+    else t.failed++;
+    t.input_tokens += out.input_tokens;
+    t.output_tokens += out.output_tokens;
+    t.cached_tokens += out.cached_tokens;
+    t.reasoning_tokens += out.reasoning_tokens;
+    t.cost_micros += out.cost_micros;
+    this.#lines++;
+    if (this.#lines >= PROGRESS_LINES || this.#clock.now() - this.#addedAt >= PROGRESS_MS) await this.flush().catch(() => undefined);
+  }
+  /** Adds what is counted; on failure the tally is kept for the next flush (and the error thrown). */
+  async flush(): Promise<void> {
+    const t = this.#tally;
+    this.#tally = Progress.#empty();
+    this.#lines = 0;
+    this.#addedAt = this.#clock.now();
+    try {
+      await this.#repo.count(this.#batchId, t);
+    } catch (err) {
+      for (const k of Object.keys(t) as Array<keyof BatchProgress>) this.#tally[k] += t[k];
+      throw err;
+    }
+  }
 }
 
 /**
@@ -163,7 +225,7 @@ async function pendingLines(c: ChunkRun, key: string, chunk: BatchChunk): Promis
     else if (rec.state === 'throttled' || (rec.state === 'running' && (rec.reruns ?? 0) < MAX_RERUNS)) pending.push({ line, previous: rec });
     else {
       skipped++;
-      if (rec.state === 'running') await c.repo.complete(rec, interrupted(), false);
+      if (rec.state === 'running' && (await c.repo.complete(rec, interrupted()))) await c.progress.add(interrupted(), false);
     }
   }
   return { pending, skipped };
@@ -217,7 +279,18 @@ export async function runChunk(
   const key = await inputKey(deps, b);
   const spec = (await batchableSpecs()).get(b.endpoint);
   if (!key || !spec || b.status !== 'in_progress') return { ran: 0, skipped: chunk.end - chunk.start, throttled: 0 };
-  const c: ChunkRun = { deps, repo, b, spec, sealed: await openHeaders(deps, b), signal: opts.signal };
+  const progress = new Progress(repo, b.id, deps.clock);
+  const c: ChunkRun = { deps, repo, b, spec, sealed: await openHeaders(deps, b), signal: opts.signal, progress };
+  try {
+    return await runLines(c, key, chunk, opts);
+  } finally {
+    // Whatever ended the chunk, the lines it recorded count; a failure here fails the chunk (it runs again, skipping what is done).
+    await progress.flush();
+  }
+}
+
+async function runLines(c: ChunkRun, key: string, chunk: BatchChunk, opts: RunChunkOptions): Promise<{ ran: number; skipped: number; throttled: number }> {
+  const { deps, repo, b, spec, progress } = c;
   const { pending, skipped } = await pendingLines(c, key, chunk);
   const stats = { ran: 0, skipped, throttled: 0 };
   const window = new Window(opts.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
@@ -238,7 +311,7 @@ export async function runChunk(
       return;
     }
     if (out.status_code !== 429) window.success();
-    await repo.complete(claimed, out, out.status_code >= 200 && out.status_code < 300);
+    if (await repo.complete(claimed, out)) await progress.add(out, out.status_code >= 200 && out.status_code < 300);
     stats.ran++;
   };
   while (pending.length > 0 || inflight.size > 0) {
@@ -261,16 +334,21 @@ export async function runChunk(
   return stats;
 }
 
-/** The batch's usage, exactly the sum of its answered lines (the live counters are progress only). */
-function usageOf(
-  records: BatchLineRecord[],
-): Required<Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'reasoning_tokens' | 'cost_micros'>> {
-  const sum = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
-  for (const r of records) {
+type BatchUsage = Required<Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'reasoning_tokens' | 'cost_micros'>>;
+
+/**
+ * The batch's usage, exactly the sum of its answered lines (the live counters are progress only),
+ * and whether every line is recorded done: one pass over the records, a page at a time.
+ */
+async function summarize(records: AsyncIterable<BatchLineRecord>, total: number): Promise<{ allDone: boolean; usage: BatchUsage }> {
+  const usage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
+  let done = 0;
+  for await (const r of records) {
     if (r.state !== 'done') continue;
-    for (const k of Object.keys(sum) as Array<keyof typeof sum>) sum[k] += r[k] ?? 0;
+    done++;
+    for (const k of Object.keys(usage) as Array<keyof BatchUsage>) usage[k] += r[k] ?? 0;
   }
-  return sum;
+  return { allDone: done === total, usage };
 }
 
 /** Writes output and error files from the per-line records; completed / cancelled / expired with *_at set. */
@@ -278,8 +356,8 @@ export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<Ba
   const repo = new BatchRepository(deps.repos.table);
   let b = await load(repo, batchId);
   if (FINAL_STATUSES.has(b.status) || b.status === 'validating') return batchObject(b);
-  const records = await repo.lines(batchId, 0, b.total);
-  const allDone = records.length === b.total && records.every((r) => r.state === 'done');
+  const records = () => repo.streamLines(batchId, 0, b.total);
+  const { allDone, usage } = await summarize(records(), b.total);
   const expired = deps.clock.now() >= b.expires_at * 1000;
   const final: BatchStatus = b.status === 'cancelling' ? 'cancelled' : allDone ? 'completed' : expired ? 'expired' : b.status;
   if (final === b.status) return batchObject(b);
@@ -289,7 +367,7 @@ export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<Ba
     ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired')
     : { completed: 0, failed: b.total };
   const stamp = final === 'completed' ? 'completed_at' : final === 'cancelled' ? 'cancelled_at' : 'expired_at';
-  const fields: Partial<BatchRecord> = { [stamp]: seconds(deps), completed: files.completed, failed: files.failed, ...usageOf(records) };
+  const fields: Partial<BatchRecord> = { [stamp]: seconds(deps), completed: files.completed, failed: files.failed, ...usage };
   if ('output_file_id' in files && files.output_file_id) fields.output_file_id = files.output_file_id;
   if ('error_file_id' in files && files.error_file_id) fields.error_file_id = files.error_file_id;
   await repo.transition(batchId, [b.status, 'finalizing'], final, fields);

@@ -59,10 +59,35 @@ async function* counted(lines: AsyncIterable<string>, count: { lines: number; by
   }
 }
 
-async function* fileLines(deps: CoreDeps, inputKey: string, records: Map<number, BatchLineRecord>, unrun: UnrunCode, wantOk: boolean): AsyncGenerator<string> {
+/** The line records of a batch in line order, read anew for each file. */
+export type LineRecords = () => AsyncIterable<BatchLineRecord>;
+
+/**
+ * Walks the records beside the input lines: both come in line order, so each input line finds its
+ * record (if any) by moving the records forward, and only one page of them is held at a time.
+ */
+class RecordCursor {
+  readonly #it: AsyncIterator<BatchLineRecord>;
+  #head: BatchLineRecord | undefined;
+  #done = false;
+  constructor(records: AsyncIterable<BatchLineRecord>) {
+    this.#it = records[Symbol.asyncIterator]();
+  }
+  async at(index: number): Promise<BatchLineRecord | undefined> {
+    while (!this.#done && (this.#head === undefined || this.#head.index < index)) {
+      const next = await this.#it.next();
+      if (next.done) this.#done = true;
+      else this.#head = next.value;
+    }
+    return this.#head?.index === index ? this.#head : undefined;
+  }
+}
+
+async function* fileLines(deps: CoreDeps, inputKey: string, records: LineRecords, unrun: UnrunCode, wantOk: boolean): AsyncGenerator<string> {
+  const cursor = new RecordCursor(records());
   for await (const { index, text } of inputLines(deps, inputKey)) {
     const customId = (JSON.parse(text) as { custom_id: string }).custom_id;
-    const line = await resultLine(deps, customId, records.get(index), unrun);
+    const line = await resultLine(deps, customId, await cursor.at(index), unrun);
     if (line.ok === wantOk) yield line.text;
   }
 }
@@ -101,10 +126,9 @@ async function writeFile(deps: CoreDeps, b: BatchRecord, kind: 'output' | 'error
 }
 
 /** Writes both files; their ids (absent when a file would be empty) and line counts. */
-export async function writeResults(deps: CoreDeps, b: BatchRecord, inputKey: string, records: BatchLineRecord[], unrun: UnrunCode) {
-  const byIndex = new Map(records.map((r) => [r.index, r]));
-  const output = await writeFile(deps, b, 'output', fileLines(deps, inputKey, byIndex, unrun, true));
-  const errors = await writeFile(deps, b, 'error', fileLines(deps, inputKey, byIndex, unrun, false));
+export async function writeResults(deps: CoreDeps, b: BatchRecord, inputKey: string, records: LineRecords, unrun: UnrunCode) {
+  const output = await writeFile(deps, b, 'output', fileLines(deps, inputKey, records, unrun, true));
+  const errors = await writeFile(deps, b, 'error', fileLines(deps, inputKey, records, unrun, false));
   return { output_file_id: output.id, error_file_id: errors.id, completed: output.lines, failed: errors.lines };
 }
 

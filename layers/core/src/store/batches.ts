@@ -9,6 +9,7 @@ import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk
 import { randomBytes } from 'node:crypto';
 import { Entity, type Item } from './entity.ts';
 import type { TableClient } from './repositories.ts';
+import { queryPages } from './paginate.ts';
 
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
@@ -214,11 +215,24 @@ export class BatchRepository {
 
   /** The recorded lines with index in [start, end), in order. */
   lines(id: string, start: number, end: number): Promise<BatchLineRecord[]> {
-    return this.#t.queryAll(BatchLine, {
+    return this.#t.queryAll(BatchLine, this.#linesQuery(id, start, end));
+  }
+
+  /**
+   * The line records of [start, end) in line order, a page at a time: finalize reads a whole batch
+   * (50,000 lines, each with its answer) and holds one page of it, never the batch.
+   */
+  async *streamLines(id: string, start: number, end: number): AsyncGenerator<BatchLineRecord> {
+    const input = { TableName: this.#t.tableName, ...this.#linesQuery(id, start, end) };
+    for await (const page of queryPages(this.#t.doc, input)) for (const item of page) yield BatchLine.fromItem(item);
+  }
+
+  #linesQuery(id: string, start: number, end: number) {
+    return {
       KeyConditionExpression: 'pk = :p AND sk BETWEEN :a AND :b',
       ExpressionAttributeValues: { ':p': `BATCH#${id}`, ':a': lineSk(start), ':b': lineSk(Math.max(start, end - 1)) },
       ConsistentRead: true,
-    });
+    };
   }
 
   /**
@@ -272,13 +286,11 @@ export class BatchRepository {
   }
 
   /**
-   * Records a running line's answer (false when the line was not running: another worker owns
-   * it), then counts it on the batch for progress. The line records are the truth: finalize
-   * recounts the batch's counts and usage from them, so a crash between the two writes skews
-   * only the progress shown while the batch runs. (No transaction: every line would contend on
-   * the batch item, and DynamoDB cancels transactions that conflict.)
+   * Records a running line's answer; false when the line was not running (another worker owns it).
+   * The line records are the truth: finalize counts the batch's lines and usage from them. The
+   * batch's live counts (progress while it runs) are added apart, by `count`, for many lines at once.
    */
-  async complete(rec: BatchLineRecord, out: LineOutcome, succeeded: boolean): Promise<boolean> {
+  async complete(rec: BatchLineRecord, out: LineOutcome): Promise<boolean> {
     const done: BatchLineRecord = { ...rec, ...out, state: 'done' };
     try {
       await this.#t.doc.send(
@@ -290,25 +302,47 @@ export class BatchRepository {
           ExpressionAttributeValues: { ':r': 'running', ':n': rec.attempts },
         }),
       );
+      return true;
     } catch (err) {
       if (isConditionFailure(err)) return false;
       throw err;
     }
+  }
+
+  /**
+   * Adds recorded lines to the batch's live counts (progress only: finalize recounts from the line
+   * records, so a crash between a line's record and its count skews only the progress shown while
+   * the batch runs). No transaction with the line: every line would contend on the batch item, and
+   * DynamoDB cancels transactions that conflict.
+   */
+  async count(batchId: string, p: BatchProgress): Promise<void> {
+    if (p.completed === 0 && p.failed === 0) return;
     await this.#t.doc.send(
       new UpdateCommand({
         TableName: this.#t.tableName,
-        Key: { pk: `BATCH#${rec.batch_id}`, sk: 'BATCH' },
-        UpdateExpression: `ADD ${succeeded ? 'completed' : 'failed'} :one, input_tokens :i, output_tokens :o, cached_tokens :k, reasoning_tokens :r, cost_micros :c`,
+        Key: { pk: `BATCH#${batchId}`, sk: 'BATCH' },
+        UpdateExpression: 'ADD completed :d, failed :f, input_tokens :i, output_tokens :o, cached_tokens :k, reasoning_tokens :r, cost_micros :c',
         ExpressionAttributeValues: {
-          ':one': 1,
-          ':i': out.input_tokens,
-          ':o': out.output_tokens,
-          ':k': out.cached_tokens,
-          ':r': out.reasoning_tokens,
-          ':c': out.cost_micros,
+          ':d': p.completed,
+          ':f': p.failed,
+          ':i': p.input_tokens,
+          ':o': p.output_tokens,
+          ':k': p.cached_tokens,
+          ':r': p.reasoning_tokens,
+          ':c': p.cost_micros,
         },
       }),
     );
-    return true;
   }
+}
+
+/** Lines recorded since the batch's live counts were last added to. */
+export interface BatchProgress {
+  completed: number;
+  failed: number;
+  input_tokens: number;
+  output_tokens: number;
+  cached_tokens: number;
+  reasoning_tokens: number;
+  cost_micros: number;
 }
