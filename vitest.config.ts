@@ -47,6 +47,7 @@ const INTEGRATION = [
   'test/layers/core/observability/log-spool.test.ts',
   'test/layers/core/observability/logs-api.test.ts',
   'test/layers/core/observability/rollup-writes.test.ts',
+  'test/layers/core/observability/rollup-totals.test.ts',
   'test/layers/core/policy/key-auth.test.ts',
   'test/layers/core/policy/limits/alerts.test.ts',
   'test/layers/core/policy/limits/resets.test.ts',

@@ -121,12 +121,16 @@ export const SEEN_RESOLUTION_MS: Readonly<Record<Granularity, number>> = { m: 1_
 export type GroupDimension = Exclude<Dimension, 'all'>;
 export const GROUP_DIMENSIONS = DIMENSIONS.filter((d): d is GroupDimension => d !== 'all');
 
-/** Where one rollup lives: workspace, granularity, bucket start and the value of every dimension. */
+/**
+ * Where one rollup lives: workspace, granularity, bucket start and the value of every dimension;
+ * or, with `total`, the workspace's total of the bucket (its values are then all `*`).
+ */
 export interface RollupKey {
   ws: string;
   gran: Granularity;
   bucket: number;
   values: Record<GroupDimension, string>;
+  total?: true | undefined;
 }
 
 /** An aggregate as JSON (maps and sets as arrays), for the queue. */

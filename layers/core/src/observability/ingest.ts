@@ -281,7 +281,7 @@ export interface IngestWiring {
  * install.ts serves processes that have the whole dependency set anyway).
  */
 export function ingestConsumerOf(w: IngestWiring): QueueConsumer<LogQueueMessage> & { stats: IngestStats } {
-  const rollups = new RollupStore(w.doc, w.tableName, w.metricsRetentionDays);
+  const rollups = new RollupStore(w.doc, w.tableName, w.metricsRetentionDays, () => w.clock.now());
   const logs = new LogStore({ doc: w.doc, tableName: w.tableName, clock: w.clock, logRetentionDays: w.logRetentionDays, rollups });
   return createIngestConsumer({ doc: w.doc, tableName: w.tableName, logs, rollups, queue: w.queue, clock: w.clock, logger: w.logger });
 }

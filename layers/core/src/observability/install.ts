@@ -27,7 +27,7 @@ export function observability(deps: CoreDeps): Observability {
   let o = built.get(deps);
   if (!o) {
     const { doc, tableName } = deps.repos.table;
-    const rollups = new RollupStore(doc, tableName, deps.config.metricsRetentionDays);
+    const rollups = new RollupStore(doc, tableName, deps.config.metricsRetentionDays, () => deps.clock.now());
     const logs = new LogStore({ doc, tableName, clock: deps.clock, logRetentionDays: deps.config.logRetentionDays, rollups });
     o = {
       logs,

@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ROLLUP_TYPE, RollupItems, rollupPartition, rollupSort, type RollupChange, type RollupItemKey } from '../store/rollup-items.ts';
+import { ROLLUP_TYPE, RollupItems, rollupPartition, rollupSort, totalsPartition, type RollupChange, type RollupItemKey } from '../store/rollup-items.ts';
 import {
   addEvent,
   COUNTERS,
@@ -25,7 +25,7 @@ import {
   type RollupKey,
 } from './aggregate.ts';
 import type { LogEvent } from './log-event.ts';
-import { bucketKey, DAY_MS, floorTo, GRANULARITY_MS, MINUTE_ROLLUP_DAYS, type Granularity, type Segment } from './time.ts';
+import { bucketKey, ceilTo, DAY_MS, floorTo, GRANULARITY_MS, MINUTE_MS, MINUTE_ROLLUP_DAYS, type Granularity, type Segment } from './time.ts';
 
 const GRANULARITIES: readonly Granularity[] = ['m', 'h', 'd'];
 /** Item attributes holding the dimension values (`d_model` ...): beside, never among, the figures. */
@@ -40,8 +40,25 @@ const combinationId = (values: Record<GroupDimension, string>): string =>
 
 export const rollupPk = (ws: string, gran: Granularity): string => rollupPartition(ws, gran);
 export const rollupSk = (bucket: number, values: Record<GroupDimension, string>): string => rollupSort(bucketKey(bucket), combinationId(values));
-const itemKey = (k: RollupKey): RollupItemKey => ({ ws: k.ws, gran: k.gran, bucket: bucketKey(k.bucket), combination: combinationId(k.values) });
-export const keyString = (k: RollupKey): string => `${rollupPk(k.ws, k.gran)}|${rollupSk(k.bucket, k.values)}`;
+const itemKey = (k: RollupKey): RollupItemKey => ({
+  ws: k.ws,
+  gran: k.gran,
+  bucket: bucketKey(k.bucket),
+  combination: k.total ? undefined : combinationId(k.values),
+});
+export const keyString = (k: RollupKey): string =>
+  k.total ? `${totalsPartition(k.ws, k.gran)}|${bucketKey(k.bucket)}` : `${rollupPk(k.ws, k.gran)}|${rollupSk(k.bucket, k.values)}`;
+
+const ALL_VALUES = Object.fromEntries(GROUP_DIMENSIONS.map((d) => [d, '*'])) as Record<GroupDimension, string>;
+
+/**
+ * How long after a workspace's totals were first written its buckets may still miss events: the
+ * ingest workers of the earlier release that run on during a deployment, and updates they sent
+ * back to the queue. Buckets that start earlier are read from the combinations.
+ */
+export const TOTALS_SETTLE_MS = 15 * MINUTE_MS;
+/** How long "no totals yet" is believed before the marker is read again. */
+const UNMARKED_RECHECK_MS = 60_000;
 
 /** Workspace of an event's rollups and logs; `-` for requests refused before the key was known. */
 export const scopeOf = (e: Pick<LogEvent, 'workspace_id'>): string => e.workspace_id ?? '-';
@@ -56,19 +73,23 @@ export interface PendingRollup {
 /** Pre-aggregates a batch: one pending update per distinct rollup item, whatever the batch size. */
 export function rollupsOf(events: readonly { messageId: string; event: LogEvent }[]): Map<string, PendingRollup> {
   const out = new Map<string, PendingRollup>();
+  const addTo = (key: RollupKey, event: LogEvent, messageId: string) => {
+    const id = keyString(key);
+    let p = out.get(id);
+    if (!p) {
+      p = { key, agg: emptyAggregate(), messageIds: new Set() };
+      out.set(id, p);
+    }
+    addEvent(p.agg, event, { start: key.bucket, gran: key.gran });
+    p.messageIds.add(messageId);
+  };
   for (const { messageId, event } of events) {
     const values = Object.fromEntries(GROUP_DIMENSIONS.map((d) => [d, dimensionValue(event, d)])) as Record<GroupDimension, string>;
     for (const gran of GRANULARITIES) {
       const bucket = floorTo(event.started_ms, GRANULARITY_MS[gran]);
-      const key: RollupKey = { ws: scopeOf(event), gran, bucket, values };
-      const id = keyString(key);
-      let p = out.get(id);
-      if (!p) {
-        p = { key, agg: emptyAggregate(), messageIds: new Set() };
-        out.set(id, p);
-      }
-      addEvent(p.agg, event, { start: bucket, gran });
-      p.messageIds.add(messageId);
+      addTo({ ws: scopeOf(event), gran, bucket, values }, event, messageId);
+      // Beside its combination, the workspace's total of the bucket: a batch adds to it once.
+      addTo({ ws: scopeOf(event), gran, bucket, values: ALL_VALUES, total: true }, event, messageId);
     }
   }
   return out;
@@ -104,10 +125,16 @@ export interface RollupRow {
 export class RollupStore {
   readonly #table: RollupItems;
   readonly #metricsRetentionDays: number;
+  readonly #now: () => number;
+  /** Workspaces whose totals marker this process has written, or is writing (concurrent adds share the write). */
+  readonly #marked = new Map<string, Promise<unknown>>();
+  /** Since when each workspace's totals are written, as last read (undefined: not yet, read at `at`). */
+  readonly #totalsFrom = new Map<string, { from: number | undefined; at: number }>();
 
-  constructor(doc: DynamoDBDocumentClient, tableName: string, metricsRetentionDays: number) {
+  constructor(doc: DynamoDBDocumentClient, tableName: string, metricsRetentionDays: number, now: () => number = Date.now) {
     this.#table = new RollupItems(doc, tableName);
     this.#metricsRetentionDays = metricsRetentionDays;
+    this.#now = now;
   }
 
   /** Unix seconds after which DynamoDB may delete the item: minutes go early, hours and days with the retention. */
@@ -122,7 +149,7 @@ export class RollupStore {
    */
   #change(key: RollupKey, agg: Aggregate): RollupChange {
     const set: Record<string, unknown> = { _type: ROLLUP_TYPE, b: key.bucket, g: key.gran, ws: key.ws };
-    for (const d of GROUP_DIMENSIONS) set[VALUE_PREFIX + d] = key.values[d];
+    if (!key.total) for (const d of GROUP_DIMENSIONS) set[VALUE_PREFIX + d] = key.values[d];
     const add: Record<string, number | Set<number>> = {};
     for (const s of SUMS) if (agg.sums[s] !== 0) add[s] = agg.sums[s];
     for (const c of Object.keys(COUNTERS) as CounterName[]) {
@@ -133,9 +160,38 @@ export class RollupStore {
     return { set, add, ttl: this.ttlOf(key) };
   }
 
-  /** Adds an aggregate to its item in one atomic UpdateItem (creating it on the first add). */
-  add(key: RollupKey, agg: Aggregate): Promise<void> {
-    return this.#table.add(itemKey(key), this.#change(key, agg));
+  /**
+   * Adds an aggregate to its item in one atomic UpdateItem (creating it on the first add). Before
+   * a workspace's first total, its marker says from when its totals are written (once per process).
+   */
+  async add(key: RollupKey, agg: Aggregate): Promise<void> {
+    if (key.total) {
+      let marking = this.#marked.get(key.ws);
+      if (!marking) {
+        marking = this.#table.markTotals(key.ws, this.#now());
+        this.#marked.set(key.ws, marking);
+        // A failed write is tried again by the next add; this add fails (and is sent back to the queue).
+        marking.catch(() => this.#marked.delete(key.ws));
+      }
+      await marking;
+    }
+    await this.#table.add(itemKey(key), this.#change(key, agg));
+  }
+
+  /**
+   * Where a segment's buckets can be read from the workspace's totals: from the returned time on
+   * (the segment's end when none can). Buckets that started before the totals were written, plus
+   * TOTALS_SETTLE_MS, are read from the combinations.
+   */
+  async #totalsCut(ws: string, segment: Segment): Promise<number> {
+    let known = this.#totalsFrom.get(ws);
+    if (!known || (known.from === undefined && this.#now() - known.at >= UNMARKED_RECHECK_MS)) {
+      known = { from: await this.#table.totalsFrom(ws), at: this.#now() };
+      this.#totalsFrom.set(ws, known);
+    }
+    if (known.from === undefined) return segment.end;
+    const cut = ceilTo(known.from + TOTALS_SETTLE_MS, GRANULARITY_MS[segment.gran]);
+    return Math.min(segment.end, Math.max(segment.start, cut));
   }
 
   /** The item one `add` of `agg` creates where none was (bulk loading of whole aggregates, and its test). */
@@ -151,7 +207,13 @@ export class RollupStore {
     const rows = new Map<string, RollupRow>();
     // A count needs the bucket, the request count and the grouping value, not the item's sketches and histograms.
     const projection = read.countOnly ? ['b', 'n', ...(dim === 'all' ? [] : [VALUE_PREFIX + dim])] : undefined;
-    for (const item of await this.#items(ws, segment, read.budget, projection)) {
+    // Ungrouped: the totals, one item per bucket, where they are complete; the combinations before.
+    const cut = dim === 'all' ? await this.#totalsCut(ws, segment) : segment.end;
+    const items = [
+      ...(cut > segment.start ? await this.#items(ws, { ...segment, end: cut }, read.budget, projection) : []),
+      ...(cut < segment.end ? await this.#items(ws, { ...segment, start: cut }, read.budget, projection, true) : []),
+    ];
+    for (const item of items) {
       const value = dim === 'all' ? '*' : String(item[VALUE_PREFIX + dim]);
       const bucket = Number(item.b);
       const id = `${bucket}#${value}`;
@@ -163,8 +225,8 @@ export class RollupStore {
   }
 
   /** Every item of one workspace and segment, following pagination (within the budget, when one is given). */
-  async #items(ws: string, segment: Segment, budget?: ReadBudget, projection?: readonly string[]): Promise<Record<string, unknown>[]> {
-    const range = { ws, gran: segment.gran, first: bucketKey(segment.start), last: bucketKey(segment.end - GRANULARITY_MS[segment.gran]) };
+  async #items(ws: string, segment: Segment, budget?: ReadBudget, projection?: readonly string[], totals = false): Promise<Record<string, unknown>[]> {
+    const range = { ws, gran: segment.gran, first: bucketKey(segment.start), last: bucketKey(segment.end - GRANULARITY_MS[segment.gran]), totals };
     // One item past the budget tells that it is spent. The budget may be shared with queries in
     // flight beside this one: each page asks what is left of it then.
     const reach = budget ? { pageLimit: () => Math.max(1, budget.left + 1) } : {};

@@ -1,10 +1,11 @@
 /**
  * Rollup items (their meaning and arithmetic: observability/rollups.ts): pk `RC#<ws>#<gran>`, sk
  * `<bucket>#<combination>` (bucket as `2026-01-01T10:05`, combination a fixed-length hash of the
- * dimension values), so a time range of one workspace is one Query. Items are only ever added to,
- * with UpdateItem's ADD, which is atomic.
+ * dimension values), so a time range of one workspace is one Query; beside them the workspace's
+ * totals, pk `RT#<ws>#<gran>`, sk `<bucket>`. Items are only ever added to, with UpdateItem's ADD,
+ * which is atomic.
  */
-import { QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Item, ItemKey } from './entity.ts';
 import { queryPages, type QueryReach } from './paginate.ts';
 
@@ -12,16 +13,28 @@ export const ROLLUP_TYPE = 'Rollup';
 
 export const rollupPartition = (ws: string, gran: string): string => `RC#${ws}#${gran}`;
 export const rollupSort = (bucket: string, combination: string): string => `${bucket}#${combination}`;
+/**
+ * A workspace's totals: one item per granularity and bucket, the sum of every combination, pk
+ * `RT#<ws>#<gran>`, sk the bucket. What an unfiltered chart reads: one item per data point,
+ * however many models, keys and statuses the bucket saw.
+ */
+export const totalsPartition = (ws: string, gran: string): string => `RT#${ws}#${gran}`;
+/** Since when a workspace's totals are written (pk `RTFROM#<ws>`, `from`: Unix ms). */
+export const totalsMarkerKey = (ws: string): ItemKey => ({ pk: `RTFROM#${ws}`, sk: 'RTFROM' });
 
 export interface RollupItemKey {
   ws: string;
   gran: string;
   /** The bucket's start as `2026-01-01T10:05`. */
   bucket: string;
-  combination: string;
+  /** The combination's hash; absent for the workspace's total of the bucket. */
+  combination?: string | undefined;
 }
 
-export const rollupItemKey = (k: RollupItemKey): ItemKey => ({ pk: rollupPartition(k.ws, k.gran), sk: rollupSort(k.bucket, k.combination) });
+export const rollupItemKey = (k: RollupItemKey): ItemKey =>
+  k.combination === undefined
+    ? { pk: totalsPartition(k.ws, k.gran), sk: k.bucket }
+    : { pk: rollupPartition(k.ws, k.gran), sk: rollupSort(k.bucket, k.combination) };
 
 /** One change to an item: attributes set, amounts (and sets of numbers) added, the TTL set once. */
 export interface RollupChange {
@@ -37,12 +50,16 @@ export interface RollupRange {
   gran: string;
   first: string;
   last: string;
+  /** The workspace's totals (one item per bucket) instead of its combinations. */
+  totals?: boolean | undefined;
 }
 
 // `$` sorts right after `#`, so every combination of the last bucket is in.
 const rangeCondition = (r: RollupRange) => ({
   KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-  ExpressionAttributeValues: { ':pk': rollupPartition(r.ws, r.gran), ':lo': `${r.first}#`, ':hi': `${r.last}$` },
+  ExpressionAttributeValues: r.totals
+    ? { ':pk': totalsPartition(r.ws, r.gran), ':lo': r.first, ':hi': r.last }
+    : { ':pk': rollupPartition(r.ws, r.gran), ':lo': `${r.first}#`, ':hi': `${r.last}$` },
 });
 
 const projectionOf = (attributes: readonly string[]) => ({
@@ -93,6 +110,30 @@ export class RollupItems {
   /** The pages of a range's items, only `attributes` of each when given. */
   pages(range: RollupRange, attributes?: readonly string[], reach: QueryReach = {}): AsyncGenerator<Item[]> {
     return queryPages(this.#doc, { TableName: this.#table, ...rangeCondition(range), ...(attributes ? projectionOf(attributes) : {}) }, reach);
+  }
+
+  /**
+   * Records, once, since when the workspace's totals are written (`from`, Unix ms); an earlier
+   * record is kept (if_not_exists). Answers the recorded time.
+   */
+  async markTotals(ws: string, from: number): Promise<number> {
+    const out = await this.#doc.send(
+      new UpdateCommand({
+        TableName: this.#table,
+        Key: totalsMarkerKey(ws),
+        UpdateExpression: 'SET #f = if_not_exists(#f, :f), #t = :t',
+        ExpressionAttributeNames: { '#f': 'from', '#t': '_type' },
+        ExpressionAttributeValues: { ':f': from, ':t': 'RollupTotalsFrom' },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return Number(out.Attributes?.from ?? from);
+  }
+
+  /** Since when the workspace's totals are written (Unix ms), or undefined when they are not yet. */
+  async totalsFrom(ws: string): Promise<number | undefined> {
+    const out = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: totalsMarkerKey(ws), ConsistentRead: true }));
+    return out.Item ? Number(out.Item.from) : undefined;
   }
 
   /** The newest item of a range (the given attributes of it), if any: one item read. */

@@ -1,0 +1,141 @@
+/**
+ * The workspace totals (one item per bucket) that unfiltered charts read, beside the combinations:
+ * written by the ingest with the combinations, read only for buckets they are complete for, and
+ * always agreeing with the combinations. Counted on DynamoDB Local.
+ */
+import { GetCommand, type DynamoDBDocumentClient, type QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
+import { addEvent, emptyAggregate, type Aggregate } from '../../../../layers/core/src/observability/aggregate.ts';
+import { RollupStore, rollupsOf, TOTALS_SETTLE_MS } from '../../../../layers/core/src/observability/rollups.ts';
+import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../../../layers/core/src/observability/time.ts';
+import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
+import { createTestDeps } from '../../../support/deps.ts';
+import { syntheticEvents } from '../../../support/observability.ts';
+import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
+
+const T0 = Date.UTC(2026, 4, 4, 9, 20, 0);
+
+/** The items each Query read, by partition prefix (`RC`: combinations, `RT`: totals). */
+function counting(doc: DynamoDBDocumentClient) {
+  const read = { RC: 0, RT: 0 };
+  const proxy = new Proxy(doc, {
+    get: (target, prop) =>
+      prop === 'send'
+        ? async (c: unknown) => {
+            const out = (await target.send(c as never)) as { Items?: unknown[] };
+            const q = c as QueryCommand;
+            const pk = String(q.input?.ExpressionAttributeValues?.[':pk'] ?? '');
+            if (c?.constructor?.name === 'QueryCommand' && (pk.startsWith('RC#') || pk.startsWith('RT#')))
+              read[pk.slice(0, 2) as 'RC' | 'RT'] += out.Items?.length ?? 0;
+            return out;
+          }
+        : Reflect.get(target, prop),
+  }) as DynamoDBDocumentClient;
+  return { proxy, read };
+}
+
+/** What the ingest's rollup step does with a batch: one add per distinct item, 16 at once. */
+async function ingestRollups(store: RollupStore, events: readonly LogEvent[], keep: (total: boolean) => boolean = () => true): Promise<void> {
+  const pending = [...rollupsOf(events.map((event) => ({ messageId: event.id, event }))).values()].filter((p) => keep(p.key.total === true));
+  for (let i = 0; i < pending.length; i += 16) await Promise.all(pending.slice(i, i + 16).map((p) => store.add(p.key, p.agg)));
+}
+
+const sumOf = (events: readonly LogEvent[]): Aggregate => {
+  const a = emptyAggregate();
+  for (const e of events) addEvent(a, e);
+  return a;
+};
+
+describe('rollup totals', () => {
+  let deps: CoreDeps;
+  beforeAll(async () => {
+    deps = await createTestDeps();
+  });
+  afterAll(() => deps.upstream.close());
+
+  it('an unfiltered range reads one total per bucket, whatever the combinations, with the same figures', async () => {
+    const clock = new ManualClock(T0);
+    const { doc, tableName } = deps.repos.table;
+    const writer = new RollupStore(doc, tableName, 365, () => clock.now());
+    // The first batch marks when the workspace's totals start.
+    await ingestRollups(writer, syntheticEvents(5, { start: T0 - MINUTE_MS, spanMs: MINUTE_MS, workspaceId: 'ws-totals', seed: 2 }));
+    // A day later: 3 hours of traffic over many models, keys and statuses.
+    const start = T0 - (T0 % DAY_MS) + 2 * DAY_MS;
+    const events = syntheticEvents(150, { start, spanMs: 3 * HOUR_MS, workspaceId: 'ws-totals', seed: 7 });
+    clock.set(start + 4 * HOUR_MS);
+    await ingestRollups(writer, events);
+
+    const { proxy, read } = counting(doc);
+    const reader = new RollupStore(proxy, tableName, 365, () => clock.now());
+    const rows = await reader.query('ws-totals', 'all', { gran: 'h', start, end: start + 3 * HOUR_MS });
+    expect(read).toEqual({ RC: 0, RT: 3 });
+    expect(rows.map((r) => r.bucket).sort()).toEqual([start, start + HOUR_MS, start + 2 * HOUR_MS]);
+    const byHour = (h: number) => events.filter((e) => e.started_ms >= start + h * HOUR_MS && e.started_ms < start + (h + 1) * HOUR_MS);
+    for (const r of rows) {
+      const want = sumOf(byHour((r.bucket - start) / HOUR_MS));
+      expect(r.agg.sums).toEqual(want.sums);
+      expect(r.agg.counters).toEqual(want.counters);
+      expect(r.agg.users).toEqual(want.users);
+    }
+    // The same range grouped by model reads the combinations, and adds up to the totals.
+    const byModel = await reader.query('ws-totals', 'model', { gran: 'h', start, end: start + 3 * HOUR_MS });
+    expect(read.RC).toBeGreaterThan(3);
+    expect(byModel.reduce((n, r) => n + r.agg.sums.n, 0)).toBe(150);
+    expect(byModel.reduce((c, r) => c + r.agg.sums.cost, 0)).toBeCloseTo(
+      rows.reduce((c, r) => c + r.agg.sums.cost, 0),
+      6,
+    );
+  });
+
+  it('buckets from before the totals were written (an upgraded table) are read from the combinations', async () => {
+    const clock = new ManualClock(T0);
+    const { doc, tableName } = deps.repos.table;
+    const writer = new RollupStore(doc, tableName, 365, () => clock.now());
+    // Written by the earlier release: combinations only, no totals, no marker.
+    const old = syntheticEvents(120, { start: T0 - 3 * HOUR_MS, spanMs: 3 * HOUR_MS, workspaceId: 'ws-upgraded', seed: 3 });
+    await ingestRollups(writer, old, (total) => !total);
+    // The new release ingests from T0 on (its first batch at T0 writes the marker).
+    const fresh = syntheticEvents(80, { start: T0, spanMs: 4 * HOUR_MS, workspaceId: 'ws-upgraded', seed: 4 });
+    await ingestRollups(writer, fresh);
+    clock.set(T0 + 5 * HOUR_MS);
+
+    const { proxy, read } = counting(doc);
+    const reader = new RollupStore(proxy, tableName, 365, () => clock.now());
+    const from = T0 - 3 * HOUR_MS - (T0 % HOUR_MS);
+    const rows = await reader.query('ws-upgraded', 'all', { gran: 'h', start: from, end: from + 8 * HOUR_MS });
+    expect(rows.reduce((n, r) => n + r.agg.sums.n, 0)).toBe(200);
+    // Hours that start at least TOTALS_SETTLE_MS after the marker come from the totals (10:00 to 13:00), the earlier ones from the combinations.
+    const cut = Math.ceil((T0 + TOTALS_SETTLE_MS) / HOUR_MS) * HOUR_MS;
+    expect(cut).toBe(T0 - (T0 % HOUR_MS) + HOUR_MS);
+    expect(read.RT).toBe(new Set(fresh.filter((e) => e.started_ms >= cut).map((e) => Math.floor(e.started_ms / HOUR_MS))).size);
+    expect(read.RT).toBe(4);
+    for (const r of rows) {
+      const want = [...old, ...fresh].filter((e) => Math.floor(e.started_ms / HOUR_MS) * HOUR_MS === r.bucket).length;
+      expect(r.agg.sums.n, new Date(r.bucket).toISOString()).toBe(want);
+    }
+  });
+
+  it('concurrent first adds of a workspace write its marker once, and the earliest time is kept', async () => {
+    const clock = new ManualClock(T0);
+    const { doc, tableName } = deps.repos.table;
+    const updates: string[] = [];
+    const spy = new Proxy(doc, {
+      get: (target, prop) =>
+        prop === 'send'
+          ? (c: { input?: { Key?: { pk?: string } } }) => (updates.push(String(c.input?.Key?.pk ?? '')), target.send(c as never))
+          : Reflect.get(target, prop),
+    }) as DynamoDBDocumentClient;
+    const a = new RollupStore(spy, tableName, 365, () => clock.now());
+    const events = syntheticEvents(30, { start: T0, spanMs: MINUTE_MS, workspaceId: 'ws-marker', seed: 9 });
+    const pending = [...rollupsOf(events.map((event) => ({ messageId: event.id, event }))).values()].filter((p) => p.key.total);
+    await Promise.all(pending.map((p) => a.add(p.key, p.agg)));
+    expect(updates.filter((pk) => pk === 'RTFROM#ws-marker')).toHaveLength(1);
+    // Another process, later, keeps the first time.
+    clock.set(T0 + DAY_MS);
+    const b = new RollupStore(doc, tableName, 365, () => clock.now());
+    await Promise.all(pending.map((p) => b.add(p.key, p.agg)));
+    const marker = await doc.send(new GetCommand({ TableName: tableName, Key: { pk: 'RTFROM#ws-marker', sk: 'RTFROM' } }));
+    expect(marker.Item?.from).toBe(T0);
+  });
+});
