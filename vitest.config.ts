@@ -61,6 +61,7 @@ const INTEGRATION = [
   'test/layers/core/store/prefix-range.test.ts',
   'test/layers/core/store/repositories.test.ts',
   'test/layers/core/store/secret-references.test.ts',
+  'test/layers/core/store/signed-doc.test.ts',
 ];
 
 /** The console in a browser, and its bundle: both need dist/console/. */

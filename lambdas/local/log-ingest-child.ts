@@ -19,7 +19,7 @@ import { isToChild, type FromChild } from './log-ingest-protocol.ts';
 const send = (m: FromChild) => process.send?.(m);
 
 const config = loadConfig(process.env);
-const doc = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint, timeouts: config.dynamodbTimeouts });
+const doc = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint, timeouts: config.dynamodbTimeouts, lean: config.leanAwsCalls });
 const rollups = new RollupStore(doc, config.tableName, config.metricsRetentionDays);
 const logs = new LogStore({ doc, tableName: config.tableName, clock: systemClock, logRetentionDays: config.logRetentionDays, rollups });
 // The parent's queue: it owns the spool, so every message has one writer.

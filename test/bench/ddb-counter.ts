@@ -2,12 +2,15 @@
  * Counts the DynamoDB HTTP requests the bench Gantry makes (each attempt, retries included), by
  * who made them: a request before its answer ended (the caller waited for it: synchronous), a
  * request after its answer ended (deferred), the log-ingest worker, or anything else (timers).
- * Counted by a middleware on the process's one document client, not estimated.
+ * Counted by a middleware on the process's one document client, and for the single-item commands
+ * store/db.ts sends through its lean signed client (which no middleware sees) by observing those
+ * attempts: not estimated.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import diagnostics from 'node:diagnostics_channel';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { observeSignedCommands } from '../../layers/core/src/store/signed-doc.ts';
 import type { DynamoCallsMessage } from './protocol.ts';
 
 type Origin = { kind: 'request'; answered: boolean } | { kind: 'worker' };
@@ -30,16 +33,21 @@ export function countDynamoCalls(doc: DynamoDBDocumentClient): () => DynamoCount
     response.once('finish', () => (store.answered = true));
     origin.enterWith(store);
   });
+  const count = (commandName: string | undefined) => {
+    const o = origin.getStore();
+    if (o?.kind === 'worker') counts.log_ingest++;
+    else if (o?.kind === 'request' && o.answered) counts.after_answer++;
+    else if (o?.kind === 'request') {
+      counts.sync++;
+      const op = commandName ?? 'unknown';
+      counts.sync_by_operation[op] = (counts.sync_by_operation[op] ?? 0) + 1;
+    } else counts.other++;
+  };
+  // Each attempt, as the middleware below counts each HTTP request.
+  observeSignedCommands(doc, (c) => count(c.commandName));
   doc.middlewareStack.add(
     (next, context) => async (args) => {
-      const o = origin.getStore();
-      if (o?.kind === 'worker') counts.log_ingest++;
-      else if (o?.kind === 'request' && o.answered) counts.after_answer++;
-      else if (o?.kind === 'request') {
-        counts.sync++;
-        const op = context.commandName ?? 'unknown';
-        counts.sync_by_operation[op] = (counts.sync_by_operation[op] ?? 0) + 1;
-      } else counts.other++;
+      count(context.commandName);
       return next(args);
     },
     // After the retry middleware: one count per HTTP request sent.

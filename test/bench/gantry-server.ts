@@ -3,7 +3,7 @@
  * own: DynamoDB Local in memory, a fresh table, the first-start bootstrap, the local server in
  * direct mode, and a workspace key. Reports `ready` (url and key) and answers `rss` over IPC.
  */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -16,7 +16,15 @@ import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
 import { startLocalServer } from '../../lambdas/local/server.ts';
 import { countDynamoCalls } from './ddb-counter.ts';
 import { startLogIngestProcess } from '../../lambdas/local/log-ingest-process.ts';
-import { rssReport, type DynamoCallsMessage, type IngestMessage, type LimitsMessage, type ReadyMessage } from './protocol.ts';
+import {
+  rssReport,
+  type DynamoCallsMessage,
+  type IngestCountsMessage,
+  type IngestMessage,
+  type LimitsMessage,
+  type PidsMessage,
+  type ReadyMessage,
+} from './protocol.ts';
 import type { CoreDeps } from '../../layers/core/src/deps.ts';
 import { McpRepository } from '../../layers/core/src/store/mcp.ts';
 import type { LocalQueueFactory } from '../../layers/core/src/ports/queue-factory.ts';
@@ -67,7 +75,14 @@ try {
   const dynamoCounts = countDynamoCalls(deps.repos.table.doc);
   // As `npm start`: the log-ingest worker in a process of its own (a function of its own in AWS).
   const logsQueue = (deps.queues as LocalQueueFactory).get<LogQueueMessage>(LOGS_QUEUE);
-  const ingest = startLogIngestProcess({ env, requeue: logsQueue, logger: deps.logger });
+  // The worker with its DynamoDB requests counted (log-ingest-counting-child.ts), from the sources beside this file.
+  const countsFile = path.join(env.GW_DATA_DIR, 'ingest-counts.json');
+  const ingest = startLogIngestProcess({
+    env: { ...env, BENCH_INGEST_COUNTS: countsFile },
+    requeue: logsQueue,
+    logger: deps.logger,
+    script: new URL('../../test/bench/log-ingest-counting-child.ts', import.meta.url),
+  });
   // The bench has the log-ingest worker drop events while it measures the request path alone.
   let discard = false;
   attachLocalWorkers(deps, { ingest: async (batch) => (discard ? [] : ingest.consumer(batch)) });
@@ -111,6 +126,13 @@ try {
     if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'dynamodb') {
       const reply: DynamoCallsMessage = { type: 'dynamodb', ...dynamoCounts() };
       process.send?.(reply);
+    }
+    if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'pids') {
+      const reply: PidsMessage = { type: 'pids', gantry: process.pid, dynamodb: ddb.pid || undefined, ingest: ingest.pid() };
+      process.send?.(reply);
+    }
+    if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'ingest_counts') {
+      void ingestCounts(ingest.pid(), ingest.stats().busyMs > 0, countsFile).then((reply) => process.send?.(reply));
     }
     if (typeof m === 'object' && m !== null && 'type' in m && m.type === 'limits') {
       const reply: LimitsMessage = { type: 'limits', ...counts };
@@ -196,6 +218,28 @@ async function limitedKey(url: string, adminKey: string, mode: Record<string, un
     ...mode,
   });
   return key.key as string;
+}
+
+/**
+ * The worker's DynamoDB requests so far: it writes them to `file` on SIGUSR2 (only once it has
+ * answered a batch, so its handler is installed), which is read as soon as it is there.
+ */
+async function ingestCounts(pid: number | undefined, started: boolean, file: string): Promise<IngestCountsMessage> {
+  if (!pid || !started) return { type: 'ingest_counts', counts: null };
+  rmSync(file, { force: true });
+  process.kill(pid, 'SIGUSR2');
+  const deadline = Date.now() + 2_000;
+  while (Date.now() < deadline) {
+    if (existsSync(file)) {
+      try {
+        return { type: 'ingest_counts', counts: JSON.parse(readFileSync(file, 'utf8')) as IngestCountsMessage['counts'] };
+      } catch {
+        // Read while it was being written: again.
+      }
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+  return { type: 'ingest_counts', counts: null };
 }
 
 /** Lets the log-ingest worker write its backlog (for at most 60 s) and says how fast it went. */

@@ -1,37 +1,20 @@
 /**
- * The gateway Lambda's cost per million requests, from the bench's own figures (lambda-handler.ts)
- * and public on-demand prices, us-east-1, as published on 2026-11-24 (AWS pricing pages: Lambda,
- * API Gateway, DynamoDB; DynamoDB's after its November 2024 cut). Billed duration is taken as the
- * handler's CPU time per warm request: what Gantry adds; the wait for the model is billed too, at
- * the same rate per second, and depends on the model, not on Gantry.
+ * The gateway Lambda's figures (lambda-handler.ts, in a process of its own) and what they cost per
+ * million requests in AWS (cost.ts): the added latency its CPU becomes at 128, 256 and 512 MB, and
+ * the rows of the cost table README.md and docs/deploy.md show (test/bench/cost-table.ts).
  */
 import { ask, startNodeChild, type Child } from './children.ts';
 import type { LambdaMessage } from './protocol.ts';
-import { round } from './load.ts';
 import { DEFAULT_MEMORY_MB } from '../../infra/settings.ts';
-
-export const PRICES_USD = {
-  region: 'us-east-1',
-  date: '2026-11-24',
-  lambda_arm64_per_gb_second: 0.0000133334,
-  lambda_per_million_requests: 0.2,
-  api_gateway_rest_per_million_requests: 3.5,
-  dynamodb_on_demand_per_million_write_units: 0.625,
-};
+import { costRows, latencyAtMemories, PRICES_USD, ASSUMPTIONS, type CostFigures } from './cost.ts';
 
 export interface LambdaCost {
   handler: Omit<LambdaMessage, 'type'>;
   gateway_memory_mb: number;
-  per_million_requests_usd: {
-    lambda_requests: number;
-    lambda_duration_gantry_cpu: number;
-    lambda_duration_per_100ms_model_wait: number;
-    api_gateway_rest: number;
-    dynamodb_limit_writes: number;
-    dynamodb_log_writes: number;
-    total_without_model_wait: number;
-  };
-  prices: typeof PRICES_USD;
+  ingest_memory_mb: number;
+  /** Added latency (ms) the warm CPU becomes at each memory size: cpu_ms × 1,769 / memory_mb. */
+  added_latency_ms_at_memory: { no_policy: Record<string, number>; one_policy: Record<string, number>; burst_max: Record<string, number> };
+  cost: ReturnType<typeof costRows> & { prices: typeof PRICES_USD; assumptions: typeof ASSUMPTIONS };
   note: string;
 }
 
@@ -39,38 +22,45 @@ export interface LambdaCost {
 export const startLambda = (mockUrl: string): Promise<Child> =>
   startNodeChild('lambda_handler', 'lambda-handler.ts', { BENCH_MOCK_URL: mockUrl }, 90_000).then((c) => c.child);
 
-/** Runs `n` warm invocations in the handler's process, stops it, and prices them. */
+/** The cost model's input from the handler's figures. */
+export const costFigures = (h: Omit<LambdaMessage, 'type'>, gatewayMb: number, ingestMb: number): CostFigures => ({
+  gateway_memory_mb: gatewayMb,
+  ingest_memory_mb: ingestMb,
+  no_policy: h.no_policy,
+  one_policy: h.one_policy,
+  request_bytes: h.request_bytes,
+  sqs: h.sqs,
+  log_ingest: h.log_ingest,
+});
+
+/** Runs `n` warm invocations per key in the handler's process, stops it, and prices them. */
 export async function benchLambda(child: Child, n: number): Promise<LambdaCost> {
   let figures: LambdaMessage;
   try {
-    figures = await ask(child, { type: 'lambda', requests: n }, 120_000);
+    figures = await ask(child, { type: 'lambda', requests: n }, 180_000);
   } finally {
     await child.stop();
   }
   const { type: _type, ...handler } = figures;
   if (handler.statuses.length !== 1 || handler.statuses[0] !== 200) throw new Error(`lambda handler answered ${handler.statuses.join(', ')}`);
-  const gb = DEFAULT_MEMORY_MB.gateway / 1024;
-  const perMillion = (x: number) => round(x * 1_000_000, 4);
-  const p = PRICES_USD;
-  const costs = {
-    lambda_requests: p.lambda_per_million_requests,
-    lambda_duration_gantry_cpu: perMillion((handler.cpu_ms_per_request / 1000) * gb * p.lambda_arm64_per_gb_second),
-    lambda_duration_per_100ms_model_wait: perMillion(0.1 * gb * p.lambda_arm64_per_gb_second),
-    api_gateway_rest: p.api_gateway_rest_per_million_requests,
-    dynamodb_limit_writes: round(handler.gateway_writes_per_request.units * p.dynamodb_on_demand_per_million_write_units, 4),
-    dynamodb_log_writes: round(handler.log_ingest_writes_per_request.units * p.dynamodb_on_demand_per_million_write_units, 4),
-  };
-  const total = costs.lambda_requests + costs.lambda_duration_gantry_cpu + costs.api_gateway_rest + costs.dynamodb_limit_writes + costs.dynamodb_log_writes;
+  const gatewayMb = DEFAULT_MEMORY_MB.gateway;
+  const ingestMb = DEFAULT_MEMORY_MB['log-ingest'];
   return {
     handler,
-    gateway_memory_mb: DEFAULT_MEMORY_MB.gateway,
-    per_million_requests_usd: { ...costs, total_without_model_wait: round(total, 4) },
-    prices: PRICES_USD,
+    gateway_memory_mb: gatewayMb,
+    ingest_memory_mb: ingestMb,
+    added_latency_ms_at_memory: {
+      no_policy: latencyAtMemories(handler.no_policy.cpu_ms_per_request),
+      one_policy: latencyAtMemories(handler.one_policy.cpu_ms_per_request),
+      burst_max: latencyAtMemories(handler.cpu_ms_per_invocation_all.max),
+    },
+    cost: { ...costRows(costFigures(handler, gatewayMb, ingestMb)), prices: PRICES_USD, assumptions: ASSUMPTIONS },
     note:
-      'The real gateway Lambda handler in a process of its own (API Gateway REST events in, response stream out) against the mock, ' +
-      'a workspace key, request logs on and one exact rate limits policy; cpu_ms_per_request = process.cpuUsage() over the warm ' +
-      'invocations / n (this machine, x86, shared cores: Graviton differs). Write units estimated from item sizes (1 KB each); the ' +
-      "log writes are the log-ingest function's (SQS and its invocations not priced). Duration is billed on wall time, which also " +
-      'holds the wait for the model: priced apart per 100 ms.',
+      'The real gateway Lambda handler composed as in AWS (lambdas/shared/deps.ts: SQS queue adapter through the AWS SDK to a stand-in ' +
+      'speaking SQS JSON in a process of its own, the limit counter through the deps DynamoDB client to DynamoDB Local, EMF metrics on, ' +
+      'LOG_LEVEL=WARN), API Gateway REST events in, response stream out, against the mock; two keys (no policy, one exact rate-limit policy) ' +
+      'in alternating blocks. cpu_ms = process.cpuUsage() around each invocation (this machine, x86, shared cores: Graviton differs). ' +
+      'log_ingest: the real log-ingest consumer on the messages SQS received, in batches of the deployed size, outside the handler window; ' +
+      'write units from item sizes (rollup updates priced by the rollup items they left).',
   };
 }

@@ -126,8 +126,21 @@ export async function interleaved(
   }
 }
 
+/** Called as the measured part of a closed-loop run starts and once its last answer has come (not around the warm-up). */
+export interface RunHooks {
+  onStart?: () => void;
+  onEnd?: () => void;
+}
+
 /** `connections` closed loops for `seconds` (after a short warm-up); completed answers per second. */
-export async function closedLoop(t: Target, body: Buffer, connections: number, seconds: number, warmupSeconds: number): Promise<ThroughputResult> {
+export async function closedLoop(
+  t: Target,
+  body: Buffer,
+  connections: number,
+  seconds: number,
+  warmupSeconds: number,
+  hooks: RunHooks = {},
+): Promise<ThroughputResult> {
   const agent = newAgent(connections);
   const run = async (durationNs: bigint) => {
     const start = process.hrtime.bigint();
@@ -144,7 +157,9 @@ export async function closedLoop(t: Target, body: Buffer, connections: number, s
   };
   try {
     await run(BigInt(Math.round(warmupSeconds * 1e9)));
+    hooks.onStart?.();
     const { count, elapsedNs } = await run(BigInt(Math.round(seconds * 1e9)));
+    hooks.onEnd?.();
     const elapsed = Number(elapsedNs) / 1e9;
     return { rps: Math.round(count / elapsed), requests: count, seconds: round(elapsed, 2) };
   } finally {

@@ -59,6 +59,37 @@ export interface IngestMessage {
   drained: boolean;
 }
 
+/** Gantry only: its own pid, its DynamoDB Local's (the JVM) and its log-ingest worker's, once started (asked with `{type: 'pids'}`). */
+export interface PidsMessage {
+  type: 'pids';
+  gantry: number;
+  dynamodb?: number | undefined;
+  ingest?: number | undefined;
+}
+
+/** Gantry only: the log-ingest worker's DynamoDB requests so far, as of its last batch (asked with `{type: 'ingest_counts'}`); null before it has one. */
+export interface IngestCountsMessage {
+  type: 'ingest_counts';
+  counts: {
+    /** Items written (a BatchWriteItem of 24 puts is 24) and their write units (updates at 1: their size is not known there). */
+    writes: number;
+    writeUnits: number;
+    reads: number;
+    readUnits: number;
+    /** The worker's own count of logs written, and of batches answered. */
+    logsWritten: number;
+    batches: number;
+  } | null;
+}
+
+/** SQS stand-in (sqs-stand-in.ts): the bodies sent to it since the last ask, in order (asked with `{type: 'sqs'}`). */
+export interface SqsMessage {
+  type: 'sqs';
+  bodies: string[];
+  /** SendMessageBatch requests taken since the last ask. */
+  requests: number;
+}
+
 /** Gantry only: DynamoDB HTTP requests so far, by who made them (asked with `{type: 'dynamodb'}`). */
 export interface DynamoCallsMessage {
   type: 'dynamodb';
@@ -73,24 +104,73 @@ export interface DynamoCallsMessage {
   sync_by_operation: Record<string, number>;
 }
 
+/** The gateway Lambda handler's figures (lambda-handler.ts) for one key, per warm invocation. */
+export interface LambdaKeyFigures {
+  invocations: number;
+  /** CPU time of the process over the key's invocations / their number, and per invocation (process.cpuUsage() around each). */
+  cpu_ms_per_request: number;
+  cpu_ms: { p50: number; p99: number; max: number };
+  wall_ms: { mean: number; p50: number };
+  /** DynamoDB items written and read by the handler (the limit counter, the key cache), and their units. */
+  dynamodb_per_request: { writes: number; write_units: number; reads: number; read_units: number };
+  /** What the function wrote to stdout: CloudWatch Logs lines (EMF metrics, log lines at LOG_LEVEL=WARN). */
+  stdout_per_request: { lines: number; bytes: number };
+  response_bytes: number;
+}
+
 /** The gateway Lambda handler's figures (lambda-handler.ts), per warm invocation. */
 export interface LambdaMessage {
   type: 'lambda';
+  /** Invocations per key. */
   requests: number;
   statuses: number[];
-  cpu_ms_per_request: number;
-  cpu_user_ms_per_request: number;
-  wall_ms_per_request: number;
+  no_policy: LambdaKeyFigures;
+  one_policy: LambdaKeyFigures;
+  /** Per-invocation CPU over both keys: the bursts. */
+  cpu_ms_per_invocation_all: { p99: number; max: number };
   rss_mb: number;
+  private_mb: number | null;
   heap_used_mb: number;
   max_rss_mb: number;
-  /** DynamoDB writes the handler made (the limit counter), and their estimated write units. */
-  gateway_writes_per_request: { requests: number; units: number };
-  /** The log ingest's writes for the same requests' events. */
-  log_ingest_writes_per_request: { requests: number; units: number };
+  request_bytes: number;
+  /** What the handler sent to SQS: SendMessageBatch requests and messages per invocation, and a message's size. */
+  sqs: { requests_per_invocation: number; messages_per_invocation: number; bytes_per_message: number };
+  /** The log-ingest consumer run on what SQS received, in batches of `batch_size`: per log written. */
+  log_ingest: {
+    logs: number;
+    failed_messages: number;
+    batch_size: number;
+    invocations: number;
+    cpu_ms_per_log: number;
+    writes_per_log: number;
+    write_units_per_log: number;
+    reads_per_log: number;
+    read_units_per_log: number;
+  };
 }
 
-export type ChildMessage = ReadyMessage | RssMessage | LimitsMessage | IngestMessage | DynamoCallsMessage | LambdaMessage;
+export type ChildMessage =
+  | ReadyMessage
+  | RssMessage
+  | LimitsMessage
+  | IngestMessage
+  | DynamoCallsMessage
+  | LambdaMessage
+  | PidsMessage
+  | IngestCountsMessage
+  | SqsMessage;
+
+const CHILD_MESSAGE_TYPES: ReadonlySet<unknown> = new Set<ChildMessage['type']>([
+  'ready',
+  'rss',
+  'limits',
+  'ingest',
+  'dynamodb',
+  'lambda',
+  'pids',
+  'ingest_counts',
+  'sqs',
+]);
 
 export const toMb = (bytes: number): number => Math.round((bytes / (1024 * 1024)) * 10) / 10;
 
@@ -124,10 +204,5 @@ function privateMemory(): { privateMb?: number } {
 }
 
 export function isChildMessage(m: unknown): m is ChildMessage {
-  return (
-    typeof m === 'object' &&
-    m !== null &&
-    'type' in m &&
-    (m.type === 'ready' || m.type === 'rss' || m.type === 'limits' || m.type === 'ingest' || m.type === 'dynamodb' || m.type === 'lambda')
-  );
+  return typeof m === 'object' && m !== null && 'type' in m && CHILD_MESSAGE_TYPES.has(m.type);
 }

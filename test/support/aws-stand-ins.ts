@@ -16,13 +16,15 @@ export interface StandIns {
   secretPuts: number;
   /** Message bodies sent to each queue URL. */
   messages: Map<string, string[]>;
+  /** SendMessageBatch requests taken (SQS bills each, per 64 KB of payload). */
+  sqsRequests: number;
   close(): Promise<void>;
 }
 
 const md5 = (s: string) => createHash('md5').update(s).digest('hex');
 
 export async function startStandIns(): Promise<StandIns> {
-  const s: Omit<StandIns, 'url' | 'close'> = { cfnResponses: [], secrets: new Map(), secretPuts: 0, messages: new Map() };
+  const s: Omit<StandIns, 'url' | 'close'> = { cfnResponses: [], secrets: new Map(), secretPuts: 0, messages: new Map(), sqsRequests: 0 };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
@@ -41,6 +43,7 @@ export async function startStandIns(): Promise<StandIns> {
         json(200, { ARN: input.SecretId, Name: 'admin-key', VersionId: `v${s.secretPuts}` });
       } else if (target === 'AmazonSQS.SendMessageBatch') {
         const input = JSON.parse(body) as { QueueUrl: string; Entries: { Id: string; MessageBody: string }[] };
+        s.sqsRequests++;
         const list = s.messages.get(input.QueueUrl) ?? [];
         list.push(...input.Entries.map((e) => e.MessageBody));
         s.messages.set(input.QueueUrl, list);

@@ -26,9 +26,9 @@ export async function ingestFromEnv(env: NodeJS.ProcessEnv = process.env): Promi
   const queueUrl = config.queueUrls[variable];
   if (!queueUrl) throw new Error(`No URL for queue "${LOGS_QUEUE}": set ${variable}`);
   return ingestConsumerOf({
-    doc: createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint, timeouts: config.dynamodbTimeouts }),
+    doc: createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint, timeouts: config.dynamodbTimeouts, lean: config.leanAwsCalls }),
     tableName: config.tableName,
-    queue: new SqsQueue<LogQueueMessage>({ queueUrl, region: config.region }),
+    queue: new SqsQueue<LogQueueMessage>({ queueUrl, region: config.region, sdk: config.leanAwsCalls === false }),
     clock: systemClock,
     logger: new Logger({ serviceName: 'gantry', logLevel: config.logLevel }),
     logRetentionDays: config.logRetentionDays,

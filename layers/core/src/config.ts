@@ -65,6 +65,8 @@ const envSchema = z.object({
   /** Every DynamoDB call: time to connect, and time for the whole request once connected. */
   GW_DYNAMODB_CONNECT_TIMEOUT_MS: wholeNumber(1_000, z.gte(50), z.lte(60_000)),
   GW_DYNAMODB_REQUEST_TIMEOUT_MS: wholeNumber(3_000, z.gte(50), z.lte(120_000)),
+  /** The per-request AWS calls (DynamoDB Get/Put/UpdateItem, SQS SendMessageBatch) over the lean signed client; OFF: the AWS SDK's. */
+  GW_LEAN_AWS_CALLS: onOff,
   /** Seconds a warm API key is served from the in-process cache before it is re-read. */
   GW_KEY_CACHE_TTL_SECONDS: wholeNumber(10, z.gte(0), z.lte(300)),
   // Longest silence between two bytes of a provider's answer before it is given up (1 s to 15 min).
@@ -146,6 +148,8 @@ export interface AppConfig {
   upstreamIdleTimeoutMs: number;
   /** Timeouts of every DynamoDB call. */
   dynamodbTimeouts: { connectionTimeoutMs: number; requestTimeoutMs: number; maxAttempts: number };
+  /** False (GW_LEAN_AWS_CALLS=OFF): DynamoDB's single-item calls and SQS sends go through the AWS SDK; absent: the lean signed client (ports/aws/signed-json.ts). */
+  leanAwsCalls?: false;
   logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
   features: FeatureFlags;
   logRetentionDays: number;
@@ -314,6 +318,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     keyCacheTtlMs: e.GW_KEY_CACHE_TTL_SECONDS * 1000,
     upstreamIdleTimeoutMs: e.GW_UPSTREAM_IDLE_TIMEOUT_SECONDS * 1000,
     dynamodbTimeouts: { connectionTimeoutMs: e.GW_DYNAMODB_CONNECT_TIMEOUT_MS, requestTimeoutMs: e.GW_DYNAMODB_REQUEST_TIMEOUT_MS, maxAttempts: 2 },
+    ...(e.GW_LEAN_AWS_CALLS ? {} : { leanAwsCalls: false as const }),
     logLevel: e.LOG_LEVEL,
     features: {
       guardrails: e.GUARDRAILS_ENABLED,

@@ -92,7 +92,12 @@ const lazyRuntimeAssumeRole =
 export function createDeps(config: AppConfig, adapters: RuntimeAdapters): CoreDeps {
   const clock = adapters.clock ?? systemClock;
   const { blobs, mailer, queues, cipher, logger } = adapters;
-  const doc = createDocumentClient({ region: config.region, endpoint: config.dynamodbEndpoint, timeouts: config.dynamodbTimeouts });
+  const doc = createDocumentClient({
+    region: config.region,
+    endpoint: config.dynamodbEndpoint,
+    timeouts: config.dynamodbTimeouts,
+    lean: config.leanAwsCalls ?? true,
+  });
   const repos = createRepositories(doc, config.tableName);
   const trustedHosts = TrustedHosts.parse(config.trustedCustomHosts);
   // The table's endpoint is the service's own, from the first request on, in every runtime.

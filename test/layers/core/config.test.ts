@@ -53,6 +53,13 @@ describe('loadConfig', () => {
     });
   });
 
+  it('sends the per-request AWS calls through the lean client unless GW_LEAN_AWS_CALLS=OFF', () => {
+    expect(loadConfig(BASE).leanAwsCalls).toBeUndefined();
+    expect(loadConfig({ ...BASE, GW_LEAN_AWS_CALLS: 'on' }).leanAwsCalls).toBeUndefined();
+    expect(loadConfig({ ...BASE, GW_LEAN_AWS_CALLS: 'OFF' }).leanAwsCalls).toBe(false);
+    expect(failure({ ...BASE, GW_LEAN_AWS_CALLS: 'sometimes' }).message).toContain('GW_LEAN_AWS_CALLS');
+  });
+
   it('reads the JWT settings, and GW_JWKS_URL needs an issuer and an audience', () => {
     const config = loadConfig({
       ...BASE,

@@ -209,9 +209,12 @@ export class RollupStore {
     const projection = read.countOnly ? ['b', 'n', ...(dim === 'all' ? [] : [VALUE_PREFIX + dim])] : undefined;
     // Ungrouped: the totals, one item per bucket, where they are complete; the combinations before.
     const cut = dim === 'all' ? await this.#totalsCut(ws, segment) : segment.end;
+    // The segment's last bucket starts at `end - unit` (an end past a bucket's start, as callers may give, reads that bucket).
+    const totals = cut <= segment.end - GRANULARITY_MS[segment.gran];
+    const combinationsEnd = totals ? cut : segment.end;
     const items = [
-      ...(cut > segment.start ? await this.#items(ws, { ...segment, end: cut }, read.budget, projection) : []),
-      ...(cut < segment.end ? await this.#items(ws, { ...segment, start: cut }, read.budget, projection, true) : []),
+      ...(combinationsEnd > segment.start ? await this.#items(ws, { ...segment, end: combinationsEnd }, read.budget, projection) : []),
+      ...(totals ? await this.#items(ws, { ...segment, start: cut }, read.budget, projection, true) : []),
     ];
     for (const item of items) {
       const value = dim === 'all' ? '*' : String(item[VALUE_PREFIX + dim]);

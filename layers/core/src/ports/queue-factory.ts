@@ -101,6 +101,8 @@ export interface SqsQueueFactoryOptions {
   region?: string;
   /** A shared client; when absent one is built on first use. */
   client?: SQSClient;
+  /** Send through the AWS SDK's SQS client instead of the lean signed one (GW_LEAN_AWS_CALLS=OFF). */
+  sdk?: boolean;
 }
 
 export class SqsQueueFactory implements QueueFactory {
@@ -111,7 +113,7 @@ export class SqsQueueFactory implements QueueFactory {
 
   constructor(opts: SqsQueueFactoryOptions) {
     this.#opts = opts;
-    this.#client = new SqsClientRef(opts.client ?? (opts.region ? { region: opts.region } : {}));
+    this.#client = new SqsClientRef(opts.client ?? { ...(opts.region ? { region: opts.region } : {}), ...(opts.sdk ? { sdk: true } : {}) });
   }
 
   /** Throws naming the variable when this function's environment has no URL for the queue. */

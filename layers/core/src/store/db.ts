@@ -1,7 +1,9 @@
 /** The DynamoDB document client, created once per process from the configuration. */
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { DYNAMODB_JSON, SignedJsonClient } from '../ports/aws/signed-json.ts';
 import { guardKeyLimits } from './key-limits.ts';
+import { sendSingleItemsSigned } from './signed-doc.ts';
 
 export interface DbTimeouts {
   /** Opening a connection. */
@@ -20,7 +22,12 @@ export interface DbOptions {
   /** DynamoDB Local's URL; absent in AWS. */
   endpoint?: string | undefined;
   timeouts?: DbTimeouts;
+  /** Get/Put/UpdateCommand over the lean signed client (store/signed-doc.ts); false: all through the SDK. Default true. */
+  lean?: boolean | undefined;
 }
+
+/** DynamoDB Local takes any credentials; the SDK client is given these too. */
+const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' };
 
 export function createDocumentClient(opts: DbOptions): DynamoDBDocumentClient {
   const timeouts = opts.timeouts ?? DB_TIMEOUTS;
@@ -29,11 +36,22 @@ export function createDocumentClient(opts: DbOptions): DynamoDBDocumentClient {
     maxAttempts: timeouts.maxAttempts,
     // Without throwOnRequestTimeout the SDK only warns when the request timeout passes.
     requestHandler: { connectionTimeout: timeouts.connectionTimeoutMs, requestTimeout: timeouts.requestTimeoutMs, throwOnRequestTimeout: true },
-    ...(opts.endpoint ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
+    ...(opts.endpoint ? { endpoint: opts.endpoint, credentials: LOCAL_CREDENTIALS } : {}),
   });
   const doc = DynamoDBDocumentClient.from(client, {
     marshallOptions: { removeUndefinedValues: true, convertClassInstanceToMap: false },
   });
   guardKeyLimits(doc);
-  return doc;
+  if (opts.lean === false) return doc;
+  // The same endpoint, credentials, timeouts and attempts as the SDK client above.
+  const lean = SignedJsonClient.create({
+    service: DYNAMODB_JSON,
+    region: opts.region,
+    endpoint: opts.endpoint,
+    credentials: opts.endpoint ? LOCAL_CREDENTIALS : undefined,
+    connectionTimeoutMs: timeouts.connectionTimeoutMs,
+    requestTimeoutMs: timeouts.requestTimeoutMs,
+    maxAttempts: timeouts.maxAttempts,
+  });
+  return lean ? sendSingleItemsSigned(doc, lean) : doc;
 }

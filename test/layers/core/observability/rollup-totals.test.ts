@@ -139,3 +139,31 @@ describe('rollup totals', () => {
     expect(marker.Item?.from).toBe(T0);
   });
 });
+
+describe('rollup totals, segments as callers give them', () => {
+  let deps: CoreDeps;
+  beforeAll(async () => {
+    deps = await createTestDeps();
+  });
+  afterAll(() => deps.upstream.close());
+
+  it('a day segment whose end is past midnight but not aligned still reads each day once, totals or not', async () => {
+    const clock = new ManualClock(T0);
+    const { doc, tableName } = deps.repos.table;
+    const store = new RollupStore(doc, tableName, 365, () => clock.now());
+    const day = T0 - (T0 % DAY_MS);
+    // Marked at T0; events on the next two days, whose day buckets are complete in the totals.
+    await ingestRollups(store, syntheticEvents(3, { start: T0, spanMs: MINUTE_MS, workspaceId: 'ws-unaligned', seed: 1 }));
+    const later = syntheticEvents(20, { start: day + DAY_MS, spanMs: 2 * DAY_MS, workspaceId: 'ws-unaligned', seed: 5 });
+    await ingestRollups(store, later);
+    clock.set(day + 3 * DAY_MS);
+    for (const end of [day + 3 * DAY_MS, day + 2 * DAY_MS + 16 * HOUR_MS + 6 * MINUTE_MS, day + DAY_MS + 5 * MINUTE_MS]) {
+      const rows = await store.query('ws-unaligned', 'all', { gran: 'd', start: day, end });
+      const lastStart = end - DAY_MS;
+      const want = [...later, ...syntheticEvents(3, { start: T0, spanMs: MINUTE_MS, workspaceId: 'ws-unaligned', seed: 1 })].filter(
+        (e) => Math.floor(e.started_ms / DAY_MS) * DAY_MS <= lastStart,
+      ).length;
+      expect(rows.reduce((n, r) => n + r.agg.sums.n, 0), new Date(end).toISOString()).toBe(want);
+    }
+  });
+});

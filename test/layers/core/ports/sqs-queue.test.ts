@@ -8,7 +8,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SQS_MAX_PAYLOAD_BYTES, SqsQueue, SqsSendError } from '../../../../layers/core/src/ports/aws/sqs-queue.ts';
+import { SQS_MAX_PAYLOAD_BYTES, SqsClientRef, SqsQueue, SqsSendError } from '../../../../layers/core/src/ports/aws/sqs-queue.ts';
 import { sigV4Valid } from '../../../support/sigv4.ts';
 
 const REGION = 'eu-west-1';
@@ -88,13 +88,27 @@ beforeEach(() => {
   requestError = undefined;
 });
 
-// No SDK retries, so every request the adapter makes is one the server sees.
-const queue = <T>() => new SqsQueue<T>({ queueUrl, client: new SQSClient({ region: REGION, endpoint, credentials: CREDS, maxAttempts: 1 }) });
+type ClientKind = 'sdk' | 'lean';
+let kind: ClientKind = 'sdk';
+// No SDK retries, so every request the adapter makes is one the server sees. The SDK's SQS client, or
+// the lean signed client the functions use by default (ports/aws/signed-json.ts).
+const queue = <T>() =>
+  new SqsQueue<T>({
+    queueUrl,
+    client:
+      kind === 'sdk'
+        ? new SQSClient({ region: REGION, endpoint, credentials: CREDS, maxAttempts: 1 })
+        : new SqsClientRef({ region: REGION, endpoint, credentials: CREDS, maxAttempts: 1 }),
+  });
 
 const entries = () => seen.map((s) => s.body.Entries);
 const bodies = () => entries().map((es) => es.map((e) => JSON.parse(e.MessageBody) as unknown));
 
-describe('SqsQueue', () => {
+describe.each(['sdk', 'lean'] as const)('SqsQueue (%s client)', (clientKind) => {
+  beforeEach(() => {
+    kind = clientKind;
+  });
+
   it('sends a JSON body with SendMessageBatch, signed, in the JSON protocol', async () => {
     await queue<{ id: string; n: number }>().send({ id: 'req-1', n: 2 });
     expect(seen).toHaveLength(1);
@@ -208,7 +222,7 @@ describe('SqsQueue', () => {
     vi.stubEnv('AWS_SECRET_ACCESS_KEY', CREDS.secretAccessKey);
     vi.stubEnv('AWS_SESSION_TOKEN', '');
     try {
-      await new SqsQueue({ queueUrl, region: REGION, endpoint }).send('hi');
+      await new SqsQueue({ queueUrl, region: REGION, endpoint, sdk: clientKind === 'sdk' }).send('hi');
     } finally {
       vi.unstubAllEnvs();
     }

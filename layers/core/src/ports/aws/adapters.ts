@@ -36,7 +36,7 @@ export function awsAdapters(config: AppConfig, logger = serviceLogger(config)): 
     mailer: config.mailFrom
       ? new SesMailer({ from: config.mailFrom, region: config.region })
       : unconfiguredMailer('Mail is not configured on this deployment: set MAIL_FROM (CDK setting gantry:mailFrom) to send invites and alerts'),
-    queues: new SqsQueueFactory({ queueUrls: config.queueUrls, region: config.region }),
+    queues: new SqsQueueFactory({ queueUrls: config.queueUrls, region: config.region, ...(config.leanAwsCalls === false ? { sdk: true } : {}) }),
     cipher: awsCipher(config),
     logger,
   };
