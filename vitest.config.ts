@@ -43,6 +43,7 @@ const INTEGRATION = [
   'test/layers/core/http/header-alias.test.ts',
   'test/layers/core/observability/analytics.test.ts',
   'test/layers/core/observability/ingest.test.ts',
+  'test/layers/core/observability/ingest-items.test.ts',
   'test/layers/core/observability/log-pages.test.ts',
   'test/layers/core/observability/log-spool.test.ts',
   'test/layers/core/observability/logs-api.test.ts',

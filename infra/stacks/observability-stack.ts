@@ -24,8 +24,14 @@ export const LOG_EXPORT_ENTRY = 'lambdas/workers/log-export/handler.ts';
 /** Deliveries of a message before it is kept in its dead-letter queue. */
 export const LOGS_MAX_RECEIVES = 5;
 export const EXPORTS_MAX_RECEIVES = 3;
-/** Log events per ingest invocation: larger batches share more rollup updates. */
-export const INGEST_BATCH_SIZE = 100;
+/**
+ * Messages per ingest invocation: the most SQS hands a function with a batching window, so a batch
+ * is bounded by the window and by Lambda's 6 MB payload (about 3,000 events) instead. Larger
+ * batches share more rollup updates and one batch marker (observability/ingest.ts).
+ */
+export const INGEST_BATCH_SIZE = 10_000;
+/** How long SQS gathers messages for an invocation: a log is listed within about this much. */
+export const INGEST_BATCHING_WINDOW_SECONDS = 2;
 /** Ingest invocations at once: bounds the write rate on the hottest rollup items. */
 export const INGEST_MAX_CONCURRENCY = 5;
 /** Days log bodies and export files are kept in the bucket (LOG_RETENTION_DISPLAY's default, plus a day). */
@@ -84,12 +90,12 @@ export class ObservabilityStack extends Stack {
     this.ingestWorker.addEventSource(
       new SqsEventSource(this.logs, {
         batchSize: INGEST_BATCH_SIZE,
-        maxBatchingWindow: Duration.seconds(2),
+        maxBatchingWindow: Duration.seconds(INGEST_BATCHING_WINDOW_SECONDS),
         maxConcurrency: INGEST_MAX_CONCURRENCY,
         reportBatchItemFailures: true,
       }),
     );
-    // Writes log items, pointers and rollups; sends failed rollup updates back to its own queue.
+    // Writes log items, batch markers and rollups; sends failed rollup updates back to its own queue.
     grantItemAccess(props.table, this.ingestWorker);
     this.allowLogsFrom(this.ingestWorker);
     workerAcks(this.ingestWorker, 'logs');

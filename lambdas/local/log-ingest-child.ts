@@ -1,9 +1,9 @@
 /**
  * The log-ingest worker as a process of its own (started by log-ingest-process.ts), as it is a
  * function of its own in AWS: it writes the batches its parent's `logs` queue hands it to DynamoDB
- * and answers which failed. What it sends back to the queue (rollup updates and pointers it could not
- * write, the unwritten events of a partly written message) goes to the parent's queue, which spools
- * it before the child's answer is read. It exits when its parent goes away.
+ * and answers which failed. What it sends back to the queue (rollup updates and batch markers it
+ * could not write, the unwritten events of a partly written message) goes to the parent's queue,
+ * which spools it before the child's answer is read. It exits when its parent goes away.
  */
 import { loadConfig } from '../../layers/core/src/config.ts';
 import { createIngestConsumer } from '../../layers/core/src/observability/ingest.ts';

@@ -16,7 +16,7 @@ import { isFromChild, type BatchMessage, type FromChild } from './log-ingest-pro
 export interface LogIngestProcessOptions {
   /** The child's environment: the same configuration as the server's (table, endpoint, region). */
   env: Readonly<Record<string, string | undefined>>;
-  /** The server's `logs` queue, where the child sends back what it could not finish (rollup updates, pointers, unwritten events). */
+  /** The server's `logs` queue, where the child sends back what it could not finish (rollup updates, batch markers, unwritten events). */
   requeue: Queue<LogQueueMessage>;
   logger?: Logger;
   /** The child's script; by default the one beside this module (the bundle's sibling when bundled). */

@@ -13,7 +13,7 @@ export interface BatchMessage {
 export type FromChild =
   | { type: 'ready' }
   | { type: 'done'; seq: number; failed: string[]; stats: IngestStats }
-  /** What the child sends back to the parent's queue: rollup updates and pointers it could not write, unwritten events of partly written messages. */
+  /** What the child sends back to the parent's queue: rollup updates and batch markers it could not write, unwritten events of partly written messages. */
   | { type: 'requeue'; bodies: LogQueueMessage[] };
 
 const isObject = (m: unknown): m is Record<string, unknown> => typeof m === 'object' && m !== null;

@@ -28,6 +28,7 @@ let other: CoreDeps;
 let mock: MockRealtime;
 let endpoint: MockConnections;
 let key: string;
+let workspaceId: string;
 let first: Handler;
 let second: Handler;
 let n = 0;
@@ -56,6 +57,7 @@ beforeAll(async () => {
   // The second instance shares the table and the credentials key, as Lambda instances do.
   other = createTestDepsOn(deps.config.tableName, {}, { cipher: deps.cipher });
   const boot = await ensureBootstrap(deps);
+  workspaceId = boot.workspaceId;
   const made = keyRecord({ organisation_id: boot.organisationId, workspace_id: boot.workspaceId, scopes: ['completions.write'] }, Date.now());
   await deps.repos.apiKeys.create(made.record);
   key = made.key;
@@ -135,7 +137,7 @@ describe('realtime function (relay)', () => {
     expect(JSON.stringify(conn.headers)).not.toContain(key);
 
     await disconnect(first, id);
-    const log = await waitFor(deps, () => observability(deps).logs.get(String(opened.headers!['x-gw-log-id'])));
+    const log = await waitFor(deps, () => observability(deps).logs.get(String(opened.headers!['x-gw-log-id']), [workspaceId]));
     expect(log).toMatchObject({ endpoint: 'realtime', model, provider: 'openai', status_code: 101 });
     expect(log.prompt_tokens).toBe(2 * REALTIME_USAGE.input_tokens);
     expect(log.completion_tokens).toBe(2 * REALTIME_USAGE.output_tokens);

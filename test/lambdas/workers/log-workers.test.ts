@@ -46,7 +46,7 @@ describe('log-ingest worker', () => {
       const handler = createLogIngestHandler(() => ingestFromEnv(env)) as unknown as SqsHandler;
       const out = await handler({ Records: [...good, bad] }, context);
       expect(out.batchItemFailures).toEqual([{ itemIdentifier: bad.messageId }]);
-      for (const e of events) expect((await observability(deps).logs.get(e.id))?.id).toBe(e.id);
+      for (const e of events) expect((await observability(deps).logs.get(e.id, [e.workspace_id ?? '-']))?.id).toBe(e.id);
     } finally {
       deps.upstream.close();
     }

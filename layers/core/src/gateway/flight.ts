@@ -10,6 +10,7 @@ import type { EndpointSpec } from './endpoint.ts';
 import { gatewayKeyFromBearer } from './headers.ts';
 import type { GatewayHook, GatewayRecord } from '../kernel/lifecycle.ts';
 import type { Logger } from '../ports/logger.ts';
+import { newLogId } from '../observability/log-id.ts';
 import type { ReadBody } from './request-body.ts';
 
 const CACHE_DISABLED = 'DISABLED';
@@ -37,13 +38,15 @@ export function openRecord(spec: EndpointSpec, req: Request, deps: CoreDeps, dia
   const headers = gatewayKeyFromBearer(inbound?.headers ?? req.headers);
   const traceId = headers.get('x-gw-trace-id') || randomUUID();
   const url = new URL(req.url);
+  const startedAt = deps.clock.now();
   const record: GatewayRecord = {
-    id: randomUUID(),
+    // The log id tells the start: with the workspace, it is the log item's key (observability/log-id.ts).
+    id: newLogId(startedAt),
     traceId,
     endpoint: spec.endpoint,
     method: req.method,
     path: url.pathname,
-    startedAt: deps.clock.now(),
+    startedAt,
     metadata: {},
     stream: false,
     // The answer's x-gw-cache-status says DISABLED until the cache takes part; the log says the same.

@@ -4,6 +4,7 @@
  * rolled up. Request and response headers are not kept (they carry credentials).
  */
 import { randomUUID } from 'node:crypto';
+import { newLogId } from './log-id.ts';
 import { toUsage } from '../kernel/usage.ts';
 import type { Principal } from '../kernel/principal.ts';
 import type { BlobStore } from '../ports/blob.ts';
@@ -32,7 +33,7 @@ export async function customLogEvent(input: CustomLogInput, principal: Principal
     url = undefined;
   }
   const took = Math.max(0, Math.round(input.response.response_time ?? 0));
-  const id = randomUUID();
+  const id = newLogId(now - took);
   const userMeta = Object.fromEntries(Object.entries(meta).filter(([k]) => !['trace_id', 'span_id', 'span_name', 'parent_span_id'].includes(k)));
   const event: LogEvent = redactEvent({
     v: 1,

@@ -1,20 +1,33 @@
 /**
- * The log-ingest worker's consumer, for a batch of the `logs` queue:
- * 1. skip events already stored (their pointer exists): SQS may deliver a message twice;
- * 2. write the log items with BatchWriteItem, re-sending unprocessed items with backoff, and with
- *    them pending id pointers, so a log that lists is found by id at once;
+ * The log-ingest worker's consumer, for a batch of the `logs` queue. One item per log: each event
+ * is written once, and the batch is settled by one marker item, whatever its size.
+ * 1. skip events already counted: SQS may deliver a message twice. The log items are read by key
+ *    (BatchGetItem: the event places its item); an item names the batch that wrote it (`bt`), and
+ *    that batch's marker, if it exists and does not list the event, says it was counted;
+ * 2. write the log items with BatchWriteItem, re-sending unprocessed items with backoff, each
+ *    naming this batch; a log that lists is found by id at once (its id tells its start, so its
+ *    key: observability/log-id.ts). An event whose id does not tell its start (ids of earlier
+ *    versions) gets its id pointer too, in the same request;
  * 3. add the batch to the rollups, pre-aggregated so each distinct rollup item gets one atomic
  *    UpdateItem; an update that still fails is sent back to the queue as a rollup message of its
  *    own, so the updates that worked are never applied twice;
- * 4. write the pointers again, settled, which mark the events as done (a redelivered event whose
- *    pointer is still pending is processed again); pointers the table refuses go back to the queue
- *    as a message of their own, so a pending one does not outlive the outage.
+ * 4. write the batch's marker, which marks its events as done, but for the ones it lists (not
+ *    written, or in a message that comes again): those are processed again when they come back.
+ *    A crash anywhere before the marker leaves the batch pending: every event of it that comes
+ *    again is processed again, as a pending pointer did before (a crash after some rollup updates
+ *    may then count part of the batch twice; one before them counts nothing twice). A marker the
+ *    table refuses goes back to the queue as a message of its own.
+ * Why a marker and not a flag on each log or a pointer per log: the pointer written pending with
+ * the item and settled after the rollups cost two more items per log (three in all); a per-batch
+ * marker costs one item per batch, and the log items are what a duplicate check reads anyway.
+ * Its TTL is past its logs' own, so while a log item exists its batch's marker does.
  * A message whose log items could not be written is reported failed: the queue delivers it again,
  * and after its retries keeps it in the dead-letter queue. Nothing is dropped. A message of several
  * events of which only some could be written (the table refusing writes halfway) is done, and its
- * unwritten events go back to the queue as a message of their own: delivering the whole message
- * again would process the written ones a second time, and count them twice.
+ * unwritten events go back to the queue as a message of their own; were the message delivered
+ * again whole, its written events would be found counted and skipped.
  */
+import { randomUUID } from 'node:crypto';
 import type { Logger } from '../ports/logger.ts';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../ports/clock.ts';
@@ -22,10 +35,11 @@ import type { Queue, QueueConsumer, QueueMessage } from '../ports/queue.ts';
 import { deserialize, serialize, type RollupDeltaMessage } from './aggregate.ts';
 import type { LogEvent } from './log-event.ts';
 import { LogStore } from './log-store.ts';
-import { pointerKey } from '../store/log-items.ts';
+import { batchItem, batchKey, pointerKey } from '../store/log-items.ts';
 import type { LogQueueMessage, PointersMessage } from './messages.ts';
 import { RollupStore, rollupsOf, type PendingRollup } from './rollups.ts';
-import { batchGet, batchPut, withRetry, type RetryOptions } from '../store/batch-io.ts';
+import { batchGet, batchPut, keyString, putItem, withRetry, type RetryOptions } from '../store/batch-io.ts';
+import { DAY_MS } from './time.ts';
 
 export interface IngestDeps {
   doc: DynamoDBDocumentClient;
@@ -67,8 +81,8 @@ async function pool<T>(items: readonly T[], size: number, fn: (item: T) => Promi
 type DeltaMessage = QueueMessage<LogQueueMessage> & { body: RollupDeltaMessage };
 type PointerMessage = QueueMessage<LogQueueMessage> & { body: PointersMessage };
 
-/** Settled pointers in one requeued message at most (about 300 bytes each: SQS takes 256 KiB). */
-const POINTERS_PER_MESSAGE = 200;
+/** Events a batch marker lists at most (40 bytes each: the marker fits an item and a queue message). */
+const MAX_UNSETTLED = 3_000;
 type Incoming = { messageId: string; event: LogEvent };
 
 /** One batch being ingested: what it needs and the messages that must come again. */
@@ -80,6 +94,8 @@ interface BatchRun {
   failed: Set<string>;
   /** Events whose log item could not be written, by message. */
   unwritten: Map<string, LogEvent[]>;
+  /** This batch's id: its log items carry it, its marker settles them. */
+  batch: string;
 }
 
 function sortBatch(d: IngestDeps, batch: readonly QueueMessage<LogQueueMessage>[]): { logs: Incoming[]; deltas: DeltaMessage[]; pointers: PointerMessage[] } {
@@ -96,41 +112,77 @@ function sortBatch(d: IngestDeps, batch: readonly QueueMessage<LogQueueMessage>[
   return { logs, deltas, pointers };
 }
 
-/** 1. Already stored (a second delivery): nothing more to do for those. */
+/**
+ * Events of `logs` an earlier batch counted: their item names a batch whose marker exists and does
+ * not list them. Items of earlier versions (no batch) are counted once their pointer is settled.
+ */
+async function countedBefore(r: BatchRun, logs: readonly Incoming[]): Promise<Set<string>> {
+  const { d } = r;
+  const keys = logs.map((l) => d.logs.keyOf(l.event));
+  const items = await batchGet(d.doc, d.tableName, keys, r.retry, ['bt']);
+  const counted = new Set<string>();
+  if (items.size === 0) return counted;
+  const byBatch = new Map<string, string[]>();
+  const legacy: string[] = [];
+  logs.forEach((l, i) => {
+    const item = items.get(keyString(keys[i] as { pk: string; sk: string }));
+    if (!item) return;
+    if (typeof item.bt === 'string') byBatch.set(item.bt, [...(byBatch.get(item.bt) ?? []), l.event.id]);
+    else legacy.push(l.event.id);
+  });
+  const markers = byBatch.size > 0 ? await batchGet(d.doc, d.tableName, [...byBatch.keys()].map(batchKey), r.retry) : new Map();
+  for (const [batch, ids] of byBatch) {
+    const marker = markers.get(keyString(batchKey(batch)));
+    // No marker: that batch did not finish, its events are processed again.
+    if (!marker) continue;
+    const unsettled = new Set(Array.isArray(marker.u) ? marker.u.map(String) : []);
+    for (const id of ids) if (!unsettled.has(id)) counted.add(id);
+  }
+  if (legacy.length > 0) {
+    const pointers = await batchGet(d.doc, d.tableName, legacy.map(pointerKey), r.retry);
+    for (const id of legacy) {
+      const pointer = pointers.get(keyString(pointerKey(id)));
+      if (pointer && pointer.pending !== true) counted.add(id);
+    }
+  }
+  return counted;
+}
+
+/** 1. Already counted (a second delivery): nothing more to do for those. */
 async function freshLogs(r: BatchRun, logs: Incoming[]): Promise<Incoming[]> {
-  if (logs.length === 0) return logs;
-  let fresh = logs;
+  // The same event twice in one batch is written and counted once.
+  const seen = new Set<string>();
+  const unique = logs.filter((l) => (seen.has(l.event.id) ? false : (seen.add(l.event.id), true)));
+  if (unique.length === 0) return unique;
   try {
-    const done = await batchGet(r.d.doc, r.d.tableName, [...new Set(logs.map((l) => l.event.id))].map(pointerKey), r.retry);
-    // A pending pointer: the item was written, the rest of the processing may not have been.
-    fresh = logs.filter((l) => {
-      const pointer = done.get(pointerKey(l.event.id).pk);
-      return pointer === undefined || pointer.pending === true;
-    });
-    r.stats.duplicates += logs.length - fresh.length;
+    const counted = await countedBefore(r, unique);
+    r.stats.duplicates += logs.filter((l) => counted.has(l.event.id)).length;
+    return unique.filter((l) => !counted.has(l.event.id));
   } catch (err) {
     r.d.logger.warn('could not check for duplicates; the batch goes back to the queue', { error: err });
     for (const l of logs) r.failed.add(l.messageId);
-    fresh = [];
+    return [];
   }
-  // The same event twice in one batch is written and counted once.
-  const seen = new Set<string>();
-  return fresh.filter((l) => (seen.has(l.event.id) ? false : (seen.add(l.event.id), true)));
 }
 
 /**
- * 2. The log items, each with a pending pointer; `unfindable`: events without even that pointer.
- * Each item is next to its pointer, so a table that refuses writes from some point on (whole
- * BatchWriteItem requests failing) leaves an event either findable or not written at all.
+ * 2. The log items (with the id pointers of events whose id does not tell their start, in the
+ * same request); answers the events written in full.
  */
-async function writeLogs(r: BatchRun, fresh: Incoming[]): Promise<{ written: Incoming[]; unfindable: Set<string> }> {
+async function writeLogs(r: BatchRun, fresh: Incoming[]): Promise<Incoming[]> {
   const { d } = r;
-  const items = fresh.flatMap((l) => [d.logs.itemOf(l.event), d.logs.pointerOf(l.event, true)]);
-  // 12 pairs per request: a pair is never split between two requests.
-  const unwritten = await batchPut(d.doc, d.tableName, items, r.retry, 24);
-  const notWritten = new Set([...unwritten].filter((i) => i % 2 === 0).map((i) => i / 2));
-  // Events without even a pending pointer: step 4 must write theirs, or they go back to the queue.
-  const unfindable = new Set([...unwritten].filter((i) => i % 2 === 1 && !notWritten.has((i - 1) / 2)).map((i) => (fresh[(i - 1) / 2] as Incoming).event.id));
+  const items: Record<string, unknown>[] = [];
+  const owner: number[] = [];
+  fresh.forEach((l, i) => {
+    items.push(d.logs.itemOf(l.event, r.batch));
+    owner.push(i);
+    if (d.logs.needsPointer(l.event)) {
+      items.push(d.logs.pointerOf(l.event));
+      owner.push(i);
+    }
+  });
+  const failed = await batchPut(d.doc, d.tableName, items, r.retry, (j) => owner[j] as number);
+  const notWritten = new Set([...failed].map((j) => owner[j] as number));
   const written = fresh.filter((_, i) => !notWritten.has(i));
   for (const i of notWritten) {
     const l = fresh[i] as Incoming;
@@ -138,7 +190,7 @@ async function writeLogs(r: BatchRun, fresh: Incoming[]): Promise<{ written: Inc
   }
   r.stats.logsWritten += written.length;
   if (notWritten.size > 0) d.logger.warn('log items not written; the queue will deliver them again', { count: notWritten.size });
-  return { written, unfindable };
+  return written;
 }
 
 /** 3. Rollups of what was written; failed updates go back to the queue. Answers the messages left unsettled. */
@@ -166,33 +218,38 @@ async function applyRollups(r: BatchRun, written: Incoming[]): Promise<Set<strin
   return unsettled;
 }
 
-/** 4. Pointers: the events are done. */
-async function settlePointers(r: BatchRun, written: Incoming[], unsettled: Set<string>, unfindable: Set<string>): Promise<void> {
-  for (const id of unsettled) r.failed.add(id);
-  const settled = written.filter((l) => !unsettled.has(l.messageId));
-  const items = settled.map((l) => r.d.logs.pointerOf(l.event));
-  const noPointer = await batchPut(r.d.doc, r.d.tableName, items, r.retry);
-  // A pending pointer finds the log already; delivering it again would count it twice. Its settled
-  // pointer is written later, from a message of its own.
-  const later: Record<string, unknown>[] = [];
-  for (const i of noPointer) {
-    const l = settled[i] as Incoming;
-    if (unfindable.has(l.event.id)) r.failed.add(l.messageId);
-    else later.push(items[i] as Record<string, unknown>);
+/**
+ * 4. The batch's marker: its written events are counted, but for those of messages that come
+ * again; the events not written are listed too (a write that timed out may have stored the item).
+ */
+async function settleBatch(r: BatchRun, fresh: readonly Incoming[], written: readonly Incoming[]): Promise<void> {
+  const { d } = r;
+  const counted = written.filter((l) => !r.failed.has(l.messageId));
+  // No event counted: no item of this batch is done, and without a marker they all count as pending.
+  if (counted.length === 0) return;
+  const done = new Set(counted.map((l) => l.event.id));
+  const unsettled = fresh.filter((l) => !done.has(l.event.id)).map((l) => l.event.id);
+  if (unsettled.length > MAX_UNSETTLED) {
+    d.logger.warn('too many unsettled events for a batch marker; the batch stays pending', { count: unsettled.length });
+    return;
   }
-  if (later.length === 0) return;
-  const back: PointersMessage[] = [];
-  for (let i = 0; i < later.length; i += POINTERS_PER_MESSAGE) back.push({ kind: 'pointers', items: later.slice(i, i + POINTERS_PER_MESSAGE) });
+  // Past every log item of the batch (DynamoDB deletes expired items in no order, within days).
+  const ttl = Math.max(...counted.map((l) => d.logs.ttlOf(l.event))) + DAY_MS / 1000;
+  const marker = batchItem(r.batch, unsettled, ttl);
   try {
-    await r.d.queue.sendBatch(back);
+    await putItem(d.doc, d.tableName, marker, r.retry);
   } catch (err) {
-    // The logs are stored, counted and found by id (pending pointers): only a second delivery of
-    // their messages would count them again.
-    r.d.logger.warn('settled log pointers not written nor queued', { count: later.length, error: err });
+    try {
+      await d.queue.sendBatch([{ kind: 'pointers', items: [marker] }]);
+      d.logger.warn('batch marker not written; sent back to the queue', { error: err });
+    } catch (again) {
+      // The logs are stored, counted and found by id: only a second delivery of their messages would count them again.
+      d.logger.warn('batch marker not written nor queued', { error: again });
+    }
   }
 }
 
-/** Pointers from earlier batches, written again (puts: idempotent). */
+/** Items from earlier batches (markers, and earlier versions' pointers), written again (puts: idempotent). */
 async function applyPointers(r: BatchRun, messages: PointerMessage[]): Promise<void> {
   await pool(messages, r.concurrency, async (m) => {
     if ((await batchPut(r.d.doc, r.d.tableName, m.body.items, r.retry)).size > 0) r.failed.add(m.id);
@@ -243,10 +300,12 @@ export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessa
   const retry: RetryOptions = { ...d.retry, clock: d.clock };
   const stats: IngestStats = { logsWritten: 0, busyMs: 0, duplicates: 0, rollupUpdates: 0, rollupsRequeued: 0, failedMessages: 0, eventsRequeued: 0 };
   const ingest = async (batch: readonly QueueMessage<LogQueueMessage>[]): Promise<string[]> => {
-    const r: BatchRun = { d, retry, stats, concurrency: d.concurrency ?? 16, failed: new Set(), unwritten: new Map() };
+    const r: BatchRun = { d, retry, stats, concurrency: d.concurrency ?? 16, failed: new Set(), unwritten: new Map(), batch: randomUUID() };
     const { logs, deltas, pointers } = sortBatch(d, batch);
-    const { written, unfindable } = await writeLogs(r, await freshLogs(r, logs));
-    await settlePointers(r, written, await applyRollups(r, written), unfindable);
+    const fresh = await freshLogs(r, logs);
+    const written = await writeLogs(r, fresh);
+    for (const id of await applyRollups(r, written)) r.failed.add(id);
+    await settleBatch(r, fresh, written);
     await requeueUnwritten(r, logs);
     await applyDeltas(r, deltas);
     await applyPointers(r, pointers);

@@ -1,9 +1,14 @@
 /**
  * Request log items. A log lives under pk `LOG#<ws>#<day>#<shard>`, sk `<created_at>#<id>`: per
  * workspace and UTC day, spread over a few shards so that one busy workspace does not make a hot
- * partition. A pointer item `LOGID#<id>` finds a log by id. Lists are Query operations, newest
- * first, over the days the workspace's rollups say have requests (plus the last two days), with
- * every shard of a day read in parallel and merged; the cursor is the sort key to continue below.
+ * partition. Lists are Query operations, newest first, over the days the workspace's rollups say
+ * have requests (plus the last two days), with every shard of a day read in parallel and merged;
+ * the cursor is the sort key to continue below.
+ * By id: a log id tells the request's start (observability/log-id.ts) and the shard is a hash of
+ * the id, so with the workspace, which every caller knows (the caller's own, or its
+ * organisation's), the id is the item's key: one item per log, no pointer. Ids that do not decode
+ * (earlier versions' v4 UUIDs, or an event whose start is not its id's) have a pointer item
+ * `LOGID#<id>`, read when the key finds nothing.
  * The items themselves are read and written by store/log-items.ts.
  */
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -15,7 +20,9 @@ import type { LogEvent } from './log-event.ts';
 import type { RollupStore } from './rollups.ts';
 import { fnv1a } from './sketch.ts';
 import { DAY_MS, dayKey, iso } from './time.ts';
-import { LogItems, logItem, logPartition, logSort, pointerItem } from '../store/log-items.ts';
+import { startOfLogId } from './log-id.ts';
+import type { ItemKey } from '../store/entity.ts';
+import { LogItems, logItem, logKey, logPartition, logSort, pointerItem, type LogPlace } from '../store/log-items.ts';
 
 export const LOG_SHARDS = 4;
 
@@ -109,31 +116,55 @@ export class LogStore {
     return Math.floor(e.started_ms / 1000) + this.#retentionDays * 86_400;
   }
 
-  itemOf(e: LogEvent): Record<string, unknown> {
+  #placeOf(e: LogEvent): LogPlace {
+    return { ws: e.workspace_id ?? '-', day: dayKey(e.started_ms), shard: logShard(e.id), started: iso(e.started_ms), id: e.id };
+  }
+
+  /** Where the event's log item is. */
+  keyOf(e: LogEvent): ItemKey {
+    return logKey(this.#placeOf(e));
+  }
+
+  /** The event's log item; `batch`: the ingest batch writing it (observability/ingest.ts). */
+  itemOf(e: LogEvent, batch?: string): Record<string, unknown> {
     const { request_body: rq, response_body: rs, ...rest } = e;
     return logItem(
-      { ws: e.workspace_id ?? '-', day: dayKey(e.started_ms), shard: logShard(e.id), started: iso(e.started_ms), id: e.id },
+      this.#placeOf(e),
       {
         ttl: this.ttlOf(e),
         e: JSON.stringify(rest),
         ...(rq !== undefined ? { rqb: JSON.stringify(rq) } : {}),
         ...(rs !== undefined ? { rsb: JSON.stringify(rs) } : {}),
       },
+      batch,
     );
   }
 
-  /**
-   * The id pointer. It is written with the log item (`pending`, so the log is found by id as soon as
-   * it is listed) and again without the flag once the event is fully processed (rollups included):
-   * only then does a second delivery of the event count as a duplicate.
-   */
-  pointerOf(e: LogEvent, pending = false): Record<string, unknown> {
-    return pointerItem(this.itemOf(e), { id: e.id, ws: e.workspace_id ?? '-', org: e.organisation_id }, pending);
+  /** Whether a lookup by id needs the event's pointer: its id does not tell its start. */
+  needsPointer(e: LogEvent): boolean {
+    return startOfLogId(e.id) !== e.started_ms;
   }
 
-  /** A log by id, with its workspace; undefined when unknown or past the retention. */
-  async get(id: string): Promise<LogEvent | undefined> {
-    const item = await this.#items.get(id);
+  /** The id pointer, for the events that need one. */
+  pointerOf(e: LogEvent): Record<string, unknown> {
+    return pointerItem(this.itemOf(e), { id: e.id, ws: e.workspace_id ?? '-', org: e.organisation_id });
+  }
+
+  /**
+   * A log by id; undefined when unknown or past the retention. `workspaces`: where the caller may
+   * read (its workspace, or its organisation's, with `-` for the owner); asked only for ids that
+   * tell their start.
+   */
+  async get(id: string, workspaces: readonly string[] | (() => Promise<readonly string[]>)): Promise<LogEvent | undefined> {
+    const started = startOfLogId(id);
+    let item: Record<string, unknown> | undefined;
+    if (started !== undefined) {
+      const where = typeof workspaces === 'function' ? await workspaces() : workspaces;
+      const place = { day: dayKey(started), shard: logShard(id), started: iso(started), id };
+      item = where.length > 0 ? await this.#items.firstOf(where.map((ws) => logKey({ ws, ...place }))) : undefined;
+    }
+    // An older id, or a log whose start is not its id's: its pointer.
+    item ??= await this.#items.byPointer(id);
     if (!item) return undefined;
     const event = eventOf(item);
     return event.started_ms < this.#clock.now() - this.#retentionDays * DAY_MS ? undefined : event;

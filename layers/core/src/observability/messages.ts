@@ -1,11 +1,15 @@
-/** What travels on the `logs` queue: log events, and rollup updates and id pointers the worker must retry alone. */
+/** What travels on the `logs` queue: log events, and rollup updates and items the worker must retry alone. */
 import type { LogEvent } from './log-event.ts';
 import type { RollupDeltaMessage } from './aggregate.ts';
 
 export const LOGS_QUEUE = 'logs';
 export const EXPORTS_QUEUE = 'log-exports';
 
-/** Settled id pointers (items) the table refused after their events were stored and counted. */
+/**
+ * Items the table refused after their events were stored and counted, to be put again: a batch's
+ * marker (observability/ingest.ts), or, from earlier versions, settled id pointers. The kind keeps
+ * its name so that messages already queued are still understood.
+ */
 export interface PointersMessage {
   kind: 'pointers';
   items: Record<string, unknown>[];

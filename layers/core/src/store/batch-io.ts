@@ -3,7 +3,7 @@
  * unprocessed, and single calls are retried, with exponential backoff and jitter (through the
  * clock, so tests do not wait). The log-ingest worker writes and reads its items through these.
  */
-import { BatchGetCommand, BatchWriteCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, BatchWriteCommand, PutCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Clock } from '../ports/clock.ts';
 import type { Item, ItemKey } from './entity.ts';
 
@@ -40,17 +40,49 @@ export async function withRetry<T>(fn: () => Promise<T>, opts: RetryOptions): Pr
   }
 }
 
+/** Puts one item, retried as withRetry retries. */
+export async function putItem(doc: DynamoDBDocumentClient, table: string, item: Item, opts: RetryOptions): Promise<void> {
+  await withRetry(() => doc.send(new PutCommand({ TableName: table, Item: item })), opts);
+}
+
+/** Where an item is: its key as one string (the key of batchGet's answer). */
+export const keyString = (k: { pk?: unknown; sk?: unknown }): string => `${String(k.pk)}\u0000${String(k.sk)}`;
+
 /**
- * Puts every item, `perRequest` (at most 25, the default) per request, re-sending unprocessed ones
- * and retrying failed requests. Returns the indexes of the items that could not be written after
- * every attempt.
+ * The items' indexes in requests of at most `size`, never splitting a group: consecutive items of
+ * the same `groupOf` (an item and its id pointer) go in the same request.
  */
-export async function batchPut(doc: DynamoDBDocumentClient, table: string, items: readonly Item[], opts: RetryOptions, perRequest = 25): Promise<Set<number>> {
+function chunksOf(count: number, size: number, groupOf?: (i: number) => number): number[][] {
+  const chunks: number[][] = [];
+  let chunk: number[] = [];
+  for (let i = 0; i < count; ) {
+    let end = i + 1;
+    while (groupOf && end < count && groupOf(end) === groupOf(i)) end++;
+    if (chunk.length > 0 && chunk.length + (end - i) > size) {
+      chunks.push(chunk);
+      chunk = [];
+    }
+    for (; i < end; i++) chunk.push(i);
+  }
+  if (chunk.length > 0) chunks.push(chunk);
+  return chunks;
+}
+
+/**
+ * Puts every item, 25 (the most BatchWriteItem takes) per request, re-sending unprocessed ones and
+ * retrying failed requests; consecutive items of the same `groupOf` share a request. Returns the
+ * indexes of the items that could not be written after every attempt.
+ */
+export async function batchPut(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  items: readonly Item[],
+  opts: RetryOptions,
+  groupOf?: (i: number) => number,
+): Promise<Set<number>> {
   const failed = new Set<number>();
   const attempts = opts.attempts ?? 8;
-  const size = Math.min(Math.max(1, perRequest), 25);
-  const chunks: number[][] = [];
-  for (let i = 0; i < items.length; i += size) chunks.push(items.slice(i, i + size).map((_, j) => i + j));
+  const chunks = chunksOf(items.length, 25, groupOf);
   await Promise.all(
     chunks.map(async (chunk) => {
       let pending = chunk;
@@ -74,24 +106,41 @@ export async function batchPut(doc: DynamoDBDocumentClient, table: string, items
   return failed;
 }
 
-/** Reads items by key, 100 per request, re-asking for unprocessed keys. Throws when attempts run out. */
-export async function batchGet(doc: DynamoDBDocumentClient, table: string, keys: readonly ItemKey[], opts: RetryOptions): Promise<Map<string, Item>> {
+/**
+ * Reads items by key, 100 per request, re-asking for unprocessed keys; answers them by keyString.
+ * `attributes`: only these of each item (the key is always read). Throws when attempts run out.
+ */
+export async function batchGet(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  keys: readonly ItemKey[],
+  opts: RetryOptions,
+  attributes?: readonly string[],
+): Promise<Map<string, Item>> {
   const found = new Map<string, Item>();
   const attempts = opts.attempts ?? 8;
-  for (let i = 0; i < keys.length; i += 100) {
-    let pending: ItemKey[] = keys.slice(i, i + 100);
-    for (let attempt = 0; pending.length > 0; attempt++) {
-      if (attempt > 0) await opts.clock.sleep(delay(attempt - 1, opts));
-      try {
-        const out = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending } } }));
-        for (const item of out.Responses?.[table] ?? []) found.set(String(item.pk), item);
-        pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as ItemKey[];
-      } catch (err) {
-        if (isPermanent(err) || attempt + 1 >= attempts) throw err;
-        continue;
+  const names = attributes && ['pk', 'sk', ...attributes];
+  const projection = names
+    ? { ProjectionExpression: names.map((_, i) => `#p${i}`).join(', '), ExpressionAttributeNames: Object.fromEntries(names.map((a, i) => [`#p${i}`, a])) }
+    : {};
+  const chunks: ItemKey[][] = [];
+  for (let i = 0; i < keys.length; i += 100) chunks.push(keys.slice(i, i + 100));
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let pending = chunk;
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 0) await opts.clock.sleep(delay(attempt - 1, opts));
+        try {
+          const out = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...projection } } }));
+          for (const item of out.Responses?.[table] ?? []) found.set(keyString(item), item);
+          pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as ItemKey[];
+        } catch (err) {
+          if (isPermanent(err) || attempt + 1 >= attempts) throw err;
+          continue;
+        }
+        if (pending.length > 0 && attempt + 1 >= attempts) throw new Error(`BatchGetItem left ${pending.length} key(s) unprocessed`);
       }
-      if (pending.length > 0 && attempt + 1 >= attempts) throw new Error(`BatchGetItem left ${pending.length} key(s) unprocessed`);
-    }
-  }
+    }),
+  );
   return found;
 }

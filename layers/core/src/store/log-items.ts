@@ -1,19 +1,24 @@
 /**
  * Request log items (their layout and why: observability/log-store.ts). A log lives under pk
- * `LOG#<ws>#<day>#<shard>`, sk `<started, ISO 8601>#<id>`; a pointer item `LOGID#<id>` finds it by
- * id. The item keeps the event as JSON text in `e` (without its bodies) and the bodies in `rqb` and
- * `rsb`: three attributes instead of fifty makes writes cheaper, and lists and aggregations read
- * `e` alone (filters run on the parsed events).
+ * `LOG#<ws>#<day>#<shard>`, sk `<started, ISO 8601>#<id>`: a log whose id tells its start is read
+ * by that key; a pointer item `LOGID#<id>` finds the others (ids of earlier versions). The item
+ * keeps the event as JSON text in `e` (without its bodies) and the bodies in `rqb` and `rsb`: three
+ * attributes instead of fifty makes writes cheaper, and lists and aggregations read `e` alone
+ * (filters run on the parsed events). `bt` names the ingest batch that wrote it, whose marker
+ * item `LOGBATCH#<batch>` says whether that batch was counted in the rollups
+ * (observability/ingest.ts).
  */
-import { GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, GetCommand, QueryCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Item, ItemKey } from './entity.ts';
 
 export const LOG_TYPE = 'Log';
 export const POINTER_TYPE = 'LogPointer';
+export const BATCH_TYPE = 'LogBatch';
 
 export const logPartition = (ws: string, day: string, shard: number): string => `LOG#${ws}#${day}#${shard}`;
 export const logSort = (started: string, id: string): string => `${started}#${id}`;
 export const pointerKey = (id: string): ItemKey => ({ pk: `LOGID#${id}`, sk: 'LOGID' });
+export const batchKey = (batch: string): ItemKey => ({ pk: `LOGBATCH#${batch}`, sk: 'LOGBATCH' });
 
 /** What places a log: its workspace (`-` when unknown), UTC day, shard, start (ISO 8601) and id. */
 export interface LogPlace {
@@ -32,20 +37,31 @@ export interface LogContent {
   ttl: number;
 }
 
-export function logItem(place: LogPlace, content: LogContent): Item {
+export const logKey = (place: LogPlace): ItemKey => ({ pk: logPartition(place.ws, place.day, place.shard), sk: logSort(place.started, place.id) });
+
+/** A log item; `batch`: the ingest batch writing it. */
+export function logItem(place: LogPlace, content: LogContent, batch?: string): Item {
   return {
-    pk: logPartition(place.ws, place.day, place.shard),
-    sk: logSort(place.started, place.id),
+    ...logKey(place),
     _type: LOG_TYPE,
     ttl: content.ttl,
     e: content.e,
     ...(content.rqb !== undefined ? { rqb: content.rqb } : {}),
     ...(content.rsb !== undefined ? { rsb: content.rsb } : {}),
+    ...(batch !== undefined ? { bt: batch } : {}),
   };
 }
 
-/** The id pointer of a log item; `pending` until the event is fully processed. */
-export function pointerItem(log: Item, ids: { id: string; ws: string; org: unknown }, pending: boolean): Item {
+/**
+ * The marker of an ingest batch whose rollups are done: its log items (`bt`) are counted, except
+ * the events listed in `u` (not written, or not counted: they are processed again if they come back).
+ */
+export function batchItem(batch: string, unsettled: readonly string[], ttl: number): Item {
+  return { ...batchKey(batch), _type: BATCH_TYPE, ttl, ...(unsettled.length > 0 ? { u: [...unsettled] } : {}) };
+}
+
+/** The id pointer of a log item. Earlier versions wrote it `pending` until the event was fully processed. */
+export function pointerItem(log: Item, ids: { id: string; ws: string; org: unknown }, pending = false): Item {
   return {
     ...pointerKey(ids.id),
     _type: POINTER_TYPE,
@@ -77,8 +93,31 @@ export class LogItems {
     this.#table = tableName;
   }
 
+  /**
+   * The first of `keys` (the places a log may be, one per workspace) that holds an item.
+   * Consistent reads: a log a list has just shown is found.
+   */
+  async firstOf(keys: readonly ItemKey[]): Promise<Item | undefined> {
+    if (keys.length === 1) {
+      const out = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: keys[0], ConsistentRead: true }));
+      return out.Item;
+    }
+    for (let i = 0; i < keys.length; i += 100) {
+      let pending: ItemKey[] = keys.slice(i, i + 100);
+      // Unprocessed keys are asked again (a few times: a lookup, not a write that must not be lost).
+      for (let attempt = 0; pending.length > 0 && attempt < 5; attempt++) {
+        const out = await this.#doc.send(new BatchGetCommand({ RequestItems: { [this.#table]: { Keys: pending, ConsistentRead: true } } }));
+        const found = out.Responses?.[this.#table]?.[0];
+        if (found) return found;
+        pending = (out.UnprocessedKeys?.[this.#table]?.Keys ?? []) as ItemKey[];
+      }
+      if (pending.length > 0) throw new Error(`BatchGetItem left ${pending.length} key(s) unprocessed`);
+    }
+    return undefined;
+  }
+
   /** A log item by id, through its pointer. Consistent reads: a log a list has just shown is found. */
-  async get(id: string): Promise<Item | undefined> {
+  async byPointer(id: string): Promise<Item | undefined> {
     const pointer = await this.#doc.send(new GetCommand({ TableName: this.#table, Key: pointerKey(id), ConsistentRead: true }));
     const p = pointer.Item;
     if (!p) return undefined;

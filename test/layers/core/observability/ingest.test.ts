@@ -134,7 +134,7 @@ describe('log ingest under a faulty table', () => {
     expect(r.consumer.stats.rollupsRequeued).toBeGreaterThan(0);
     expect(r.consumer.stats.duplicates).toBeGreaterThanOrEqual(duplicates.length);
     // Every event can be found by its id.
-    for (const e of events.slice(0, 10)) expect((await r.logs.get(e.id))?.trace_id).toBe(e.trace_id);
+    for (const e of events.slice(0, 10)) expect((await r.logs.get(e.id, ['ws-faulty']))?.trace_id).toBe(e.trace_id);
   });
 
   it('keeps every event in the dead letters through an outage, and stores them all when they are sent again', async () => {
@@ -162,7 +162,7 @@ describe('log ingest under a faulty table', () => {
     const { doc, tableName } = deps.repos.table;
     let release: () => void = () => undefined;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    // Rollup updates wait: the batch stops between its log items and its final pointers.
+    // Rollup updates wait: the batch stops between its log items and its marker.
     const slow = new Proxy(doc, {
       get: (target, prop) =>
         prop === 'send'
@@ -180,7 +180,7 @@ describe('log ingest under a faulty table', () => {
       return found.length === events.length ? found : undefined;
     }, 'every log listed');
     expect(listed).toHaveLength(events.length);
-    for (const e of listed) expect((await logs.get(e.id))?.id).toBe(e.id);
+    for (const e of listed) expect((await logs.get(e.id, ['ws-listed']))?.id).toBe(e.id);
     release();
     expect(await done).toEqual([]);
     // Processed in full: a second delivery is a duplicate.

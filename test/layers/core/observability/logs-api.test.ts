@@ -10,6 +10,7 @@ import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { createApp } from '../../../../layers/core/src/app.ts';
 import { ingestConsumer } from '../../../../layers/core/src/observability/install.ts';
 import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
+import { newLogId } from '../../../../layers/core/src/observability/log-id.ts';
 import { HOUR_MS } from '../../../../layers/core/src/observability/time.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import type { LocalQueueFactory } from '../../../../layers/core/src/ports/queue-factory.ts';
@@ -130,6 +131,22 @@ describe('logs API', () => {
     const org = await call('GET', '/v1/logs');
     expect(org.status).toBe(200);
     expect(org.json).toMatchObject({ object: 'list' });
+  });
+
+  it('reads a log by the id the gateway gave it, with an organisation key and with a workspace key', async () => {
+    const [base] = syntheticEvents(1, { start: NOW - HOUR_MS, spanMs: HOUR_MS, workspaceId: boot.workspaceId, organisationId: boot.organisationId, seed: 32 });
+    const mine = { ...base!, id: newLogId(base!.started_ms), trace_id: 'trace-new-id' };
+    // Refused before its key was known: no workspace, the owner's to read.
+    const nobody = { ...base!, id: newLogId(base!.started_ms + 1), started_ms: base!.started_ms + 1, workspace_id: null, trace_id: 'trace-nobody' };
+    expect(await ingestConsumer(deps)([{ id: 'm-new', attempts: 0, body: { kind: 'logs', events: [mine, nobody] } }])).toEqual([]);
+    expect((await call('GET', `/v1/logs/${mine.id}`)).json).toMatchObject({ id: mine.id, trace_id: 'trace-new-id' });
+    expect((await call('GET', `/v1/logs/${nobody.id}`)).json).toMatchObject({ id: nobody.id, trace_id: 'trace-nobody' });
+    const created = await call('POST', '/v1/api-keys/workspace/service', { name: 'reader', workspace_id: 'default', scopes: ['logs.view'] });
+    const key = created.json.key as string;
+    expect((await call('GET', `/v1/logs/${mine.id}`, undefined, key)).json).toMatchObject({ id: mine.id });
+    expect((await call('GET', `/v1/logs/${nobody.id}`, undefined, key)).status).toBe(404);
+    // An id that decodes but names no log.
+    expect((await call('GET', `/v1/logs/${newLogId(NOW)}`)).status).toBe(404);
   });
 
   it('keeps a workspace key to its own workspace', async () => {

@@ -17,7 +17,7 @@ import type * as z from 'zod';
 import { withBody } from '../body.ts';
 import { parseWith, type AdminContext, type AdminRoute } from '../route.ts';
 import { insertLogsSchema, listQuerySchema } from './schema.ts';
-import { ownDataOnly, readScope, requestedWorkspace } from './scope.ts';
+import { ownDataOnly, readScope, requestedWorkspace, UNATTRIBUTED } from './scope.ts';
 
 const queryObject = (q: URLSearchParams): Record<string, string> => Object.fromEntries(q);
 
@@ -59,8 +59,11 @@ async function list(ctx: AdminContext) {
 async function getOne(ctx: AdminContext) {
   const id = ctx.params.logId ?? '';
   const o = observability(ctx.deps);
-  const event = await o.logs.get(id);
   const p = ctx.principal;
+  // Where the caller may read: the id and the workspace place the log (observability/log-store.ts).
+  const workspaces = async () =>
+    p.workspaceId ? [p.workspaceId] : [...(await ctx.deps.repos.workspaces.list(p.organisationId)).map((w) => w.id), ...(p.owner ? [UNATTRIBUTED] : [])];
+  const event = await o.logs.get(id, workspaces);
   const visible =
     event &&
     (event.workspace_id === null ? p.owner : event.organisation_id === p.organisationId && (p.workspaceId === null || p.workspaceId === event.workspace_id));

@@ -26,11 +26,13 @@ let endpoint: MockConnections;
 let relay: ApiGatewayRelay;
 let connections: ApiGatewayConnections;
 let key: string;
+let workspaceId: string;
 let n = 0;
 
 beforeAll(async () => {
   [deps, mock, endpoint] = await Promise.all([createTestDeps(), startMockRealtime(), startMockConnections()]);
   const boot = await ensureBootstrap(deps);
+  workspaceId = boot.workspaceId;
   const made = keyRecord({ organisation_id: boot.organisationId, workspace_id: boot.workspaceId, scopes: ['completions.write'] }, Date.now());
   await deps.repos.apiKeys.create(made.record);
   key = made.key;
@@ -98,7 +100,7 @@ describe('realtime guardrails behind API Gateway', () => {
         .join(''),
     ).toBe('Fine.');
     await relay.disconnect(id, 1000);
-    const log = await waitFor(deps, () => observability(deps).logs.get(logId));
+    const log = await waitFor(deps, () => observability(deps).logs.get(logId, [workspaceId]));
     expect(log).toMatchObject({ endpoint: 'realtime', error_code: 'hooks_failed' });
     expect(JSON.stringify(log)).toContain('"responses_stopped":1');
     expect((log.hook_results as { after_request_hooks: Json[] } | undefined)?.after_request_hooks).toContainEqual(
