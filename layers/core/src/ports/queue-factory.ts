@@ -38,17 +38,25 @@ export class LocalQueueFactory implements QueueFactory {
   readonly #queues = new Map<string, InProcessQueue<unknown>>();
   readonly #defaults: LocalQueueDefaults;
   readonly #spool: LocalSpoolSettings | undefined;
+  readonly #perQueue: Readonly<Record<string, LocalQueueDefaults>>;
 
-  constructor(defaults: LocalQueueDefaults = {}, spool?: LocalSpoolSettings) {
+  /** `perQueue`: options of one queue, by name, over the defaults (the logs queue's larger batches). */
+  constructor(defaults: LocalQueueDefaults = {}, spool?: LocalSpoolSettings, perQueue: Readonly<Record<string, LocalQueueDefaults>> = {}) {
     this.#defaults = defaults;
     this.#spool = spool;
+    this.#perQueue = perQueue;
   }
 
   get<T>(name: string): InProcessQueue<T> {
     let queue = this.#queues.get(name);
     if (!queue) {
       const s = this.#spool;
-      queue = new InProcessQueue<unknown>({ ...this.#defaults, name, ...(s ? { spool: this.#diskSpool(name, s), maxInMemory: s.maxInMemory } : {}) });
+      queue = new InProcessQueue<unknown>({
+        ...this.#defaults,
+        ...this.#perQueue[name],
+        name,
+        ...(s ? { spool: this.#diskSpool(name, s), maxInMemory: s.maxInMemory } : {}),
+      });
       this.#queues.set(name, queue);
     }
     // One queue per name whatever T the callers name; producer and consumer agree on it.

@@ -3,7 +3,8 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../layers/core/src/config.ts';
 import { createDeps } from '../../../../layers/core/src/deps.ts';
 import { awsAdapters } from '../../../../layers/core/src/ports/aws/adapters.ts';
-import { localAdapters } from '../../../../layers/core/src/local-adapters.ts';
+import { LOCAL_QUEUE_OPTIONS, localAdapters } from '../../../../layers/core/src/local-adapters.ts';
+import { LOGS_QUEUE } from '../../../../layers/core/src/observability/messages.ts';
 import { SesMailer } from '../../../../layers/core/src/ports/aws/ses-mailer.ts';
 import { SqsQueue } from '../../../../layers/core/src/ports/aws/sqs-queue.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
@@ -37,6 +38,20 @@ describe('LocalQueueFactory', () => {
     await producer.sendBatch([{ n: 1 }, { n: 2 }]);
     await queues.get('log-events').drain();
     expect(seen).toEqual([1, 2]);
+  });
+
+  it('gives a queue its own options over the defaults: the local logs queue hands its consumer up to 250 messages at once', async () => {
+    const queues = new LocalQueueFactory({ clock: new ManualClock() }, undefined, LOCAL_QUEUE_OPTIONS);
+    const sizes: Record<string, number[]> = { logs: [], alerts: [] };
+    for (const name of ['logs', 'alerts'] as const) {
+      const q = queues.get<number>(name);
+      await q.sendBatch(Array.from({ length: 300 }, (_, i) => i));
+      q.setConsumer(async (batch) => (sizes[name]?.push(batch.length), []));
+      await q.drain();
+    }
+    expect(LOCAL_QUEUE_OPTIONS[LOGS_QUEUE]).toEqual({ batchSize: 250 });
+    expect(sizes.logs).toEqual([250, 50]);
+    expect(sizes.alerts).toEqual([25, 25, 25, 25, 25, 25, 25, 25, 25, 25, 25, 25]);
   });
 
   it('drains across queues, also of messages consumers forward to queues drained before', async () => {
