@@ -163,7 +163,10 @@ describe('rollup totals, segments as callers give them', () => {
       const want = [...later, ...syntheticEvents(3, { start: T0, spanMs: MINUTE_MS, workspaceId: 'ws-unaligned', seed: 1 })].filter(
         (e) => Math.floor(e.started_ms / DAY_MS) * DAY_MS <= lastStart,
       ).length;
-      expect(rows.reduce((n, r) => n + r.agg.sums.n, 0), new Date(end).toISOString()).toBe(want);
+      expect(
+        rows.reduce((n, r) => n + r.agg.sums.n, 0),
+        new Date(end).toISOString(),
+      ).toBe(want);
     }
   });
 });
