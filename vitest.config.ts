@@ -63,6 +63,11 @@ const INTEGRATION = [
   'test/layers/core/store/repositories.test.ts',
   'test/layers/core/store/secret-references.test.ts',
   'test/layers/core/store/signed-doc.test.ts',
+  'test/layers/core/store/api-key-index.test.ts',
+  'test/layers/core/admin/api-keys/lifecycle.test.ts',
+  'test/layers/core/admin/configs/service.test.ts',
+  'test/layers/core/admin/users/service.test.ts',
+  'test/layers/core/admin/workspaces/service.test.ts',
 ];
 
 /** The console in a browser, and its bundle: both need dist/console/. */

@@ -26,6 +26,7 @@ import {
 } from './entities.ts';
 import { prefixRange } from './prefix-range.ts';
 import { queryAll } from './paginate.ts';
+import { ApiKeyIndex, indexWrites } from './api-key-index.ts';
 
 const isCancelled = (err: unknown): boolean =>
   err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
@@ -149,25 +150,46 @@ export class WorkspaceRepository {
   }
 }
 
+type TransactItems = NonNullable<TransactWriteCommandInput['TransactItems']>;
+
 export class ApiKeyRepository {
   readonly #t: TableClient;
+  /** Keys by user, by pinned config and by when the lifecycle is due (store/api-key-index.ts). */
+  readonly #index: ApiKeyIndex;
   constructor(t: TableClient) {
     this.#t = t;
+    this.#index = new ApiKeyIndex(t.doc, t.tableName);
+  }
+
+  /**
+   * A new key's record and hash copy for a larger transaction (each must not exist yet). Its index
+   * entries are not among them (a transaction holds 100 items): write them first with `indexAhead`.
+   */
+  createItems(key: ApiKeyRecord): TransactItems {
+    return [this.#t.putIfAbsent(ApiKey.toItem(key)), this.#t.putIfAbsent(ApiKeyByHash.toItem(key))];
+  }
+
+  /**
+   * The index entries of keys about to be created by a transaction of `createItems`, written before
+   * it: should it fail, they are extra entries, which readers drop; a missing one nobody would see.
+   */
+  indexAhead(keys: readonly ApiKeyRecord[]): Promise<void> {
+    return this.#index.putEntries(keys);
   }
 
   /** The record and its copies under the current hash and, during a transition, the previous one. */
   #puts(key: ApiKeyRecord, condition?: string) {
     const put = (item: Item) => ({ Put: { TableName: this.#t.tableName, Item: item, ...(condition ? { ConditionExpression: condition } : {}) } });
-    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [put(ApiKey.toItem(key)), put(ApiKeyByHash.toItem(key))];
+    const items: TransactItems = [put(ApiKey.toItem(key)), put(ApiKeyByHash.toItem(key))];
     // DynamoDB's TTL may already have removed it: no condition.
     if (key.previous_key_hash) items.push({ Put: { TableName: this.#t.tableName, Item: ApiKeyPreviousHash.toItem(key) } });
     return items;
   }
 
-  /** Stores the record and its hash copy in one transaction; fails if either exists. */
+  /** Stores the record, its hash copy and its index entries in one transaction; fails if the key exists. */
   async create(key: ApiKeyRecord): Promise<void> {
     try {
-      await this.#t.transact([this.#t.putIfAbsent(ApiKey.toItem(key)), this.#t.putIfAbsent(ApiKeyByHash.toItem(key))]);
+      await this.#t.transact([...this.createItems(key), ...indexWrites(this.#t.tableName, undefined, key)]);
     } catch (err) {
       if (isCancelled(err)) throw new ConflictError('An API key with this id or value already exists');
       throw err;
@@ -229,12 +251,13 @@ export class ApiKeyRepository {
   }
 
   /**
-   * Saves a changed key: the record and its hash copies together, only if the key still exists
-   * (and, with `ifUnchangedSince`, nobody saved it since that `last_updated_at`). `dropHash` removes
-   * the copy under a previous hash whose transition ended.
+   * Saves a changed key: the record, its hash copies and its index entries together, only if the
+   * key still exists (and, with `ifUnchangedSince`, nobody saved it since that `last_updated_at`).
+   * `previous` is the record read before the change (its index entries that `key` lacks go).
+   * `dropHash` removes the copy under a previous hash whose transition ended.
    */
-  async update(key: ApiKeyRecord, opts: { ifUnchangedSince?: string; dropHash?: string } = {}): Promise<void> {
-    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = this.#puts(key, 'attribute_exists(pk)');
+  async update(key: ApiKeyRecord, opts: { previous: ApiKeyRecord; ifUnchangedSince?: string; dropHash?: string }): Promise<void> {
+    const items: TransactItems = [...this.#puts(key, 'attribute_exists(pk)'), ...indexWrites(this.#t.tableName, opts.previous, key)];
     if (opts.ifUnchangedSince !== undefined) {
       items[0] = {
         Put: {
@@ -261,7 +284,7 @@ export class ApiKeyRepository {
    */
   async rotate(current: ApiKeyRecord, next: ApiKeyRecord): Promise<void> {
     const t = this.#t.tableName;
-    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+    const items: TransactItems = [
       {
         Put: {
           TableName: t,
@@ -272,6 +295,7 @@ export class ApiKeyRepository {
       },
       this.#t.putIfAbsent(ApiKeyByHash.toItem(next)),
       { Put: { TableName: t, Item: ApiKeyPreviousHash.toItem(next) } },
+      ...indexWrites(t, current, next),
     ];
     if (current.previous_key_hash && current.previous_key_hash !== next.previous_key_hash) {
       items.push({ Delete: { TableName: t, Key: { pk: `KEYHASH#${current.previous_key_hash}`, sk: 'KEYHASH' } } });
@@ -284,14 +308,59 @@ export class ApiKeyRepository {
     }
   }
 
-  /** Deletes the record and its hash copies together. */
+  /** Deletes the record, its hash copies and its index entries together. */
   async delete(key: ApiKeyRecord): Promise<void> {
-    const items: NonNullable<TransactWriteCommandInput['TransactItems']> = [
+    const items: TransactItems = [
       { Delete: { TableName: this.#t.tableName, Key: ApiKey.key(key) } },
       { Delete: { TableName: this.#t.tableName, Key: ApiKeyByHash.key(key) } },
+      ...indexWrites(this.#t.tableName, key, undefined),
     ];
     if (key.previous_key_hash) items.push({ Delete: { TableName: this.#t.tableName, Key: ApiKeyPreviousHash.key(key) } });
     await this.#t.transact(items);
+  }
+
+  /** The keys of a user: from the index, or (before the organisation's backfill is done) the full list. */
+  async listByUser(orgId: string, userId: string): Promise<ApiKeyRecord[]> {
+    if (await this.#index.ready(orgId)) return this.#index.keysBy(orgId, 'USER', [userId]);
+    return (await this.list(orgId)).filter((k) => k.user_id === userId);
+  }
+
+  /** The keys whose `defaults.config_id` is one of `refs` (a config's id and slug), as listByUser. */
+  async listByConfig(orgId: string, refs: readonly string[]): Promise<ApiKeyRecord[]> {
+    if (await this.#index.ready(orgId)) return this.#index.keysBy(orgId, 'CONFIG', refs);
+    return (await this.list(orgId)).filter((k) => k.defaults?.config_id !== undefined && refs.includes(k.defaults.config_id));
+  }
+
+  /**
+   * The keys the lifecycle has something to do for at `nowMs`, a page at a time. Only keys with
+   * index entries: until `indexReady`, the lifecycle also looks at what `backfillIndex` reads.
+   */
+  dueKeys(orgId: string, nowMs: number): AsyncGenerator<ApiKeyRecord[]> {
+    return this.#index.dueKeys(orgId, nowMs);
+  }
+
+  indexReady(orgId: string): Promise<boolean> {
+    return this.#index.ready(orgId);
+  }
+
+  /** Gives keys written before the index their entries (store/api-key-index.ts, `backfill`). */
+  backfillIndex(orgId: string, opts: Parameters<ApiKeyIndex['backfill']>[1]): Promise<boolean> {
+    return this.#index.backfill(orgId, opts);
+  }
+
+  /** Whether the workspace holds a key, and how many up to `cap` (+1 when there are more). */
+  async countInWorkspace(workspaceId: string, cap: number): Promise<number> {
+    const out = await this.#t.doc.send(
+      new QueryCommand({
+        TableName: this.#t.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': `WS#${workspaceId}#APIKEYS` },
+        Select: 'COUNT',
+        Limit: cap + 1,
+      }),
+    );
+    return out.Count ?? 0;
   }
 }
 
@@ -317,6 +386,9 @@ export class BootstrapRepository {
             this.#t.putIfAbsent(WorkspaceSlug.toItem({ organisation_id: org.id, slug: ws.slug, workspace_id: ws.id })),
             this.#t.putIfAbsent(ApiKey.toItem(ownerKey)),
             this.#t.putIfAbsent(ApiKeyByHash.toItem(ownerKey)),
+            ...indexWrites(this.#t.tableName, undefined, ownerKey),
+            // A new organisation's keys all have their index entries: nothing to backfill.
+            { Put: { TableName: this.#t.tableName, Item: ApiKeyIndex.doneMarker(org.id, boot.created_at) } },
           ],
         }),
       );

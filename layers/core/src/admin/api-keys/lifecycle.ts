@@ -5,24 +5,28 @@
  * key, periodic usage resets start the key's usage afresh, and e-mails warn of upcoming rotations
  * and expiries. Each change is a conditional write on the key's `last_updated_at`, so an admin edit
  * in between wins and the key is looked at again on the next run.
+ *
+ * A run reads the due keys only: the index of store/api-key-index.ts orders keys by when this file
+ * has something to do for them next (`keyDueAt`, which must say what `lifecycleOfKey` does). Keys
+ * written before that index are given their entries by the organisation's backfill, which each run
+ * continues for a while; the keys it reads are looked at as every key was before.
  */
 import { runEvery } from '../../ports/local/schedule.ts';
 import { randomUUID } from 'node:crypto';
 import type { CoreDeps } from '../../deps.ts';
 import { generateApiKey, hashApiKey, maskApiKey } from '../../policy/api-key-secret.ts';
+import { EXPIRY_WARNING_MS, rotationNoticeMs } from '../../store/api-key-index.ts';
 import type { ApiKeyRecord } from '../../store/entities.ts';
 import type { AuditRecord } from '../../store/audit.ts';
 import { runWithAudit } from '../../store/audit-context.ts';
 import { expiredMail, expiryWarningMail, rotatedMail, rotationUpcomingMail, sendKeyMail } from './alerts.ts';
 import { addPeriod, iso, nextUsageReset } from './periods.ts';
 
-const DAY = 86_400_000;
 /** Used when neither the rotate call nor the key's policy names a transition. */
 export const DEFAULT_TRANSITION_MS = 3_600_000;
-/** An expiry warning goes out this long before `expires_at`. */
-export const EXPIRY_WARNING_MS = 7 * DAY;
-/** The upcoming-rotation e-mail goes out this long before `next_rotation_at`. */
-export const rotationNoticeMs = (r: ApiKeyRecord): number => (r.rotation_policy?.rotation_period === 'weekly' ? DAY : 3 * DAY);
+/** How long a run spends on an organisation's index backfill before leaving the rest to the next run. */
+export const BACKFILL_BUDGET_MS = 120_000;
+export { EXPIRY_WARNING_MS, rotationNoticeMs };
 
 /** Who the lifecycle's changes are recorded as (`last_updated_by`, audit entries). */
 export const LIFECYCLE_ACTOR = 'system:key-lifecycle';
@@ -114,20 +118,37 @@ async function organisationsOf(deps: CoreDeps): Promise<string[]> {
   return boot ? [boot.organisation_id] : [];
 }
 
-/** One pass over every key of the deployment's organisations. */
-export async function runKeyLifecycle(deps: CoreDeps, organisationIds?: readonly string[]): Promise<LifecycleResult> {
+/** One pass over the due keys of the deployment's organisations (each key looked at once). */
+export async function runKeyLifecycle(deps: CoreDeps, organisationIds?: readonly string[], opts: { backfillBudgetMs?: number } = {}): Promise<LifecycleResult> {
   const result: LifecycleResult = { expired: [], rotated: [], usageReset: [], transitionsEnded: [], rotationNotices: [], expiryWarnings: [], skipped: [] };
   for (const orgId of organisationIds ?? (await organisationsOf(deps))) {
-    for (const key of await deps.repos.apiKeys.list(orgId)) {
-      try {
-        await lifecycleOfKey(deps, key, result);
-      } catch (err) {
-        result.skipped.push(key.id);
-        deps.logger.warn('key lifecycle skipped a key', { keyId: key.id, error: err });
+    const seen = new Set<string>();
+    const look = async (keys: readonly ApiKeyRecord[]) => {
+      for (const key of keys) {
+        if (seen.has(key.id)) continue;
+        seen.add(key.id);
+        await lookAt(deps, key, result);
       }
+    };
+    for await (const keys of deps.repos.apiKeys.dueKeys(orgId, deps.clock.now())) await look(keys);
+    if (!(await deps.repos.apiKeys.indexReady(orgId))) {
+      await deps.repos.apiKeys.backfillIndex(orgId, {
+        budgetMs: opts.backfillBudgetMs ?? BACKFILL_BUDGET_MS,
+        nowIso: () => iso(deps.clock.now()),
+        onKeys: look,
+      });
     }
   }
   return result;
+}
+
+async function lookAt(deps: CoreDeps, key: ApiKeyRecord, result: LifecycleResult): Promise<void> {
+  try {
+    await lifecycleOfKey(deps, key, result);
+  } catch (err) {
+    result.skipped.push(key.id);
+    deps.logger.warn('key lifecycle skipped a key', { keyId: key.id, error: err });
+  }
 }
 
 async function lifecycleOfKey(deps: CoreDeps, key: ApiKeyRecord, result: LifecycleResult): Promise<void> {
@@ -190,7 +211,7 @@ async function lifecycleOfKey(deps: CoreDeps, key: ApiKeyRecord, result: Lifecyc
 
   if (next === key) return;
   next = { ...next, last_updated_at: iso(now), last_updated_by: LIFECYCLE_ACTOR };
-  const write = () => deps.repos.apiKeys.update(next, { ifUnchangedSince: key.last_updated_at, ...(dropHash ? { dropHash } : {}) });
+  const write = () => deps.repos.apiKeys.update(next, { previous: key, ifUnchangedSince: key.last_updated_at, ...(dropHash ? { dropHash } : {}) });
   if (actions.length > 0) await audited(deps, key, actions.join('+'), now, write);
   else await write();
   deps.keyAuth.invalidateKey(key.id);

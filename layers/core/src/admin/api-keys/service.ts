@@ -304,7 +304,7 @@ export class ApiKeyService {
     if (body.reset_usage) {
       next = { ...next, reset_usage: (record.reset_usage ?? 0) + 1, last_reset_at: iso(now), status: next.status === 'exhausted' ? 'active' : next.status };
     }
-    await this.#deps.repos.apiKeys.update(next);
+    await this.#deps.repos.apiKeys.update(next, { previous: record });
     this.#deps.keyAuth.invalidateKey(record.id);
   }
 

@@ -172,8 +172,7 @@ export class ConfigService {
 
   async delete(caller: Principal, idOrSlug: string): Promise<void> {
     const rec = await this.get(caller, idOrSlug);
-    const keys = await this.#deps.repos.apiKeys.list(caller.organisationId);
-    const users = keys.filter((k) => k.defaults?.config_id === rec.id || k.defaults?.config_id === rec.slug);
+    const users = await this.#deps.repos.apiKeys.listByConfig(caller.organisationId, [rec.id, rec.slug]);
     if (users.length) {
       throw new ConflictError(
         `Config ${rec.slug} is the default config of ${users.length} API key(s) (${users.map((k) => k.name).join(', ')}); change them first`,

@@ -10,7 +10,7 @@ import { ConflictError, ForbiddenError, NotFoundError, ServiceUnavailableError, 
 import type { Principal } from '../../kernel/principal.ts';
 import { ORGANISATION_ONLY_SCOPES, type Scope } from '../../policy/scopes.ts';
 import { auditTarget } from '../../store/audit-context.ts';
-import { ApiKey, ApiKeyByHash } from '../../store/entities.ts';
+import type { ApiKeyRecord } from '../../store/entities.ts';
 import { IdentityRepository, type InviteRecord, type InviteStatus, type MemberRecord, type UserRecord } from '../../store/identity.ts';
 import { newKeyRecord } from '../api-keys/service.ts';
 import type { Actor } from '../route.ts';
@@ -227,6 +227,7 @@ export class InviteService {
     const items = [...this.#identity.userPuts(user)];
     const workspaces: AcceptedInvite['workspaces'] = [];
     const keys: AcceptedInvite['api_keys'] = [];
+    const newKeys: ApiKeyRecord[] = [];
     for (const w of current.workspaces) {
       const ws = await this.#deps.repos.workspaces.getById(current.organisation_id, w.id);
       // A workspace deleted or archived since the invite was sent is skipped.
@@ -259,13 +260,12 @@ export class InviteService {
           },
           now,
         );
-        items.push({ Put: { TableName: this.#deps.repos.table.tableName, Item: ApiKey.toItem(made.record), ConditionExpression: 'attribute_not_exists(pk)' } });
-        items.push({
-          Put: { TableName: this.#deps.repos.table.tableName, Item: ApiKeyByHash.toItem(made.record), ConditionExpression: 'attribute_not_exists(pk)' },
-        });
+        items.push(...this.#deps.repos.apiKeys.createItems(made.record));
+        newKeys.push(made.record);
         keys.push({ id: made.record.id, key: made.key, workspace_id: ws.id });
       }
     }
+    await this.#deps.repos.apiKeys.indexAhead(newKeys);
     await this.#identity.acceptInvite(current, { ...current, status: 'accepted', accepted_at: at, accepted_user_id: userId }, items);
     return { object: 'user', id: userId, email: user.email, role: user.role, workspaces, api_keys: keys };
   }

@@ -94,12 +94,18 @@ export class UserService {
     const user = await this.#user(caller, id);
     if (user.role === 'owner' && caller.role !== 'owner') throw new ForbiddenError('Only organisation owners may remove an owner');
     if (caller.userId === user.id) throw new ForbiddenError('You cannot remove yourself');
-    const memberships = (await this.#memberships(caller.organisationId)).get(user.id) ?? [];
-    await this.#identity.deleteUser(user, memberships);
+    await this.#identity.deleteUser(user, await this.#membershipsOf(caller.organisationId, user.id));
     this.#deps.keyAuth.invalidateAll();
     // The user's keys already fail (no membership); removing them keeps the key list clean.
-    for (const key of await this.#deps.repos.apiKeys.list(caller.organisationId)) {
+    for (const key of await this.#deps.repos.apiKeys.listByUser(caller.organisationId, user.id)) {
       if (key.type === 'workspace-user' && key.user_id === user.id) await this.#deps.repos.apiKeys.delete(key);
     }
+  }
+
+  /** One user's memberships, read consistently one workspace at a time (not every member's). */
+  async #membershipsOf(orgId: string, userId: string): Promise<MemberRecord[]> {
+    const workspaces = await this.#deps.repos.workspaces.list(orgId);
+    const found = await Promise.all(workspaces.map((ws) => this.#identity.getMember(orgId, ws.id, userId)));
+    return found.filter((m) => m !== undefined);
   }
 }

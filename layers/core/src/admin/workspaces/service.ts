@@ -18,6 +18,9 @@ import { memberView, type MemberView } from '../members/service.ts';
 import { visibleWorkspace } from './access.ts';
 import type { CreateWorkspaceBody, UpdateWorkspaceBody } from './schema.ts';
 
+/** A refused delete names the workspace's key count up to this. */
+const KEYS_COUNTED = 100;
+
 export interface WorkspaceView {
   object: 'workspace';
   id: string;
@@ -189,12 +192,14 @@ export class WorkspaceService {
     auditTarget(ws.id, ws.id);
     const boot = await this.#deps.repos.bootstrap.get();
     if (boot?.workspace_id === ws.id) throw new ConflictError(`Workspace ${ws.slug} is the organisation's default workspace and cannot be deleted`);
+    // Counted up to a cap: a workspace with a million keys is refused after reading a hundred of them.
     const [keys, configs] = await Promise.all([
-      this.#deps.repos.apiKeys.list(caller.organisationId, ws.id),
+      this.#deps.repos.apiKeys.countInWorkspace(ws.id, KEYS_COUNTED),
       new ConfigRepository(this.#deps.repos.table).listByWorkspace(ws.id),
     ]);
-    if (keys.length || configs.length) {
-      const what = [keys.length ? `${keys.length} API key(s)` : '', configs.length ? `${configs.length} config(s)` : ''].filter(Boolean).join(' and ');
+    if (keys || configs.length) {
+      const keyCount = keys > KEYS_COUNTED ? `more than ${KEYS_COUNTED}` : String(keys);
+      const what = [keys ? `${keyCount} API key(s)` : '', configs.length ? `${configs.length} config(s)` : ''].filter(Boolean).join(' and ');
       throw new ConflictError(`Workspace ${ws.slug} still has ${what}: delete them first, or archive the workspace`);
     }
     const members = await this.#identity.listMembers(caller.organisationId, ws.id);
