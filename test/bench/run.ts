@@ -35,7 +35,7 @@ const settings = {
   stream_requests: envInt('BENCH_STREAM_REQUESTS', 250),
   stream_gap_ms: envInt('BENCH_STREAM_GAP_MS', 5),
   dynamodb_window_requests: envInt('BENCH_DYNAMODB_REQUESTS', 500),
-  lambda_requests: envInt('BENCH_LAMBDA_REQUESTS', 300),
+  lambda_requests: envInt('BENCH_LAMBDA_REQUESTS', 1000),
 };
 
 // The performance budgets (docs/design/design.md#performance-budgets): issue 33's, as ratios to the bare

@@ -1,7 +1,7 @@
 /**
- * The `metrics` gateway hook: CloudWatch metrics in the embedded metric format (Powertools Metrics,
- * one EMF line on stdout per request, turned into metrics by CloudWatch Logs at no cost to the
- * request). Namespace `Gantry`; each metric is emitted per service, per provider, per provider and
+ * The `metrics` gateway hook: CloudWatch metrics in the embedded metric format (Powertools Metrics:
+ * EMF lines on stdout, turned into metrics by CloudWatch Logs off the request's path; billed as log
+ * ingestion, about 1.4 KB a request, which the README's cost table counts). Namespace `Gantry`; each metric is emitted per service, per provider, per provider and
  * model, and per status class (2xx, 4xx, 5xx).
  */
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
