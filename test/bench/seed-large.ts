@@ -24,7 +24,8 @@ import { ApiKey, ApiKeyByHash } from '../../layers/core/src/store/entities.ts';
 import { newKeyRecord } from '../../layers/core/src/admin/api-keys/service.ts';
 import { mergeInto } from '../../layers/core/src/observability/aggregate.ts';
 import { rollupsOf, type PendingRollup } from '../../layers/core/src/observability/rollups.ts';
-import { GRANULARITY_MS } from '../../layers/core/src/observability/time.ts';
+import { DAY_MS, GRANULARITY_MS } from '../../layers/core/src/observability/time.ts';
+import { totalsMarkerKey } from '../../layers/core/src/store/rollup-items.ts';
 import { syntheticEvents } from '../support/observability.ts';
 import { BulkTable } from './ddb-local-store.ts';
 
@@ -42,6 +43,8 @@ const { values: args } = parseArgs({
     'data-dir': { type: 'string' },
     'heap-mb': { type: 'string', default: '2048' },
     samples: { type: 'string', default: '40' },
+    // `off`: no totals marker, so charts read the combination rollups (how a table upgraded in place reads its older buckets).
+    totals: { type: 'string', default: 'on' },
   },
 });
 const count = (name: string, raw: string | undefined): number => {
@@ -52,6 +55,8 @@ const count = (name: string, raw: string | undefined): number => {
 const KEYS = count('keys', args.keys);
 const LOGS = count('logs', args.logs);
 const SAMPLES = Math.max(5, count('samples', args.samples));
+if (args.totals !== 'on' && args.totals !== 'off') throw new Error('--totals must be on or off');
+const TOTALS = args.totals === 'on';
 
 const progress = (msg: string) => process.stderr.write(`${new Date().toISOString().slice(11, 19)} ${msg}\n`);
 
@@ -132,6 +137,8 @@ function logItems(deps: CoreDeps, orgId: string, wsId: string, total: number) {
   };
   return (from: number, to: number) => {
     const out: Record<string, unknown>[] = [];
+    // As a table whose ingest wrote totals from its first batch: the marker predates every seeded bucket.
+    if (from === 0 && TOTALS) out.push({ ...totalsMarkerKey(wsId), _type: 'RollupTotalsFrom', from: start - DAY_MS });
     for (let block = Math.floor(from / per); block * per < to; block++) {
       const events = syntheticEvents(per, { start: start + block * slice, spanMs: slice, workspaceId: wsId, organisationId: orgId, seed: block + 1 });
       const mine = events.slice(Math.max(from, block * per) - block * per, Math.min(to, (block + 1) * per) - block * per);
@@ -189,6 +196,16 @@ async function listPaths(url: string, wsId: string): Promise<Record<string, stri
     workspaces: '/v1/admin/workspaces?page_size=50',
     'workspace members': `/v1/admin/workspaces/${wsId}/users?page_size=50`,
   };
+  // The overview's charts (console/src/pages/overview.tsx) for each range it offers.
+  const now = Date.now();
+  for (const [range, ms, granularity] of [
+    ['last hour', 3_600_000, 'minute'],
+    ['last 24 hours', 86_400_000, 'hour'],
+    ['last 7 days', 7 * 86_400_000, 'day'],
+  ] as const) {
+    const q = `time_of_generation_min=${new Date(now - ms).toISOString()}&time_of_generation_max=${new Date(now).toISOString()}&granularity=${granularity}`;
+    for (const graph of ['requests', 'cost', 'latency']) lists[`overview ${graph}, ${range}`] = `/v1/analytics/graphs/${graph}?${q}`;
+  }
   // The console's generic resource pages (20 a page there; 50 here).
   for (const path of [
     '/v1/configs',
