@@ -1407,6 +1407,10 @@ export interface LogList {
   data: LogRow[];
   has_more: boolean;
   next_cursor: string | null;
+  /** true when the read budget of a page (docs/observability.md#logs-api) ended it before it held page_size rows: it holds every match down to scanned_until, and next_cursor searches on below it */
+  partial: boolean;
+  /** When partial: the time (ISO 8601) the page searched down to; else null */
+  scanned_until: string | null;
 }
 
 export interface LogRow {
@@ -1471,6 +1475,8 @@ export interface LogRow {
 export interface GroupRow {
   object: "analytics-group";
   requests: number;
+  /** Present on the one row that sums the values past the busiest ones of each time bucket (the group-by field then reads "other") */
+  other?: true;
   [key: string]: unknown;
 }
 

@@ -23,9 +23,10 @@ import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { ApiKey, ApiKeyByHash } from '../../layers/core/src/store/entities.ts';
 import { newKeyRecord } from '../../layers/core/src/admin/api-keys/service.ts';
 import { mergeInto } from '../../layers/core/src/observability/aggregate.ts';
-import { rollupsOf, type PendingRollup } from '../../layers/core/src/observability/rollups.ts';
-import { DAY_MS, GRANULARITY_MS } from '../../layers/core/src/observability/time.ts';
-import { totalsMarkerKey } from '../../layers/core/src/store/rollup-items.ts';
+import { admitBusiest } from '../../layers/core/src/observability/rollup-admission.ts';
+import { rollupsOf, type PendingRollup, type RollupStore } from '../../layers/core/src/observability/rollups.ts';
+import { bucketKey, DAY_MS, GRANULARITY_MS } from '../../layers/core/src/observability/time.ts';
+import { admissionKey, markerKey } from '../../layers/core/src/store/rollup-items.ts';
 import { syntheticEvents } from '../support/observability.ts';
 import { BulkTable } from './ddb-local-store.ts';
 
@@ -122,7 +123,13 @@ function logItems(deps: CoreDeps, orgId: string, wsId: string, total: number) {
     const done: Record<string, unknown>[] = [];
     for (const [end, group] of open) {
       if (end > before) continue;
-      for (const p of group.values()) done.push(rollups.itemOf(p.key, p.agg));
+      const dims = new Map<string, PendingRollup[]>();
+      for (const p of group.values()) {
+        if (!p.key.dim) done.push(rollups.itemOf(p.key, p.agg));
+        else dims.set(`${p.key.gran}|${p.key.bucket}`, [...(dims.get(`${p.key.gran}|${p.key.bucket}`) ?? []), p]);
+      }
+      // Each bucket's dimension items as the ingest would leave them: the busiest values admitted, the rest in a remainder.
+      for (const bucket of dims.values()) for (const item of admittedItems(rollups, bucket)) done.push(item);
       open.delete(end);
     }
     return done;
@@ -138,17 +145,42 @@ function logItems(deps: CoreDeps, orgId: string, wsId: string, total: number) {
   return (from: number, to: number) => {
     const out: Record<string, unknown>[] = [];
     // As a table whose ingest wrote totals from its first batch: the marker predates every seeded bucket.
-    if (from === 0 && TOTALS) out.push({ ...totalsMarkerKey(wsId), _type: 'RollupTotalsFrom', from: start - DAY_MS });
+    if (from === 0 && TOTALS) {
+      out.push({ ...markerKey('totals', wsId), _type: 'RollupTotalsFrom', from: start - DAY_MS });
+      out.push({ ...markerKey('dimensions', wsId), _type: 'RollupDimensionsFrom', from: start - DAY_MS });
+    }
     for (let block = Math.floor(from / per); block * per < to; block++) {
       const events = syntheticEvents(per, { start: start + block * slice, spanMs: slice, workspaceId: wsId, organisationId: orgId, seed: block + 1 });
-      const mine = events.slice(Math.max(from, block * per) - block * per, Math.min(to, (block + 1) * per) - block * per);
+      const mine = events
+        .slice(Math.max(from, block * per) - block * per, Math.min(to, (block + 1) * per) - block * per)
+        .map((e, i) => ({ ...e, api_key_id: keyInUse(block * per + i) }));
       for (const e of mine) out.push(store.itemOf(e), store.pointerOf(e));
       for (const [id, p] of rollupsOf(mine.map((event) => ({ messageId: event.id, event })))) add(p, id);
-      out.push(...complete(start + (block + 1) * slice));
+      for (const item of complete(start + (block + 1) * slice)) out.push(item);
     }
-    if (to >= total) out.push(...complete(Infinity));
+    if (to >= total) for (const item of complete(Infinity)) out.push(item);
     return out;
   };
+}
+
+/** Keys sending requests: a few busy ones and a long tail (key n sends about as much as all keys past 2n). */
+const KEYS_IN_USE = 20_000;
+const keyInUse = (i: number): string => {
+  const r = (Math.imul(i + 1, 2_654_435_761) >>> 0) / 2 ** 32;
+  return `key-${Math.floor(KEYS_IN_USE * r ** 4)}`;
+};
+
+/** One bucket's dimension items and its admitted sets, as items. */
+function admittedItems(rollups: RollupStore, bucket: readonly PendingRollup[]): Record<string, unknown>[] {
+  const { placed, sets } = admitBusiest(bucket);
+  const first = bucket[0] as PendingRollup;
+  const admission = {
+    ...admissionKey(first.key.ws, first.key.gran, bucketKey(first.key.bucket)),
+    _type: 'RollupAdmission',
+    ttl: rollups.ttlOf(first.key),
+    ...Object.fromEntries(Object.entries(sets).map(([dim, ids]) => [`v_${dim}`, ids])),
+  };
+  return [...placed.map((p) => rollups.itemOf(p.key, p.agg)), admission];
 }
 
 function percentile(sorted: readonly number[], p: number): number {
@@ -205,6 +237,18 @@ async function listPaths(url: string, wsId: string): Promise<Record<string, stri
   ] as const) {
     const q = `time_of_generation_min=${new Date(now - ms).toISOString()}&time_of_generation_max=${new Date(now).toISOString()}&granularity=${granularity}`;
     for (const graph of ['requests', 'cost', 'latency']) lists[`overview ${graph}, ${range}`] = `/v1/analytics/graphs/${graph}?${q}`;
+  }
+  // Each grouped view (the groups API), and charts filtered on one value (a busy key, a rare key, a model).
+  for (const [range, ms] of [
+    ['last 24 hours', 86_400_000],
+    ['last 7 days', 7 * 86_400_000],
+  ] as const) {
+    const q = `time_of_generation_min=${new Date(now - ms).toISOString()}&time_of_generation_max=${new Date(now).toISOString()}`;
+    for (const by of ['model', 'api_key', 'provider', 'ai_service', 'status_code', 'config', 'prompt'])
+      lists[`grouped by ${by}, ${range}`] = `/v1/analytics/groups/${by}?${q}&columns=cost,avg_latency&page_size=50`;
+    lists[`requests of a busy key, ${range}`] = `/v1/analytics/graphs/requests?${q}&api_key_ids=key-0`;
+    lists[`requests of a rare key, ${range}`] = `/v1/analytics/graphs/requests?${q}&api_key_ids=key-19999`;
+    lists[`cost of one model, ${range}`] = `/v1/analytics/graphs/cost?${q}&ai_model=gpt-4o`;
   }
   // The console's generic resource pages (20 a page there; 50 here).
   for (const path of [

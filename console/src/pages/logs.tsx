@@ -1,4 +1,8 @@
-/** Logs: filters, cursor paging on the server, and one log's detail with bodies and hook results. */
+/**
+ * Logs: filters, cursor paging on the server, and one log's detail with bodies and hook results.
+ * A page the server's read budget cut short (`partial`) says how far it searched, and More searches
+ * on from its cursor, adding the rows to the page.
+ */
 import { useState } from 'preact/hooks';
 import { type AnswerOf, get, type ItemOf, query } from '../api.ts';
 import { Link } from '../router.tsx';
@@ -19,6 +23,15 @@ const FILTERS: { name: string; label: string; hint?: string }[] = [
 const PAGE_SIZE = 25;
 
 type Row = ItemOf<'/v1/logs'>;
+type List = AnswerOf<'/v1/logs'>;
+
+/** The answers More added to the page that began with `first`. */
+interface Continued {
+  first?: List;
+  answers: List[];
+  loading: boolean;
+  error?: unknown;
+}
 
 /** The detail's facts first, in this order; the bodies and hook results have their own sections. */
 const DETAIL = [
@@ -49,12 +62,29 @@ function LogList({ session }: { session: Session }) {
   const [cursors, setCursors] = useState<string[]>([]);
   const cursor = cursors[cursors.length - 1];
   const logs = useLoad(() => get('/v1/logs', {}, query({ ...filters, page_size: PAGE_SIZE, cursor })), [filters, cursor, session]);
+  const [continued, setContinued] = useState<Continued>({ answers: [], loading: false });
+  // Another page, or other filters, start again from their own first answer.
+  const answers = logs.data ? [logs.data, ...(continued.first === logs.data ? continued.answers : [])] : [];
+  const last = answers.at(-1);
+  const rows = answers.flatMap((a) => a.data);
   const apply = (e: Event) => {
     e.preventDefault();
     setCursors([]);
     setFilters({ ...draft });
   };
-  const rows = logs.data?.data ?? [];
+  const searchOn = async () => {
+    const first = logs.data;
+    if (!first || !last?.next_cursor) return;
+    const before = continued.first === first ? continued.answers : [];
+    setContinued({ first, answers: before, loading: true });
+    try {
+      const next = await get('/v1/logs', {}, query({ ...filters, page_size: PAGE_SIZE - rows.length, cursor: last.next_cursor }));
+      setContinued((c) => (c.first === first ? { first, answers: [...c.answers, next], loading: false } : c));
+    } catch (error) {
+      setContinued((c) => (c.first === first ? { ...c, loading: false, error } : c));
+    }
+  };
+  const searching = continued.first === logs.data && continued.loading;
   return (
     <section>
       <h1>Logs</h1>
@@ -75,8 +105,8 @@ function LogList({ session }: { session: Session }) {
         <button type="submit">Apply filters</button>
       </form>
       <ErrorNote error={logs.error} shown={FILTERS.map((f) => f.name)} />
-      {/* Paging above the table and nothing below it: rows arriving push nothing down (no layout shift). */}
-      <CursorPager cursors={cursors} next={logs.data?.next_cursor} onChange={setCursors} />
+      {/* Paging above the table, and below it only a cut-short page's More: rows arriving push nothing down (no layout shift). */}
+      <CursorPager cursors={cursors} next={last?.next_cursor} onChange={setCursors} />
       <div class="logs">
         <Table<Row>
           caption={logs.data?.total != null ? `Logs (${logs.data.total} in range)` : 'Logs'}
@@ -100,6 +130,18 @@ function LogList({ session }: { session: Session }) {
           ]}
         />
       </div>
+      {last?.partial && rows.length < PAGE_SIZE && (
+        <div class="pager">
+          <p role="status">
+            Searched back to <Value name="scanned_until" value={last.scanned_until} /> (a search stops there to answer quickly); older logs are not searched
+            yet.
+          </p>
+          <button type="button" onClick={searchOn} disabled={searching}>
+            {searching ? 'Searching…' : 'More'}
+          </button>
+        </div>
+      )}
+      {continued.first === logs.data && <ErrorNote error={continued.error} />}
     </section>
   );
 }

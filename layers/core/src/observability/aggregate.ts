@@ -123,7 +123,8 @@ export const GROUP_DIMENSIONS = DIMENSIONS.filter((d): d is GroupDimension => d 
 
 /**
  * Where one rollup lives: workspace, granularity, bucket start and the value of every dimension;
- * or, with `total`, the workspace's total of the bucket (its values are then all `*`).
+ * or, with `total`, the workspace's total of the bucket (its values are then all `*`); or, with
+ * `dim`, the item of one dimension's value (`values[dim]`, the others `*`).
  */
 export interface RollupKey {
   ws: string;
@@ -131,6 +132,13 @@ export interface RollupKey {
   bucket: number;
   values: Record<GroupDimension, string>;
   total?: true | undefined;
+  dim?: GroupDimension | undefined;
+  /**
+   * A dimension item's place, once decided (observability/rollup-admission.ts): the value's own
+   * item (`admitted`) or the dimension's remainder (`other`). Neither: RollupStore.add decides.
+   */
+  admitted?: true | undefined;
+  other?: true | undefined;
 }
 
 /** An aggregate as JSON (maps and sets as arrays), for the queue. */

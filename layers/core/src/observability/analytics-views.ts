@@ -6,6 +6,7 @@
 import { NONE, emptyAggregate, mergeInto, type Aggregate } from './aggregate.ts';
 import type { Collected, GroupBy } from './analytics.ts';
 import { quantile } from './histogram.ts';
+import { OTHER } from './rollups.ts';
 import { estimateUsers } from './sketch.ts';
 import { GRANULARITY_MS, floorTo, iso, type Granularity } from './time.ts';
 
@@ -92,16 +93,22 @@ function column(a: Aggregate, c: GroupColumn): number | string | null {
   }
 }
 
+/** What the row of a dimension's remainder (the values past each bucket's admitted ones) shows as its value. */
+export const OTHER_LABEL = 'other';
+
 /** A group's value as shown: status codes as numbers, "no value" as null. */
 function groupValue(groupBy: GroupBy, v: string | undefined): string | number | null {
   if (v === undefined || v === NONE) return null;
+  if (v === OTHER) return OTHER_LABEL;
   return groupBy === 'status_code' ? Number(v) : v;
 }
 
 export interface GroupRow {
   object: 'analytics-group';
   requests: number;
-  [column: string]: string | number | null;
+  /** The dimension's remainder: the values that had no item of their own in some bucket (rollup-admission.ts). */
+  other?: true;
+  [column: string]: string | number | boolean | null | undefined;
 }
 
 /** Rows per group, most requests first; only `requests` unless columns are asked for. */
@@ -110,10 +117,14 @@ export function groupRows(c: Collected, groupBy: GroupBy, columns: readonly Grou
     .filter((cell) => cell.agg.sums.n > 0)
     .map((cell) => {
       const row: GroupRow = { object: 'analytics-group', [groupBy]: groupValue(groupBy, cell.group), requests: cell.agg.sums.n };
+      if (cell.group === OTHER) row.other = true;
       for (const col of columns) row[col] = column(cell.agg, col);
       return row;
     });
-  return rows.sort((a, b) => b.requests - a.requests || String(a[groupBy]).localeCompare(String(b[groupBy])));
+  // The remainder last, whatever its count: it is not one group.
+  return rows.sort(
+    (a, b) => Number(a.other === true) - Number(b.other === true) || b.requests - a.requests || String(a[groupBy]).localeCompare(String(b[groupBy])),
+  );
 }
 
 /** Every data point of the range, empty ones included, oldest first. */

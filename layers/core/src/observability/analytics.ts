@@ -92,7 +92,9 @@ export class Analytics {
       for (let i = 0; i < reads.length; i += QUERY_CONCURRENCY) {
         results.push(
           ...(await Promise.all(
-            reads.slice(i, i + QUERY_CONCURRENCY).map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, countOnly: opts.countOnly })),
+            reads
+              .slice(i, i + QUERY_CONCURRENCY)
+              .map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, countOnly: opts.countOnly, only: plan.values })),
           )),
         );
       }

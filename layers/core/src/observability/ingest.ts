@@ -196,7 +196,9 @@ async function writeLogs(r: BatchRun, fresh: Incoming[]): Promise<Incoming[]> {
 /** 3. Rollups of what was written; failed updates go back to the queue. Answers the messages left unsettled. */
 async function applyRollups(r: BatchRun, written: Incoming[]): Promise<Set<string>> {
   const requeue: PendingRollup[] = [];
-  await pool([...rollupsOf(written).values()], r.concurrency, async (p) => {
+  // Dimension items first learn whether their value has an item of its own in the bucket.
+  const pending = await r.d.rollups.admit([...rollupsOf(written).values()]);
+  await pool(pending, r.concurrency, async (p) => {
     try {
       await withRetry(() => r.d.rollups.add(p.key, p.agg), r.retry);
       r.stats.rollupUpdates++;

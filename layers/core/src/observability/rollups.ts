@@ -5,10 +5,25 @@
  * dimension is grouped from the same rows. A request processed alone costs three UpdateItem
  * calls (one per granularity) instead of one per dimension and granularity; a batch one per
  * distinct item. The ingest worker adds to them with ADD, which is atomic.
+ *
+ * Beside them, for the reads that would otherwise sum every combination: the workspace's total
+ * per bucket (unfiltered charts), and per dimension one item per value with a bounded number of
+ * values per bucket and a remainder (grouped and filtered charts; rollup-admission.ts).
  */
 import { createHash } from 'node:crypto';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
-import { ROLLUP_TYPE, RollupItems, rollupPartition, rollupSort, totalsPartition, type RollupChange, type RollupItemKey } from '../store/rollup-items.ts';
+import {
+  dimensionPartition,
+  OTHER_ID,
+  ROLLUP_TYPE,
+  RollupItems,
+  rollupPartition,
+  rollupSort,
+  totalsPartition,
+  type MarkerKind,
+  type RollupChange,
+  type RollupItemKey,
+} from '../store/rollup-items.ts';
 import {
   addEvent,
   COUNTERS,
@@ -25,6 +40,7 @@ import {
   type RollupKey,
 } from './aggregate.ts';
 import type { LogEvent } from './log-event.ts';
+import { admitAll, Admissions, valueId, type PendingRollup } from './rollup-admission.ts';
 import { bucketKey, ceilTo, DAY_MS, floorTo, GRANULARITY_MS, MINUTE_MS, MINUTE_ROLLUP_DAYS, type Granularity, type Segment } from './time.ts';
 
 const GRANULARITIES: readonly Granularity[] = ['m', 'h', 'd'];
@@ -40,16 +56,26 @@ const combinationId = (values: Record<GroupDimension, string>): string =>
 
 export const rollupPk = (ws: string, gran: Granularity): string => rollupPartition(ws, gran);
 export const rollupSk = (bucket: number, values: Record<GroupDimension, string>): string => rollupSort(bucketKey(bucket), combinationId(values));
+const dimensionId = (k: RollupKey & { dim: GroupDimension }): string => (k.other ? OTHER_ID : valueId(k.values[k.dim]));
 const itemKey = (k: RollupKey): RollupItemKey => ({
   ws: k.ws,
   gran: k.gran,
   bucket: bucketKey(k.bucket),
-  combination: k.total ? undefined : combinationId(k.values),
+  combination: k.total || k.dim ? undefined : combinationId(k.values),
+  dimension: k.dim ? { dim: k.dim, id: dimensionId({ ...k, dim: k.dim }) } : undefined,
 });
-export const keyString = (k: RollupKey): string =>
-  k.total ? `${totalsPartition(k.ws, k.gran)}|${bucketKey(k.bucket)}` : `${rollupPk(k.ws, k.gran)}|${rollupSk(k.bucket, k.values)}`;
+export function keyString(k: RollupKey): string {
+  if (k.total) return `${totalsPartition(k.ws, k.gran)}|${bucketKey(k.bucket)}`;
+  if (k.dim) return `${dimensionPartition(k.ws, k.gran, k.dim)}|${rollupSort(bucketKey(k.bucket), dimensionId({ ...k, dim: k.dim }))}`;
+  return `${rollupPk(k.ws, k.gran)}|${rollupSk(k.bucket, k.values)}`;
+}
+
+/** The value a dimension's remainder shows in rows (no event has it: values come from events' strings, never with a NUL). */
+export const OTHER = '\u0000other';
 
 const ALL_VALUES = Object.fromEntries(GROUP_DIMENSIONS.map((d) => [d, '*'])) as Record<GroupDimension, string>;
+/** A dimension item's values: its own, and `*` for the others. */
+const onlyValue = (dim: GroupDimension, value: string): Record<GroupDimension, string> => ({ ...ALL_VALUES, [dim]: value });
 
 /**
  * How long after a workspace's totals were first written its buckets may still miss events: the
@@ -63,12 +89,7 @@ const UNMARKED_RECHECK_MS = 60_000;
 /** Workspace of an event's rollups and logs; `-` for requests refused before the key was known. */
 export const scopeOf = (e: Pick<LogEvent, 'workspace_id'>): string => e.workspace_id ?? '-';
 
-export interface PendingRollup {
-  key: RollupKey;
-  agg: Aggregate;
-  /** The messages whose events are in it. */
-  messageIds: Set<string>;
-}
+export type { PendingRollup };
 
 /** Pre-aggregates a batch: one pending update per distinct rollup item, whatever the batch size. */
 export function rollupsOf(events: readonly { messageId: string; event: LogEvent }[]): Map<string, PendingRollup> {
@@ -90,6 +111,8 @@ export function rollupsOf(events: readonly { messageId: string; event: LogEvent 
       addTo({ ws: scopeOf(event), gran, bucket, values }, event, messageId);
       // Beside its combination, the workspace's total of the bucket: a batch adds to it once.
       addTo({ ws: scopeOf(event), gran, bucket, values: ALL_VALUES, total: true }, event, messageId);
+      // And each dimension's value (admitted, or the remainder: decided before writing).
+      for (const dim of GROUP_DIMENSIONS) addTo({ ws: scopeOf(event), gran, bucket, values: onlyValue(dim, values[dim]), dim }, event, messageId);
     }
   }
   return out;
@@ -104,6 +127,11 @@ export interface RollupRead {
   budget?: ReadBudget | undefined;
   /** Only the request count (`sums.n`) is wanted: the rest of each item is not read. */
   countOnly?: boolean | undefined;
+  /**
+   * Only these values of the dimension are wanted (a filter): buckets where one of them may be in
+   * the remainder are read from the combinations instead.
+   */
+  only?: ReadonlySet<string> | undefined;
 }
 
 /** A query would read past its budget (the answer is then not worth its cost). */
@@ -122,19 +150,24 @@ export interface RollupRow {
   agg: Aggregate;
 }
 
+/** Where a read finds its items: every combination, the workspace's totals, or one dimension's values. */
+type ItemSource = 'combinations' | 'totals' | GroupDimension;
+
 export class RollupStore {
   readonly #table: RollupItems;
   readonly #metricsRetentionDays: number;
   readonly #now: () => number;
-  /** Workspaces whose totals marker this process has written, or is writing (concurrent adds share the write). */
+  readonly #admissions: Admissions;
+  /** Workspaces (per marker) whose marker this process has written, or is writing (concurrent adds share the write). */
   readonly #marked = new Map<string, Promise<unknown>>();
-  /** Since when each workspace's totals are written, as last read (undefined: not yet, read at `at`). */
-  readonly #totalsFrom = new Map<string, { from: number | undefined; at: number }>();
+  /** Since when each workspace's totals (dimension items) are written, as last read (undefined: not yet, read at `at`). */
+  readonly #markedFrom = new Map<string, { from: number | undefined; at: number }>();
 
   constructor(doc: DynamoDBDocumentClient, tableName: string, metricsRetentionDays: number, now: () => number = Date.now) {
     this.#table = new RollupItems(doc, tableName);
     this.#metricsRetentionDays = metricsRetentionDays;
     this.#now = now;
+    this.#admissions = new Admissions(this.#table, (b) => this.ttlOf({ ...b, values: ALL_VALUES }));
   }
 
   /** Unix seconds after which DynamoDB may delete the item: minutes go early, hours and days with the retention. */
@@ -149,7 +182,8 @@ export class RollupStore {
    */
   #change(key: RollupKey, agg: Aggregate): RollupChange {
     const set: Record<string, unknown> = { _type: ROLLUP_TYPE, b: key.bucket, g: key.gran, ws: key.ws };
-    if (!key.total) for (const d of GROUP_DIMENSIONS) set[VALUE_PREFIX + d] = key.values[d];
+    if (key.dim) set[VALUE_PREFIX + key.dim] = key.other ? OTHER : key.values[key.dim];
+    else if (!key.total) for (const d of GROUP_DIMENSIONS) set[VALUE_PREFIX + d] = key.values[d];
     const add: Record<string, number | Set<number>> = {};
     for (const s of SUMS) if (agg.sums[s] !== 0) add[s] = agg.sums[s];
     for (const c of Object.keys(COUNTERS) as CounterName[]) {
@@ -161,33 +195,53 @@ export class RollupStore {
   }
 
   /**
+   * Decides where a batch's dimension items go (their value's item or the remainder), one
+   * conditional write per bucket at most; see rollup-admission.ts. Never rejects: items whose
+   * bucket could not be decided are left for `add` to decide.
+   */
+  admit(pending: readonly PendingRollup[]): Promise<PendingRollup[]> {
+    return admitAll(this.#admissions, pending);
+  }
+
+  /**
    * Adds an aggregate to its item in one atomic UpdateItem (creating it on the first add). Before
-   * a workspace's first total, its marker says from when its totals are written (once per process).
+   * a workspace's first total (dimension item), its marker says from when they are written (once
+   * per process). An undecided dimension item is decided first.
    */
   async add(key: RollupKey, agg: Aggregate): Promise<void> {
-    if (key.total) {
-      let marking = this.#marked.get(key.ws);
-      if (!marking) {
-        marking = this.#table.markTotals(key.ws, this.#now());
-        this.#marked.set(key.ws, marking);
-        // A failed write is tried again by the next add; this add fails (and is sent back to the queue).
-        marking.catch(() => this.#marked.delete(key.ws));
-      }
-      await marking;
+    if (key.total) await this.#mark('totals', key.ws);
+    if (key.dim) {
+      await this.#mark('dimensions', key.ws);
+      if (!key.admitted && !key.other) key = (await admitAll(this.#admissions, [{ key, agg, messageIds: new Set() }]))[0]?.key ?? key;
+      // Still undecided: the admission write failed; this add fails (and is sent back to the queue).
+      if (!key.admitted && !key.other) throw new Error('rollup admission failed');
     }
     await this.#table.add(itemKey(key), this.#change(key, agg));
   }
 
+  #mark(kind: MarkerKind, ws: string): Promise<unknown> {
+    const id = `${kind}|${ws}`;
+    let marking = this.#marked.get(id);
+    if (!marking) {
+      marking = this.#table.mark(kind, ws, this.#now());
+      this.#marked.set(id, marking);
+      // A failed write is tried again by the next add; this add fails (and is sent back to the queue).
+      marking.catch(() => this.#marked.delete(id));
+    }
+    return marking;
+  }
+
   /**
-   * Where a segment's buckets can be read from the workspace's totals: from the returned time on
-   * (the segment's end when none can). Buckets that started before the totals were written, plus
-   * TOTALS_SETTLE_MS, are read from the combinations.
+   * Where a segment's buckets can be read from the workspace's totals (dimension items): from the
+   * returned time on (the segment's end when none can). Buckets that started before they were
+   * written, plus TOTALS_SETTLE_MS, are read from the combinations.
    */
-  async #totalsCut(ws: string, segment: Segment): Promise<number> {
-    let known = this.#totalsFrom.get(ws);
+  async #cut(kind: MarkerKind, ws: string, segment: Segment): Promise<number> {
+    const id = `${kind}|${ws}`;
+    let known = this.#markedFrom.get(id);
     if (!known || (known.from === undefined && this.#now() - known.at >= UNMARKED_RECHECK_MS)) {
-      known = { from: await this.#table.totalsFrom(ws), at: this.#now() };
-      this.#totalsFrom.set(ws, known);
+      known = { from: await this.#table.markedFrom(kind, ws), at: this.#now() };
+      this.#markedFrom.set(id, known);
     }
     if (known.from === undefined) return segment.end;
     const cut = ceilTo(known.from + TOTALS_SETTLE_MS, GRANULARITY_MS[segment.gran]);
@@ -204,18 +258,21 @@ export class RollupStore {
    * combination, grouped by that dimension's value (`all`: one row per bucket).
    */
   async query(ws: string, dim: Dimension, segment: Segment, read: RollupRead = {}): Promise<RollupRow[]> {
-    const rows = new Map<string, RollupRow>();
     // A count needs the bucket, the request count and the grouping value, not the item's sketches and histograms.
     const projection = read.countOnly ? ['b', 'n', ...(dim === 'all' ? [] : [VALUE_PREFIX + dim])] : undefined;
-    // Ungrouped: the totals, one item per bucket, where they are complete; the combinations before.
-    const cut = dim === 'all' ? await this.#totalsCut(ws, segment) : segment.end;
+    // The totals (ungrouped) or the dimension's items where they are complete; the combinations before.
+    const cut = await this.#cut(dim === 'all' ? 'totals' : 'dimensions', ws, segment);
     // The segment's last bucket starts at `end - unit` (an end past a bucket's start, as callers may give, reads that bucket).
-    const totals = cut <= segment.end - GRANULARITY_MS[segment.gran];
-    const combinationsEnd = totals ? cut : segment.end;
-    const items = [
-      ...(combinationsEnd > segment.start ? await this.#items(ws, { ...segment, end: combinationsEnd }, read.budget, projection) : []),
-      ...(totals ? await this.#items(ws, { ...segment, start: cut }, read.budget, projection, true) : []),
-    ];
+    const lean = cut <= segment.end - GRANULARITY_MS[segment.gran];
+    const combinationsEnd = lean ? cut : segment.end;
+    const source: ItemSource = dim === 'all' ? 'totals' : dim;
+    const [before, after] = await Promise.all([
+      combinationsEnd > segment.start ? this.#items(ws, { ...segment, end: combinationsEnd }, 'combinations', read.budget, projection) : [],
+      lean ? this.#items(ws, { ...segment, start: cut }, source, read.budget, projection) : [],
+    ]);
+    let items = [...before, ...after];
+    if (lean && dim !== 'all' && read.only) items = await this.#exactWhereHidden(ws, dim, segment.gran, items, read, projection);
+    const rows = new Map<string, RollupRow>();
     for (const item of items) {
       const value = dim === 'all' ? '*' : String(item[VALUE_PREFIX + dim]);
       const bucket = Number(item.b);
@@ -227,9 +284,47 @@ export class RollupStore {
     return [...rows.values()];
   }
 
+  /**
+   * A filter's values may be in a bucket's remainder (not admitted there): those buckets' rows
+   * come from the combinations, which keep every value. Rare for the values users filter on, which
+   * are the busy ones.
+   */
+  async #exactWhereHidden(
+    ws: string,
+    dim: GroupDimension,
+    gran: Granularity,
+    items: Record<string, unknown>[],
+    read: RollupRead,
+    projection?: readonly string[],
+  ) {
+    const seen = new Map<number, Set<string>>();
+    const hidden = new Set<number>();
+    for (const item of items) {
+      const bucket = Number(item.b);
+      const value = String(item[VALUE_PREFIX + dim]);
+      if (value === OTHER) {
+        if (Number(item.n ?? 0) > 0) hidden.add(bucket);
+      } else seen.set(bucket, (seen.get(bucket) ?? new Set()).add(value));
+    }
+    const only = read.only ?? new Set<string>();
+    const redo = [...hidden].filter((b) => [...only].some((v) => !seen.get(b)?.has(v)));
+    if (redo.length === 0) return items;
+    const unit = GRANULARITY_MS[gran];
+    const exact = await Promise.all(redo.map((b) => this.#items(ws, { gran, start: b, end: b + unit }, 'combinations', read.budget, projection)));
+    const again = new Set(redo);
+    return [...items.filter((i) => !again.has(Number(i.b))), ...exact.flat()];
+  }
+
   /** Every item of one workspace and segment, following pagination (within the budget, when one is given). */
-  async #items(ws: string, segment: Segment, budget?: ReadBudget, projection?: readonly string[], totals = false): Promise<Record<string, unknown>[]> {
-    const range = { ws, gran: segment.gran, first: bucketKey(segment.start), last: bucketKey(segment.end - GRANULARITY_MS[segment.gran]), totals };
+  async #items(ws: string, segment: Segment, source: ItemSource, budget?: ReadBudget, projection?: readonly string[]): Promise<Record<string, unknown>[]> {
+    const range = {
+      ws,
+      gran: segment.gran,
+      first: bucketKey(segment.start),
+      last: bucketKey(segment.end - GRANULARITY_MS[segment.gran]),
+      totals: source === 'totals',
+      dim: source === 'totals' || source === 'combinations' ? undefined : source,
+    };
     // One item past the budget tells that it is spent. The budget may be shared with queries in
     // flight beside this one: each page asks what is left of it then.
     const reach = budget ? { pageLimit: () => Math.max(1, budget.left + 1) } : {};

@@ -1,5 +1,6 @@
 /** Repositories: the only code that talks to the table. Multi-item changes are transactions. */
 import {
+  BatchWriteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -88,6 +89,20 @@ export class OrganisationRepository {
   }
 }
 
+/** Items a workspace delete's transaction holds beside the workspace, its slug and the audit entry. */
+const TRANSACTION_ROOM = 97;
+
+/** Deletes items 25 a request, retrying what DynamoDB leaves unprocessed. */
+async function deleteKeys(t: TableClient, keys: readonly ItemKey[]): Promise<void> {
+  for (let i = 0; i < keys.length; i += 25) {
+    let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
+    while (requests.length) {
+      const out = await t.doc.send(new BatchWriteCommand({ RequestItems: { [t.tableName]: requests } }));
+      requests = (out.UnprocessedItems?.[t.tableName] ?? []) as typeof requests;
+    }
+  }
+}
+
 export class WorkspaceRepository {
   readonly #t: TableClient;
   constructor(t: TableClient) {
@@ -131,13 +146,19 @@ export class WorkspaceRepository {
     }
   }
 
-  /** Deletes the workspace, its slug and the given items that belong to it, in one transaction. */
+  /**
+   * Deletes the workspace, its slug and the given items that belong to it. A transaction holds 100
+   * items (the audit entry among them): those that do not fit go first, in batches, so that a failure
+   * leaves a workspace that the same delete, asked again, removes.
+   */
   async delete(ws: WorkspaceRecord, alsoDelete: readonly ItemKey[] = []): Promise<void> {
     const del = (key: ItemKey) => ({ Delete: { TableName: this.#t.tableName, Key: key } });
+    const inTransaction = alsoDelete.slice(0, TRANSACTION_ROOM);
+    await deleteKeys(this.#t, alsoDelete.slice(TRANSACTION_ROOM));
     await this.#t.transact([
       { Delete: { TableName: this.#t.tableName, Key: Workspace.key(ws), ConditionExpression: 'attribute_exists(pk)' } },
       del({ pk: `ORG#${ws.organisation_id}`, sk: `WSSLUG#${ws.slug}` }),
-      ...alsoDelete.map(del),
+      ...inTransaction.map(del),
     ]);
   }
 

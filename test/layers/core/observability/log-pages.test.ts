@@ -1,8 +1,9 @@
 /**
  * The work behind one logs page, on DynamoDB Local: a page reads about as many logs as it shows
  * (not every shard's full page), a rare filter stops at the page's read budget with a short page
- * and a cursor instead of reading the whole range, and following the cursors still lists every
- * match exactly once, newest first. An organisation-wide page shares one budget across workspaces.
+ * that says how far it searched and a cursor instead of reading the whole range, and following the
+ * cursors still lists every match exactly once, newest first, also when the budget ends as a page
+ * crosses into the previous day. An organisation-wide page shares one budget across workspaces.
  * The days to read come from one rollup item each, not from every combination a day's rollups hold.
  */
 import { BatchWriteCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
@@ -80,22 +81,49 @@ describe('logs pages read a bounded number of items', () => {
     expect(page.examined).toBeLessThan(400);
   });
 
-  it('stops a rare filter at the read budget with a short page, and the cursor still lists every match once', async () => {
+  it('stops a rare filter at the read budget with a short page saying how far it searched, and the cursor still lists every match once', async () => {
     const rare = (e: LogEvent) => e.trace_id === 'trace-7' && e.status_code >= 400;
     const expected = newestFirst(events.filter(rare));
     expect(expected.length).toBeGreaterThan(3);
+    const budget = 1_000;
     const seen: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
     do {
-      const page = await store.page(WS, filters({ trace_id: 'trace-7', status_code: '400,401,429,500,502' }), { limit: 50, cursor });
-      expect(page.examined).toBeLessThanOrEqual(LIST_MAX_EXAMINED);
+      const page = await store.page(WS, filters({ trace_id: 'trace-7', status_code: '400,401,429,500,502' }), { limit: 50, cursor, maxExamined: budget });
+      expect(page.examined).toBeLessThanOrEqual(budget);
+      // A short page with a cursor was cut by the budget, and holds every match down to where it searched.
+      expect(page.scannedUntil !== undefined).toBe(page.cursor !== undefined && page.events.length < 50);
+      if (page.scannedUntil) {
+        const until = Date.parse(page.scannedUntil);
+        expect(page.events.map((e) => e.id)).toEqual(expected.filter((id) => !seen.includes(id) && (events.find((e) => e.id === id)?.started_ms ?? 0) > until));
+      }
       seen.push(...page.events.map((e) => e.id));
       cursor = page.cursor;
       pages++;
     } while (cursor);
     expect(seen).toEqual(expected);
-    expect(pages).toBeGreaterThanOrEqual(Math.ceil(LOGS / LIST_MAX_EXAMINED));
+    expect(pages).toBeGreaterThanOrEqual(Math.ceil(LOGS / budget));
+  });
+
+  it('lists every match once when the budget ends as a page crosses into the previous day', async () => {
+    // 998 logs today and 300 yesterday: a page of 1,000 reads today's and has two reads left for yesterday.
+    const ws = 'ws-pages-edge';
+    const today = syntheticEvents(998, { start: NOW - 19 * HOUR_MS, spanMs: 19 * HOUR_MS, workspaceId: ws, organisationId: 'org-pages', seed: 21 });
+    const yesterday = syntheticEvents(300, { start: NOW - 30 * HOUR_MS, spanMs: 4 * HOUR_MS, workspaceId: ws, organisationId: 'org-pages', seed: 22 });
+    await write([...today, ...yesterday]);
+    const rare = filters({ trace_id: 'trace-7' });
+    const expected = newestFirst([...today, ...yesterday].filter((e) => e.trace_id === 'trace-7'));
+    expect(yesterday.filter((e) => e.trace_id === 'trace-7').length).toBeGreaterThan(3);
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    for (let pages = 0; pages === 0 || cursor; pages++) {
+      expect(pages).toBeLessThan(5);
+      const page = await store.page(ws, rare, { limit: 50, cursor, maxExamined: 1_000 });
+      seen.push(...page.events.map((e) => e.id));
+      cursor = page.cursor;
+    }
+    expect(seen).toEqual(expected);
   });
 
   it('finds the day to read from one rollup item, not every combination the day holds', async () => {
@@ -115,8 +143,11 @@ describe('logs pages read a bounded number of items', () => {
   });
 
   it('shares one budget across the workspaces of an organisation-wide page', async () => {
-    const page = await store.pageAcross([WS, ...OTHERS], filters({ trace_id: 'trace-7', status_code: '500' }), { limit: 50 });
-    expect(page.examined).toBeLessThanOrEqual(LIST_MAX_EXAMINED + 3 * 4);
+    // All three workspaces' logs fit the list's budget: a smaller one shows the sharing.
+    expect(3 * LOGS).toBeLessThanOrEqual(LIST_MAX_EXAMINED);
+    const page = await store.pageAcross([WS, ...OTHERS], filters({ trace_id: 'trace-7', status_code: '500' }), { limit: 50, maxExamined: 1_000 });
+    expect(page.examined).toBeLessThanOrEqual(1_000 + 3 * 4);
     expect(page.cursor).toBeDefined();
+    expect(page.scannedUntil).toEqual(expect.any(String));
   });
 });

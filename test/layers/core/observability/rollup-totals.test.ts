@@ -3,49 +3,17 @@
  * written by the ingest with the combinations, read only for buckets they are complete for, and
  * always agreeing with the combinations. Counted on DynamoDB Local.
  */
-import { GetCommand, type DynamoDBDocumentClient, type QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { GetCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
-import { addEvent, emptyAggregate, type Aggregate } from '../../../../layers/core/src/observability/aggregate.ts';
 import { RollupStore, rollupsOf, TOTALS_SETTLE_MS } from '../../../../layers/core/src/observability/rollups.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../../../layers/core/src/observability/time.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import { createTestDeps } from '../../../support/deps.ts';
 import { syntheticEvents } from '../../../support/observability.ts';
-import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
+import { counting, ingestRollups, sumOf } from '../../../support/rollups.ts';
 
 const T0 = Date.UTC(2026, 4, 4, 9, 20, 0);
-
-/** The items each Query read, by partition prefix (`RC`: combinations, `RT`: totals). */
-function counting(doc: DynamoDBDocumentClient) {
-  const read = { RC: 0, RT: 0 };
-  const proxy = new Proxy(doc, {
-    get: (target, prop) =>
-      prop === 'send'
-        ? async (c: unknown) => {
-            const out = (await target.send(c as never)) as { Items?: unknown[] };
-            const q = c as QueryCommand;
-            const pk = String(q.input?.ExpressionAttributeValues?.[':pk'] ?? '');
-            if (c?.constructor?.name === 'QueryCommand' && (pk.startsWith('RC#') || pk.startsWith('RT#')))
-              read[pk.slice(0, 2) as 'RC' | 'RT'] += out.Items?.length ?? 0;
-            return out;
-          }
-        : Reflect.get(target, prop),
-  }) as DynamoDBDocumentClient;
-  return { proxy, read };
-}
-
-/** What the ingest's rollup step does with a batch: one add per distinct item, 16 at once. */
-async function ingestRollups(store: RollupStore, events: readonly LogEvent[], keep: (total: boolean) => boolean = () => true): Promise<void> {
-  const pending = [...rollupsOf(events.map((event) => ({ messageId: event.id, event }))).values()].filter((p) => keep(p.key.total === true));
-  for (let i = 0; i < pending.length; i += 16) await Promise.all(pending.slice(i, i + 16).map((p) => store.add(p.key, p.agg)));
-}
-
-const sumOf = (events: readonly LogEvent[]): Aggregate => {
-  const a = emptyAggregate();
-  for (const e of events) addEvent(a, e);
-  return a;
-};
 
 describe('rollup totals', () => {
   let deps: CoreDeps;
@@ -69,7 +37,7 @@ describe('rollup totals', () => {
     const { proxy, read } = counting(doc);
     const reader = new RollupStore(proxy, tableName, 365, () => clock.now());
     const rows = await reader.query('ws-totals', 'all', { gran: 'h', start, end: start + 3 * HOUR_MS });
-    expect(read).toEqual({ RC: 0, RT: 3 });
+    expect(read).toEqual({ RC: 0, RT: 3, RD: 0 });
     expect(rows.map((r) => r.bucket).sort()).toEqual([start, start + HOUR_MS, start + 2 * HOUR_MS]);
     const byHour = (h: number) => events.filter((e) => e.started_ms >= start + h * HOUR_MS && e.started_ms < start + (h + 1) * HOUR_MS);
     for (const r of rows) {
@@ -78,9 +46,11 @@ describe('rollup totals', () => {
       expect(r.agg.counters).toEqual(want.counters);
       expect(r.agg.users).toEqual(want.users);
     }
-    // The same range grouped by model reads the combinations, and adds up to the totals.
+    // The same range grouped by model reads the model items (one per model and hour), and adds up to the totals.
     const byModel = await reader.query('ws-totals', 'model', { gran: 'h', start, end: start + 3 * HOUR_MS });
-    expect(read.RC).toBeGreaterThan(3);
+    expect(read.RC).toBe(0);
+    expect(read.RD).toBe(byModel.length);
+    expect(read.RD).toBe(new Set(events.map((e) => `${Math.floor(e.started_ms / HOUR_MS)}|${e.model}`)).size);
     expect(byModel.reduce((n, r) => n + r.agg.sums.n, 0)).toBe(150);
     expect(byModel.reduce((c, r) => c + r.agg.sums.cost, 0)).toBeCloseTo(
       rows.reduce((c, r) => c + r.agg.sums.cost, 0),
@@ -94,7 +64,7 @@ describe('rollup totals', () => {
     const writer = new RollupStore(doc, tableName, 365, () => clock.now());
     // Written by the earlier release: combinations only, no totals, no marker.
     const old = syntheticEvents(120, { start: T0 - 3 * HOUR_MS, spanMs: 3 * HOUR_MS, workspaceId: 'ws-upgraded', seed: 3 });
-    await ingestRollups(writer, old, (total) => !total);
+    await ingestRollups(writer, old, (key) => !key.total && !key.dim);
     // The new release ingests from T0 on (its first batch at T0 writes the marker).
     const fresh = syntheticEvents(80, { start: T0, spanMs: 4 * HOUR_MS, workspaceId: 'ws-upgraded', seed: 4 });
     await ingestRollups(writer, fresh);

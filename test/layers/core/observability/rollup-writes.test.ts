@@ -2,7 +2,9 @@
  * What a logged request costs the table when the ingest worker gets it alone (a quiet deployment:
  * every SQS batch holds one event): the log item, its pointer and the rollup updates, counted on
  * DynamoDB Local. Issue 14: 24 rollup updates (8 dimensions x 3 granularities) became 3, and every
- * dimension still answers from them.
+ * dimension still answered from them. Issue 34 added, so that charts read few items at any volume,
+ * the bucket's total and an item per dimension value (bounded per bucket): a lone event now costs
+ * 30 updates and 2 markers once per process; a busy batch writes one per distinct item.
  */
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -32,7 +34,7 @@ describe('writes per logged request', () => {
   });
   afterAll(() => deps.upstream.close());
 
-  it('an event processed alone costs three rollup updates and three totals (and, once per process, the totals marker); every dimension answers from them', async () => {
+  it('an event processed alone costs, per granularity, its combination, the total, an item per dimension and the admission of its values; every dimension answers from them', async () => {
     const { doc, tableName } = deps.repos.table;
     const calls: string[] = [];
     const counting = new Proxy(doc, {
@@ -56,10 +58,15 @@ describe('writes per logged request', () => {
     const [event] = syntheticEvents(1, { start: NOW - 10 * MINUTE_MS, spanMs: MINUTE_MS, workspaceId: 'ws-alone', seed: 5 });
     expect(await consumer([{ id: 'm1', body: { kind: 'log', event: event! }, attempts: 0 }])).toEqual([]);
     const writes = calls.filter((c) => WRITES.has(c));
-    // Three combinations, three totals (minute, hour, day) and the workspace's totals marker.
-    expect(writes.filter((c) => c === 'UpdateCommand')).toHaveLength(7);
+    // Per granularity (minute, hour, day): its combination, the total, one item per dimension (7)
+    // and the bucket's admitted values; once per process, the totals and dimensions markers.
+    expect(writes.filter((c) => c === 'UpdateCommand')).toHaveLength(3 * (1 + 1 + 7 + 1) + 2);
     // The log item and its pointer, then the rollups.
-    expect(writes.length).toBeLessThanOrEqual(9);
+    expect(writes.length).toBeLessThanOrEqual(34);
+    // A second event in the same buckets (same values) needs no admission write: the process knows its values are admitted.
+    calls.length = 0;
+    expect(await consumer([{ id: 'm2', body: { kind: 'log', event: { ...event!, id: `${event!.id}-2` } }, attempts: 0 }])).toEqual([]);
+    expect(calls.filter((c) => c === 'UpdateCommand')).toHaveLength(3 * (1 + 1 + 7));
 
     for (const gran of ['m', 'h', 'd'] as const) {
       const unit = { m: MINUTE_MS, h: HOUR_MS, d: DAY_MS }[gran];
@@ -69,7 +76,7 @@ describe('writes per logged request', () => {
         expect(
           rows.map((r) => [r.value, r.agg.sums.n]),
           `${gran} ${dim}`,
-        ).toEqual([[dimensionValue(event!, dim), 1]]);
+        ).toEqual([[dimensionValue(event!, dim), 2]]);
       }
     }
   });

@@ -53,6 +53,9 @@ async function list(ctx: AdminContext) {
     data: page.events.map(logRow),
     has_more: page.cursor !== undefined,
     next_cursor: page.cursor ?? null,
+    // The read budget ended a short page: the console says so and offers to search on from the cursor.
+    partial: page.scannedUntil !== undefined,
+    scanned_until: page.scannedUntil ?? null,
   };
 }
 

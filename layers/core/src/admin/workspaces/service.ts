@@ -18,8 +18,10 @@ import { memberView, type MemberView } from '../members/service.ts';
 import { visibleWorkspace } from './access.ts';
 import type { CreateWorkspaceBody, UpdateWorkspaceBody } from './schema.ts';
 
-/** A refused delete names the workspace's key count up to this. */
-const KEYS_COUNTED = 100;
+/** A refused delete names the workspace's key and config counts up to this. */
+const COUNTED = 100;
+
+const counted = (n: number, what: string): string => (n === 0 ? '' : `${n > COUNTED ? `more than ${COUNTED}` : String(n)} ${what}`);
 
 export interface WorkspaceView {
   object: 'workspace';
@@ -192,14 +194,13 @@ export class WorkspaceService {
     auditTarget(ws.id, ws.id);
     const boot = await this.#deps.repos.bootstrap.get();
     if (boot?.workspace_id === ws.id) throw new ConflictError(`Workspace ${ws.slug} is the organisation's default workspace and cannot be deleted`);
-    // Counted up to a cap: a workspace with a million keys is refused after reading a hundred of them.
+    // Counted up to a cap: a workspace with a million keys (or configs) is refused after reading a hundred of them.
     const [keys, configs] = await Promise.all([
-      this.#deps.repos.apiKeys.countInWorkspace(ws.id, KEYS_COUNTED),
-      new ConfigRepository(this.#deps.repos.table).listByWorkspace(ws.id),
+      this.#deps.repos.apiKeys.countInWorkspace(ws.id, COUNTED),
+      new ConfigRepository(this.#deps.repos.table).countInWorkspace(ws.id, COUNTED),
     ]);
-    if (keys || configs.length) {
-      const keyCount = keys > KEYS_COUNTED ? `more than ${KEYS_COUNTED}` : String(keys);
-      const what = [keys ? `${keyCount} API key(s)` : '', configs.length ? `${configs.length} config(s)` : ''].filter(Boolean).join(' and ');
+    if (keys || configs) {
+      const what = [counted(keys, 'API key(s)'), counted(configs, 'config(s)')].filter(Boolean).join(' and ');
       throw new ConflictError(`Workspace ${ws.slug} still has ${what}: delete them first, or archive the workspace`);
     }
     const members = await this.#identity.listMembers(caller.organisationId, ws.id);

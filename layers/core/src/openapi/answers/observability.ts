@@ -139,13 +139,26 @@ export const logList = z.object({
   data: z.array(logRow),
   has_more: z.boolean(),
   next_cursor: nullableString,
+  partial: z
+    .boolean()
+    .describe(
+      'true when the read budget of a page (docs/observability.md#logs-api) ended it before it held page_size rows: it holds every match down to scanned_until, and next_cursor searches on below it',
+    ),
+  scanned_until: nullableString.describe('When partial: the time (ISO 8601) the page searched down to; else null'),
 });
 
 export const logsInserted = z.object({ object: z.literal('log'), ids: z.array(z.string()) });
 
 export const groupRow = openAnswerOf<Views.GroupRow>()(
   z
-    .looseObject({ object: z.literal('analytics-group'), requests: z.number().int() })
+    .looseObject({
+      object: z.literal('analytics-group'),
+      requests: z.number().int(),
+      other: z
+        .literal(true)
+        .optional()
+        .describe('Present on the one row that sums the values past the busiest ones of each time bucket (the group-by field then reads "other")'),
+    })
     .describe('The group (named by the group-by field) and the columns asked for'),
 );
 
