@@ -19,7 +19,7 @@ import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
 import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/http/prefixes.ts';
 import { DEFAULT_MEMORY_MB, type FunctionName } from '../settings.ts';
-import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, grantItemAccess, grantObjectAccess } from './data-stack.ts';
+import { CREDENTIALS_ENCRYPT_DECRYPT, grantCredentialsKey, grantItemAccess, grantObjectAccess } from './data-stack.ts';
 import type { IKey } from 'aws-cdk-lib/aws-kms';
 import type { IBucket } from 'aws-cdk-lib/aws-s3';
 
@@ -131,8 +131,9 @@ export class ApiStack extends Stack {
     grantItemAccess(props.table, this.admin);
     grantObjectAccess(props.blobs, this.gateway);
     grantObjectAccess(props.blobs, this.admin);
-    // Stored credentials: the gateway decrypts them; the admin function encrypts them too.
-    grantCredentialsKey(props.credentialsKey, this.gateway, CREDENTIALS_DECRYPT);
+    // Stored credentials: both functions decrypt and seal them (the gateway seals a batch's provider
+    // credentials for its lines, and MCP sessions; the admin function stored credentials).
+    grantCredentialsKey(props.credentialsKey, this.gateway, CREDENTIALS_ENCRYPT_DECRYPT);
     grantCredentialsKey(props.credentialsKey, this.admin, CREDENTIALS_ENCRYPT_DECRYPT);
     const secretsPrefix = props.secretsPrefix ?? 'gantry/*';
     if (secretsPrefix.includes('*')) {

@@ -8,7 +8,7 @@ import { Code, Function as LambdaFunction, Runtime } from 'aws-cdk-lib/aws-lambd
 import { AwsSolutionsChecks, ServerlessChecks } from 'cdk-nag';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp, type GantryApp } from '../../infra/app-builder.ts';
-import { CREDENTIALS_DECRYPT, CREDENTIALS_ENCRYPT_DECRYPT, ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
+import { CREDENTIALS_ENCRYPT_DECRYPT, ITEM_ACTIONS } from '../../infra/stacks/data-stack.ts';
 import { ADMIN_PREFIXES, ADMIN_V2_PREFIXES, GATEWAY_PATHS_UNDER_ADMIN } from '../../layers/core/src/http/prefixes.ts';
 import { TABLE } from '../../layers/core/src/store/table.ts';
 
@@ -232,8 +232,8 @@ describe('ApiStack', () => {
           expect(actions).toEqual(['logs:CreateLogStream', 'logs:PutLogEvents']);
           expect(s.Resource).toEqual({ 'Fn::GetAtt': [logGroup, 'Arn'] });
         } else if (actions.every((a) => a.startsWith('kms:'))) {
-          // The credentials key only: the gateway decrypts, the admin function also generates data keys.
-          expect(actions).toEqual([...(fnId === gatewayId ? CREDENTIALS_DECRYPT : CREDENTIALS_ENCRYPT_DECRYPT)].sort());
+          // The credentials key only: both functions decrypt and generate data keys (the gateway seals a batch's credentials).
+          expect(actions).toEqual([...CREDENTIALS_ENCRYPT_DECRYPT].sort());
           const resource = JSON.stringify(s.Resource);
           expect(resource).toContain('Fn::ImportValue');
           expect(resource).toContain(logicalId(gantry.data.credentialsKey));

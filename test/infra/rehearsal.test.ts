@@ -1,19 +1,22 @@
 /**
  * The deploy rehearsal (issue 35, `npm run rehearse`): every synthesized Node function runs from its
  * cdk.out asset under AWS's runtime client (aws-lambda-ric) against a local Lambda Runtime API, with
- * its synthesized environment, and is invoked with the events its triggers send; every AWS call it
- * makes is checked against its synthesized role policies; cfn-lint checks the templates.
+ * its synthesized environment, and is invoked with the events its triggers send: a gateway batch
+ * runs through the synthesized state machine's definition, a realtime exchange is posted back
+ * through `@connections`. Every AWS call a function (or the state machine's role) makes is checked
+ * against its synthesized role policies; cfn-lint checks the templates.
  */
-import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { Template } from '../rehearsal/assembly.ts';
 import { customResourceEvent, restEvent, scheduledEvent, sqsEvent, websocketEvent } from '../rehearsal/events.ts';
-import { runCfnLint } from '../rehearsal/cfn-lint.ts';
+import { runCfnLint, type CfnLintResult } from '../rehearsal/cfn-lint.ts';
 import { startRehearsal, synthesize, type Rehearsal } from '../rehearsal/rehearsal.ts';
 import { splitPrelude, type Outcome } from '../rehearsal/runtime-api.ts';
+import { startMockBatchProvider, type MockBatchProvider } from '../support/mock-batch-provider.ts';
 import { startMockOpenAI, type MockOpenAI } from '../support/mock-openai.ts';
+import { REALTIME_USAGE, startMockRealtime, type MockRealtime } from '../support/mock-realtime.ts';
 
 // `gantry:trustedCustomHosts` lets the gateway call the mock provider on loopback, as a deployment would name its own hosts.
 const CONTEXT = { 'gantry:trustedCustomHosts': '127.0.0.1' };
@@ -36,9 +39,14 @@ const REHEARSED = [
 ];
 
 let cdkOut: string;
+/** cfn-lint runs beside the rehearsal (a Python process of its own, tens of seconds). */
+let lint: Promise<CfnLintResult>;
 let r: Rehearsal;
 let mock: MockOpenAI;
+let batchProvider: MockBatchProvider;
+let realtime: MockRealtime;
 let ownerKey: string;
+let serviceKey: string | undefined;
 
 /** The body of a buffered outcome, parsed; fails with the function's error otherwise. */
 function answer(o: Outcome): Record<string, unknown> {
@@ -58,6 +66,23 @@ async function admin(
   return { status: Number(out.statusCode), json: JSON.parse(text) as Record<string, unknown> };
 }
 
+/** A key of the default workspace for the gateway calls (made once, through the admin function). */
+async function workspaceKey(): Promise<string> {
+  if (serviceKey) return serviceKey;
+  const created = await admin('POST', '/v1/api-keys/workspace/service', { name: 'rehearsal', workspace_id: 'default', scopes: ['completions.write'] });
+  expect(created.status, JSON.stringify(created.json)).toBe(200);
+  serviceKey = String(created.json.key);
+  return serviceKey;
+}
+
+/** A gateway call through the REST proxy event, answered in response-streaming mode: status and body. */
+async function gateway(method: string, p: string, headers: Record<string, string>, body?: string | Buffer): Promise<{ status: number; text: string }> {
+  const out = await r.fn(GATEWAY).invoke(restEvent(method, p, headers, body ?? null));
+  if (out.kind !== 'stream') throw new Error(`expected a streamed response, got ${JSON.stringify(out)}`);
+  const { prelude, body: rest } = splitPrelude(out.body);
+  return { status: Number(prelude.statusCode), text: rest.toString('utf8') };
+}
+
 /** Waits until `queue` holds at least `n` messages, and returns them (taking them off the queue). */
 async function drain(queueName: string, n = 1): Promise<string[]> {
   for (let i = 0; i < 200 && (r.aws.queues.get(queueName)?.length ?? 0) < n; i++) await new Promise((res) => setTimeout(res, 25));
@@ -68,11 +93,17 @@ const queueOf = (envName: string, fnPrefix: string) => new URL(r.fn(fnPrefix).sp
 
 beforeAll(async () => {
   cdkOut = process.env.REHEARSAL_CDK_OUT ?? synthesize(CONTEXT);
-  [r, mock] = await Promise.all([startRehearsal({ cdkOut, dynamodbEndpoint: inject('dynamodbEndpoint') }), startMockOpenAI()]);
+  lint = runCfnLint(cdkOut);
+  [r, mock, batchProvider, realtime] = await Promise.all([
+    startRehearsal({ cdkOut, dynamodbEndpoint: inject('dynamodbEndpoint') }),
+    startMockOpenAI(),
+    startMockBatchProvider(),
+    startMockRealtime(),
+  ]);
 }, 170_000);
 
 afterAll(async () => {
-  await Promise.all([r?.close(), mock?.close()]);
+  await Promise.all([r?.close(), mock?.close(), batchProvider?.close(), realtime?.close(), lint?.catch(() => undefined)]);
   if (!process.env.REHEARSAL_CDK_OUT && cdkOut) rmSync(path.dirname(cdkOut), { recursive: true, force: true });
 });
 
@@ -104,10 +135,8 @@ describe('the deploy rehearsal', () => {
   });
 
   it('streams a chat completion through the gateway in response-streaming mode, and its log reaches the table', async () => {
-    const created = await admin('POST', '/v1/api-keys/workspace/service', { name: 'rehearsal', workspace_id: 'default', scopes: ['completions.write'] });
-    expect(created.status).toBe(200);
     const headers = {
-      'x-gw-api-key': String(created.json.key),
+      'x-gw-api-key': await workspaceKey(),
       'x-gw-provider': 'openai',
       'x-gw-custom-host': `${mock.url}/v1`,
       authorization: 'Bearer sk-test',
@@ -170,10 +199,104 @@ describe('the deploy rehearsal', () => {
     expect(answer(await fn.invoke(websocketEvent('$disconnect', 'c1')))).toMatchObject({ statusCode: 200 });
   });
 
-  it('runs the batch state machine task with the payload its definition sends', async () => {
-    const out = await r.fn('Gantry-Batches/BatchWorker').invoke({ action: 'start', batchId: `batch_${randomUUID()}` });
-    // An unknown batch fails the task (the state machine's Catch marks it failed): an error from the handler, not a crash.
-    expect(out.kind === 'response' || (out.kind === 'error' && out.stage === 'invoke'), JSON.stringify(out)).toBe(true);
+  it('runs a batch through the state machine: file and batch made on the gateway, StartExecution recorded, every step of the definition run to completed', async () => {
+    const key = await workspaceKey();
+    const lines = ['a', 'b', 'c'].map((id) =>
+      JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: id }] } }),
+    );
+    const form = new FormData();
+    form.append('file', new Blob([`${lines.join('\n')}\n`]), 'in.jsonl');
+    form.append('purpose', 'batch');
+    const multipart = new Request('https://upload.invalid/', { method: 'POST', body: form });
+    const upload = await gateway(
+      'POST',
+      '/v1/files',
+      { 'x-gw-api-key': key, 'content-type': multipart.headers.get('content-type')! },
+      Buffer.from(await multipart.arrayBuffer()),
+    );
+    expect(upload.status, upload.text).toBe(200);
+    const fileId = String((JSON.parse(upload.text) as { id: string }).id);
+
+    const providerHeaders = { 'x-gw-api-key': key, 'x-gw-provider': 'openai', 'x-gw-custom-host': `${batchProvider.url}/v1`, authorization: 'Bearer sk-test' };
+    const created = await gateway(
+      'POST',
+      '/v1/batches',
+      { ...providerHeaders, 'content-type': 'application/json' },
+      JSON.stringify({ input_file_id: fileId, endpoint: '/v1/chat/completions', completion_window: '24h' }),
+    );
+    expect(created.status, created.text).toBe(200);
+    const batchId = String((JSON.parse(created.text) as { id: string }).id);
+
+    // The gateway started one execution of the synthesized state machine, named after the batch.
+    const machine = r.assembly.stateMachines().find((m) => m.id.startsWith('Gantry-Batches/'))!;
+    const execution = r.aws.executions.find((e) => e.name === batchId)!;
+    expect(execution).toEqual({ stateMachineArn: machine.arn, name: batchId, input: JSON.stringify({ batchId }) });
+
+    const trace = await r.runExecution(execution);
+    expect(trace, trace.events.join('\n')).toMatchObject({ status: 'SUCCEEDED' });
+    expect(trace.events).toEqual(['Start', 'Validated', 'Chunks', 'Chunks[0]/RunChunk', 'Chunks ran 1 iterations, at most 1 at once', 'Finalize', 'Done']);
+
+    const get = await gateway('GET', `/v1/batches/${batchId}`, { 'x-gw-api-key': key });
+    const batch = JSON.parse(get.text) as { status: string; request_counts: unknown; output_file_id: string };
+    expect(batch).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 3, failed: 0 } });
+    const output = await gateway('GET', `/v1/files/${batch.output_file_id}/content`, { 'x-gw-api-key': key });
+    const outLines = output.text
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { custom_id: string; response: { status_code: number; body: { choices: { message: { content: string } }[] } } });
+    expect(outLines.map((l) => [l.custom_id, l.response.status_code, l.response.body.choices[0]!.message.content])).toEqual([
+      ['a', 200, 'echo a'],
+      ['b', 200, 'echo b'],
+      ['c', 200, 'echo c'],
+    ]);
+    expect([...batchProvider.calls.entries()].sort()).toEqual([
+      ['a', 1],
+      ['b', 1],
+      ['c', 1],
+    ]);
+  });
+
+  it('takes the catch path of the state machine when a step fails: MarkFailed, then the execution fails', async () => {
+    const machine = r.assembly.stateMachines().find((m) => m.id.startsWith('Gantry-Batches/'))!;
+    const trace = await r.runExecution({ stateMachineArn: machine.arn, name: 'batch_unknown', input: JSON.stringify({ batchId: 'batch_unknown' }) });
+    expect(trace, trace.events.join('\n')).toMatchObject({ status: 'FAILED', error: 'BatchFailed' });
+    expect(trace.events.slice(0, 3)).toEqual(['Start', expect.stringMatching(/^Start caught \S+ -> MarkFailed$/), 'MarkFailed']);
+  });
+
+  it('relays a realtime text exchange: $connect with a key, $default to the provider, its answer posted to the client through @connections, $disconnect', async () => {
+    const fn = r.fn('Gantry-Realtime/RealtimeFunction');
+    const stack = r.assembly.stacks.get('Gantry-Realtime')!;
+    const apiLogicalId = Object.keys(stack.template.Resources).find((id) => stack.template.Resources[id]!.Type === 'AWS::ApiGatewayV2::Api')!;
+    const apiId = r.assembly.ref('Gantry-Realtime', apiLogicalId);
+    const context = { domainName: await r.aws.connectionsDomain(apiId), apiId };
+    const headers = {
+      'x-gw-api-key': await workspaceKey(),
+      'x-gw-provider': 'openai',
+      'x-gw-custom-host': `${realtime.url}/v1`,
+      authorization: 'Bearer sk-test',
+    };
+    const multiValueHeaders = Object.fromEntries(Object.entries(headers).map(([k, v]) => [k, [v]]));
+    const id = 'rehearsal-connection=';
+
+    const connect = websocketEvent('$connect', id, { headers, multiValueHeaders, queryStringParameters: { model: 'gpt-4o-realtime-preview' } }, context);
+    expect(answer(await fn.invoke(connect))).toMatchObject({ statusCode: 200 });
+    const say = { type: 'response.create', response: { metadata: { text: 'Hello from the provider' } } };
+    expect(answer(await fn.invoke(websocketEvent('$default', id, { body: JSON.stringify(say) }, context)))).toMatchObject({ statusCode: 200 });
+
+    const events = (r.aws.posted.get(id) ?? []).map((b) => JSON.parse(b.toString('utf8')) as { type: string; delta?: string; response?: { usage?: unknown } });
+    expect(events[0]?.type).toBe('session.created');
+    expect(
+      events
+        .filter((e) => e.type === 'response.output_text.delta')
+        .map((e) => e.delta)
+        .join(''),
+    ).toBe('Hello from the provider');
+    expect(events.at(-1)).toMatchObject({ type: 'response.done', response: { usage: REALTIME_USAGE } });
+    expect(realtime.connections.at(-1)?.headers.authorization).toBe('Bearer sk-test');
+
+    expect(answer(await fn.invoke(websocketEvent('$disconnect', id, {}, context)))).toMatchObject({ statusCode: 200 });
+    const posts = r.aws.calls.filter((c) => c.caller === fn.spec.name && c.action === 'execute-api:ManageConnections');
+    expect(posts[0]?.resource).toBe(`arn:aws:execute-api:us-east-1:123456789012:${apiId}/prod/POST/@connections/${id}`);
   });
 
   it('covers every trigger of every function in the templates', () => {
@@ -191,6 +314,8 @@ describe('the IAM check of the rehearsal', () => {
   it('allows every AWS call each function made (unused grants are warnings)', () => {
     expect(r.aws.refused).toEqual([]);
     const reports = r.iam();
+    // The batch state machine's role is judged too (its Tasks invoke the batch function).
+    expect([...reports.keys()]).toContain(r.assembly.stateMachines().find((m) => m.id.startsWith('Gantry-Batches/'))!.id);
     const denied = [...reports.values()].flatMap((rep) => rep.denied);
     const unused = [...reports.entries()].flatMap(([id, rep]) => rep.unused.map((u) => `${id}: ${u}`));
     if (unused.length) console.warn(`rehearsal: grants no call used (least privilege):\n  ${unused.join('\n  ')}`);
@@ -231,12 +356,12 @@ describe('the IAM check of the rehearsal', () => {
 
 describe('cfn-lint on the synthesized templates', () => {
   it('finds no errors and only acknowledged warnings (or says it is not installed)', async () => {
-    const result = await runCfnLint(cdkOut);
+    const result = await lint;
     if (result.skipped) {
       console.warn(`rehearsal: ${result.skipped}`);
       return;
     }
     expect(result.errors).toEqual([]);
     expect(result.unacknowledged).toEqual([]);
-  });
+  }, 120_000);
 });

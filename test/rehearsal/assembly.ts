@@ -64,6 +64,17 @@ export interface SynthFunction {
   triggers: string[];
 }
 
+/** A state machine of the app: its definition with every intrinsic resolved, and its role's policies. */
+export interface SynthStateMachine {
+  /** `Stack/LogicalId`. */
+  id: string;
+  arn: string;
+  /** The Amazon States Language definition, parsed. */
+  definition: Json;
+  roleName: string;
+  policies: RolePolicy[];
+}
+
 const asList = <T>(v: T | T[] | undefined): T[] => (v === undefined ? [] : Array.isArray(v) ? v : [v]);
 
 export class Assembly {
@@ -254,6 +265,32 @@ export class Assembly {
       for (const [logicalId, r] of Object.entries(s.template.Resources)) {
         if (r.Type !== 'AWS::Lambda::Function') continue;
         out.push(this.#function(s.name, logicalId, r));
+      }
+    }
+    return out;
+  }
+
+  /** Every AWS::StepFunctions::StateMachine (DefinitionString, or Definition with DefinitionSubstitutions). */
+  stateMachines(): SynthStateMachine[] {
+    const out: SynthStateMachine[] = [];
+    for (const s of this.stacks.values()) {
+      for (const [logicalId, r] of Object.entries(s.template.Resources)) {
+        if (r.Type !== 'AWS::StepFunctions::StateMachine') continue;
+        const p = r.Properties ?? {};
+        const subs = Object.entries((this.resolve(p.DefinitionSubstitutions ?? {}, s.name) ?? {}) as Record<string, Json>);
+        let text = p.DefinitionString !== undefined ? this.resolveString(p.DefinitionString, s.name) : JSON.stringify(this.resolve(p.Definition ?? {}, s.name));
+        for (const [k, v] of subs) text = text.replaceAll(`\${${k}}`, String(v));
+        const roleName =
+          this.resolveString(p.RoleArn ?? '', s.name)
+            .split('/')
+            .at(-1) ?? '';
+        out.push({
+          id: `${s.name}/${logicalId}`,
+          arn: this.ref(s.name, logicalId),
+          definition: JSON.parse(text) as Json,
+          roleName,
+          policies: this.#rolePolicies(roleName).policies,
+        });
       }
     }
     return out;

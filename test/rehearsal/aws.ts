@@ -5,10 +5,19 @@
  * resource ARN the call names), and serves it: DynamoDB is forwarded to DynamoDB Local, and SQS,
  * Secrets Manager, KMS, Step Functions (JSON protocols, the action in X-Amz-Target) and S3 (REST,
  * path-style) are small in-memory stand-ins. CloudFormation's pre-signed response URL is served too.
+ * A WebSocket API's `@connections` management API is served over HTTPS (the realtime function
+ * builds its endpoint from the event's domainName, so no endpoint variable reaches it): one
+ * server per API on `localhost`, with a self-signed certificate the functions trust through
+ * NODE_EXTRA_CA_CERTS.
  */
+import { execFileSync } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, request, type IncomingMessage, type RequestListener, type Server, type ServerResponse } from 'node:http';
+import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { ACCOUNT, REGION } from './assembly.ts';
 
 /** One authorization IAM would make for a call: `service:Action` on `resource`. */
@@ -34,6 +43,14 @@ export interface FakeAws {
   objects: Map<string, Buffer>;
   executions: { stateMachineArn: string; name: string; input: string }[];
   cfnResponses: Record<string, unknown>[];
+  /** Messages posted to each WebSocket connection (PostToConnection), by connection id. */
+  posted: Map<string, Buffer[]>;
+  /** Connections closed by DeleteConnection. */
+  deletedConnections: Set<string>;
+  /** The PEM file of the certificate the HTTPS stand-ins present (for NODE_EXTRA_CA_CERTS). */
+  caFile: string;
+  /** The domain name (`localhost:<port>`) serving the `@connections` API of the WebSocket API `apiId`. */
+  connectionsDomain(apiId: string): Promise<string>;
   close(): Promise<void>;
 }
 
@@ -100,9 +117,55 @@ function dechunk(body: Buffer): Buffer {
   return Buffer.concat(out);
 }
 
-export async function startFakeAws(dynamodbEndpoint: string): Promise<FakeAws> {
+/** A self-signed certificate for `localhost` (openssl), in a new directory. */
+function selfSignedCertificate(): { dir: string; cert: string; key: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'gantry-rehearsal-tls-'));
+  const [cert, key] = [path.join(dir, 'cert.pem'), path.join(dir, 'key.pem')];
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+      '-days',
+      '2',
+      '-subj',
+      '/CN=localhost',
+      '-addext',
+      'subjectAltName=DNS:localhost,IP:127.0.0.1',
+    ],
+    { stdio: 'ignore' },
+  );
+  return { dir, cert, key };
+}
+
+const listen = async (server: Server): Promise<number> => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return (server.address() as AddressInfo).port;
+};
+
+/** API Gateway's 128 KB limit on a message posted to a connection. */
+const CONNECTION_MESSAGE_LIMIT = 128 * 1024;
+
+export interface FakeAwsOptions {
+  /**
+   * Whose calls those signed with credentials the stand-in did not hand out are: for a process that
+   * signs with fixed local credentials (the local server on DynamoDB Local), one stand-in per function.
+   */
+  caller?: string;
+}
+
+export async function startFakeAws(dynamodbEndpoint: string, opts: FakeAwsOptions = {}): Promise<FakeAws> {
   const keys = new Map<string, string>();
-  const state: Omit<FakeAws, 'url' | 'close' | 'credentialsFor'> = {
+  const state: Omit<FakeAws, 'url' | 'close' | 'credentialsFor' | 'caFile' | 'connectionsDomain'> = {
     calls: [],
     refused: [],
     queues: new Map(),
@@ -110,6 +173,8 @@ export async function startFakeAws(dynamodbEndpoint: string): Promise<FakeAws> {
     objects: new Map(),
     executions: [],
     cfnResponses: [],
+    posted: new Map(),
+    deletedConnections: new Set(),
   };
   const uploads = new Map<string, Map<number, Buffer>>();
 
@@ -210,94 +275,138 @@ export async function startFakeAws(dynamodbEndpoint: string): Promise<FakeAws> {
     res.end(req.method === 'HEAD' ? undefined : object);
   };
 
-  const server = createServer((req, res) => {
-    void readAll(req).then((raw) => {
-      const url = new URL(req.url ?? '/', 'http://stand-in');
-      if (req.method === 'PUT' && url.pathname.startsWith('/cfn-response/')) {
-        state.cfnResponses.push(JSON.parse(raw.toString()) as Record<string, unknown>);
-        return void res.writeHead(200).end();
-      }
-      // SigV4: `Credential=<key>/<date>/<region>/<service>/aws4_request` names the caller and the service.
-      const cred = /Credential=([^/]+)\/[^/]+\/([^/]+)\/([^/]+)\//.exec(String(req.headers.authorization ?? ''));
-      const caller = cred && keys.get(cred[1]!);
-      if (!cred || !caller) {
-        state.refused.push(`unsigned or unknown credentials: ${req.method} ${req.url}`);
-        return json(res, 403, { __type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' });
-      }
-      const service = cred[3]!;
-      const target = String(req.headers['x-amz-target'] ?? '');
-      const op = target.split('.').at(-1) ?? '';
-      const body = (() => {
-        try {
-          return target ? (JSON.parse(raw.toString() || '{}') as Body) : {};
-        } catch {
-          return {};
+  /** `POST|GET|DELETE /<stage>/@connections/<id>` of the management API (REST JSON; errors in x-amzn-errortype). */
+  const connections = (req: IncomingMessage, res: ServerResponse, url: URL, raw: Buffer) => {
+    const m = /^\/[^/]+\/@connections\/([^/]+)$/.exec(url.pathname);
+    const fail = (status: number, type: string) =>
+      res.writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type }).end(JSON.stringify({ message: type }));
+    if (!m) return fail(404, 'NotFoundException');
+    const id = decodeURIComponent(m[1]!);
+    if (state.deletedConnections.has(id)) return fail(410, 'GoneException');
+    if (req.method === 'DELETE') {
+      state.deletedConnections.add(id);
+      return void res.writeHead(204).end();
+    }
+    if (req.method === 'GET') return json(res, 200, { connectedAt: new Date().toISOString(), identity: { sourceIp: '203.0.113.7' } }, 'application/json');
+    if (raw.length > CONNECTION_MESSAGE_LIMIT) return fail(413, 'PayloadTooLargeException');
+    state.posted.set(id, [...(state.posted.get(id) ?? []), raw]);
+    res.writeHead(200).end();
+  };
+
+  const handle =
+    (apiId: string | undefined): RequestListener =>
+    (req, res) => {
+      void readAll(req).then((raw) => {
+        const url = new URL(req.url ?? '/', 'http://stand-in');
+        if (req.method === 'PUT' && url.pathname.startsWith('/cfn-response/')) {
+          state.cfnResponses.push(JSON.parse(raw.toString()) as Record<string, unknown>);
+          return void res.writeHead(200).end();
         }
-      })();
-      const record = (auths: { action: string; resource: string }[], operation = target) => {
-        for (const a of auths) state.calls.push({ caller, operation, ...a });
-      };
-      switch (service) {
-        case 'dynamodb':
-          record(dynamodbAuthorizations(op, body));
-          return forwardToDynamo(req, res, raw);
-        case 'sqs': {
-          // SendMessageBatch is authorized as SendMessage (and so on for the other batch actions).
-          record([{ action: `sqs:${op.replace(/Batch$/, '')}`, resource: queueArn(String(body.QueueUrl)) }]);
-          return sqs(res, op, body);
+        // SigV4: `Credential=<key>/<date>/<region>/<service>/aws4_request` names the caller and the service.
+        const cred = /Credential=([^/]+)\/[^/]+\/([^/]+)\/([^/]+)\//.exec(String(req.headers.authorization ?? ''));
+        const caller = cred && (keys.get(cred[1]!) ?? opts.caller);
+        if (!cred || !caller) {
+          state.refused.push(`unsigned or unknown credentials: ${req.method} ${req.url}`);
+          return json(res, 403, { __type: 'UnrecognizedClientException', message: 'The security token included in the request is invalid.' });
         }
-        case 'secretsmanager': {
-          const id = String(body.SecretId);
-          record([{ action: `secretsmanager:${op}`, resource: secretArn(id) }]);
-          if (op === 'PutSecretValue') {
-            state.secrets.set(id, String(body.SecretString));
-            return json(res, 200, { ARN: secretArn(id), Name: id, VersionId: randomUUID() });
+        const service = cred[3]!;
+        if (apiId !== undefined) {
+          if (service !== 'execute-api') return refuse(res, `${caller}: ${service} ${req.method} ${req.url} on the @connections endpoint`);
+          // IAM's resource for ManageConnections: the API, stage, method and connection path.
+          const resource = `arn:aws:execute-api:${REGION}:${ACCOUNT}:${apiId}${decodeURIComponent(url.pathname).replace(/^(\/[^/]+)/, `$1/${req.method}`)}`;
+          state.calls.push({ caller, operation: `${req.method} ${url.pathname}`, action: 'execute-api:ManageConnections', resource });
+          return connections(req, res, url, raw);
+        }
+        const target = String(req.headers['x-amz-target'] ?? '');
+        const op = target.split('.').at(-1) ?? '';
+        const body = (() => {
+          try {
+            return target ? (JSON.parse(raw.toString() || '{}') as Body) : {};
+          } catch {
+            return {};
           }
-          if (op === 'GetSecretValue' && state.secrets.has(id)) return json(res, 200, { ARN: secretArn(id), Name: id, SecretString: state.secrets.get(id) });
-          return json(res, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+        })();
+        const record = (auths: { action: string; resource: string }[], operation = target) => {
+          for (const a of auths) state.calls.push({ caller, operation, ...a });
+        };
+        switch (service) {
+          case 'dynamodb':
+            record(dynamodbAuthorizations(op, body));
+            return forwardToDynamo(req, res, raw);
+          case 'sqs': {
+            // SendMessageBatch is authorized as SendMessage (and so on for the other batch actions).
+            record([{ action: `sqs:${op.replace(/Batch$/, '')}`, resource: queueArn(String(body.QueueUrl)) }]);
+            return sqs(res, op, body);
+          }
+          case 'secretsmanager': {
+            const id = String(body.SecretId);
+            record([{ action: `secretsmanager:${op}`, resource: secretArn(id) }]);
+            if (op === 'PutSecretValue') {
+              state.secrets.set(id, String(body.SecretString));
+              return json(res, 200, { ARN: secretArn(id), Name: id, VersionId: randomUUID() });
+            }
+            if (op === 'GetSecretValue' && state.secrets.has(id)) return json(res, 200, { ARN: secretArn(id), Name: id, SecretString: state.secrets.get(id) });
+            return json(res, 400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
+          }
+          case 'kms': {
+            const keyId =
+              op === 'Decrypt' && !body.KeyId
+                ? (JSON.parse(Buffer.from(String(body.CiphertextBlob), 'base64').toString()) as { k: string }).k
+                : String(body.KeyId);
+            record([{ action: `kms:${op}`, resource: keyArn(keyId) }]);
+            return kms(res, op, body);
+          }
+          case 'states': {
+            record([{ action: `states:${op}`, resource: String(body.stateMachineArn ?? body.executionArn) }]);
+            if (op !== 'StartExecution') return refuse(res, `states ${op}`);
+            const name = String(body.name ?? randomUUID());
+            state.executions.push({ stateMachineArn: String(body.stateMachineArn), name, input: String(body.input ?? '{}') });
+            return json(
+              res,
+              200,
+              { executionArn: `${String(body.stateMachineArn).replace(':stateMachine:', ':execution:')}:${name}`, startDate: Date.now() / 1000 },
+              'application/x-amz-json-1.0',
+            );
+          }
+          case 's3':
+            record([s3Authorization(req.method ?? 'GET', url)], `${req.method} ${url.pathname}${url.search}`);
+            return s3(req, res, url, raw);
+          default:
+            record([{ action: `${service}:${op || req.method}`, resource: '*' }], `${req.method} ${req.url}`);
+            return refuse(res, `${caller}: ${service} ${target || `${req.method} ${req.url}`}`);
         }
-        case 'kms': {
-          const keyId =
-            op === 'Decrypt' && !body.KeyId
-              ? (JSON.parse(Buffer.from(String(body.CiphertextBlob), 'base64').toString()) as { k: string }).k
-              : String(body.KeyId);
-          record([{ action: `kms:${op}`, resource: keyArn(keyId) }]);
-          return kms(res, op, body);
-        }
-        case 'states': {
-          record([{ action: `states:${op}`, resource: String(body.stateMachineArn ?? body.executionArn) }]);
-          if (op !== 'StartExecution') return refuse(res, `states ${op}`);
-          const name = String(body.name ?? randomUUID());
-          state.executions.push({ stateMachineArn: String(body.stateMachineArn), name, input: String(body.input ?? '{}') });
-          return json(
-            res,
-            200,
-            { executionArn: `${String(body.stateMachineArn).replace(':stateMachine:', ':execution:')}:${name}`, startDate: Date.now() / 1000 },
-            'application/x-amz-json-1.0',
-          );
-        }
-        case 's3':
-          record([s3Authorization(req.method ?? 'GET', url)], `${req.method} ${url.pathname}${url.search}`);
-          return s3(req, res, url, raw);
-        default:
-          record([{ action: `${service}:${op || req.method}`, resource: '*' }], `${req.method} ${req.url}`);
-          return refuse(res, `${caller}: ${service} ${target || `${req.method} ${req.url}`}`);
-      }
+      });
+    };
+  const server = createServer(handle(undefined));
+  const url = `http://127.0.0.1:${await listen(server)}`;
+  const tls = selfSignedCertificate();
+  const tlsOptions = { cert: readFileSync(tls.cert), key: readFileSync(tls.key) };
+  const apiServers = new Map<string, { server: Server; domain: Promise<string> }>();
+  const closeServer = (s: Server) =>
+    new Promise<void>((resolve) => {
+      s.closeAllConnections();
+      s.close(() => resolve());
     });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return Object.assign(state, {
     url,
+    caFile: tls.cert,
+    connectionsDomain(apiId: string) {
+      let api = apiServers.get(apiId);
+      if (!api) {
+        const s = createHttpsServer(tlsOptions, handle(apiId));
+        api = { server: s, domain: listen(s).then((port) => `localhost:${port}`) };
+        apiServers.set(apiId, api);
+      }
+      return api.domain;
+    },
     credentialsFor(caller: string) {
       const id = `AKIAREHEARSAL${String(keys.size).padStart(7, '0')}`;
       keys.set(id, caller);
       return { AWS_ACCESS_KEY_ID: id, AWS_SECRET_ACCESS_KEY: randomBytes(20).toString('hex'), AWS_SESSION_TOKEN: randomBytes(16).toString('hex') };
     },
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    async close() {
+      await Promise.all([server, ...[...apiServers.values()].map((a) => a.server)].map(closeServer));
+      rmSync(tls.dir, { recursive: true, force: true });
+    },
   });
 }

@@ -8,8 +8,17 @@ import { ACCOUNT, REGION } from './assembly.ts';
 
 const now = () => Date.now();
 
-/** A REST API proxy integration event (payload format 1.0), every header sent once. */
-export function restEvent(method: string, path: string, headers: Record<string, string> = {}, body: string | null = null, query: Record<string, string> = {}) {
+/**
+ * A REST API proxy integration event (payload format 1.0), every header sent once. A Buffer body
+ * arrives base64-encoded, as API Gateway sends every body to this API (its binary media types match all).
+ */
+export function restEvent(
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body: string | Buffer | null = null,
+  query: Record<string, string> = {},
+) {
   const all = { Host: 'apif70053c.execute-api.us-east-1.amazonaws.com', 'X-Forwarded-Proto': 'https', 'X-Forwarded-Port': '443', ...headers };
   const hasQuery = Object.keys(query).length > 0;
   return {
@@ -39,13 +48,18 @@ export function restEvent(method: string, path: string, headers: Record<string, 
       domainName: 'apif70053c.execute-api.us-east-1.amazonaws.com',
       apiId: 'apif70053c',
     },
-    body,
-    isBase64Encoded: false,
+    body: Buffer.isBuffer(body) ? body.toString('base64') : body,
+    isBase64Encoded: Buffer.isBuffer(body),
   };
 }
 
 /** A WebSocket API event for `$connect`, `$default` or `$disconnect`. */
-export function websocketEvent(routeKey: '$connect' | '$default' | '$disconnect', connectionId: string, extra: Record<string, unknown> = {}) {
+export function websocketEvent(
+  routeKey: '$connect' | '$default' | '$disconnect',
+  connectionId: string,
+  extra: Record<string, unknown> = {},
+  context: { domainName?: string; apiId?: string } = {},
+) {
   const eventType = routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE';
   return {
     requestContext: {
@@ -64,6 +78,7 @@ export function websocketEvent(routeKey: '$connect' | '$default' | '$disconnect'
       domainName: 'apif70053c.execute-api.us-east-1.amazonaws.com',
       apiId: 'apif70053c',
       ...(eventType === 'DISCONNECT' ? { disconnectStatusCode: 1000, disconnectReason: '' } : {}),
+      ...context,
     },
     isBase64Encoded: false,
     ...extra,

@@ -31,8 +31,11 @@ function statementMatches(s: PolicyStatement, call: AwsCall): boolean {
   return action && matchesResource(list(s.Resource ?? '*'), call.resource);
 }
 
+/** Whose calls are judged: a function, or a state machine (its role invokes the functions). */
+export type Principal = Pick<SynthFunction, 'id' | 'policies'>;
+
 /** Judges every call of `fn` against its policies. */
-export function checkCalls(fn: SynthFunction, calls: AwsCall[]): IamReport {
+export function checkCalls(fn: Principal, calls: AwsCall[]): IamReport {
   const denied = new Set<string>();
   for (const call of calls) {
     let allowedBy: string | undefined;
@@ -73,7 +76,7 @@ const resourcesOf = (p: RolePolicy, action: string) =>
  * and a statement granting sqs:ReceiveMessage is the event source mapping's (Lambda polls the queue
  * with the function's role): neither is called by the code, so neither is counted.
  */
-function unusedGrants(fn: SynthFunction, calls: AwsCall[]): string[] {
+function unusedGrants(fn: Principal, calls: AwsCall[]): string[] {
   const out: string[] = [];
   for (const p of fn.policies) {
     for (const s of p.statements) {
