@@ -66,6 +66,8 @@ const INTEGRATION = [
   'test/layers/core/store/secret-references.test.ts',
   'test/layers/core/store/signed-doc.test.ts',
   'test/layers/core/store/api-key-index.test.ts',
+  'test/layers/core/store/batches.test.ts',
+  'test/layers/core/batches/engine.test.ts',
   'test/layers/core/admin/api-keys/lifecycle.test.ts',
   'test/layers/core/admin/configs/service.test.ts',
   'test/layers/core/admin/users/service.test.ts',

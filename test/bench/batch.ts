@@ -3,9 +3,14 @@
  * JSONL file is uploaded to Gantry (direct mode, DynamoDB Local in memory, request logs on) and
  * run against a mock provider that answers each line after 20 ms, by the in-process driver. Prints
  * one JSON document: wall time from create to `completed`, lines per second, and the lines lost
- * (in neither file) and duplicated (called more than once, or in the files twice).
+ * (in neither file) and duplicated (called more than once, or in the files twice), with the CPU
+ * per line of Gantry and of DynamoDB Local (its Java process, read from /proc on Linux).
+ *
+ * BENCH_BATCH_WARMUP=<lines> runs a batch of that many lines first, not measured: a fresh
+ * DynamoDB Local spends its first minute or so compiling (the JIT), which a long-running
+ * `npm start` has behind it.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -22,7 +27,19 @@ import { startMockBatchProvider } from '../support/mock-batch-provider.ts';
 
 const LINES = Number(process.env.BENCH_BATCH_LINES ?? 10_000);
 const DELAY_MS = Number(process.env.BENCH_BATCH_DELAY_MS ?? 20);
+const WARMUP = Number(process.env.BENCH_BATCH_WARMUP ?? 0);
 const log = (msg: string) => process.stderr.write(`[bench:batch] ${msg}\n`);
+
+/** CPU time (user + system) of a process so far, from /proc (Linux); undefined elsewhere. */
+function javaCpuMs(pid: number): number | undefined {
+  try {
+    // Fields after the command name: utime and stime are the 12th and 13th, in clock ticks (100 a second).
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  } catch {
+    return undefined;
+  }
+}
 
 const ddb = await startDynamoDBLocal({ dataDir: ':memory:' });
 const mock = await startMockBatchProvider({ delayMs: DELAY_MS });
@@ -52,17 +69,6 @@ try {
   });
   const key = ((await keyRes.json()) as { key: string }).key;
 
-  const ids = Array.from({ length: LINES }, (_, i) => `line-${i}`);
-  const jsonl = ids
-    .map((id) =>
-      JSON.stringify({ custom_id: id, method: 'POST', url: '/v1/chat/completions', body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: id }] } }),
-    )
-    .join('\n');
-  const form = new FormData();
-  form.append('file', new Blob([jsonl]), 'bench.jsonl');
-  form.append('purpose', 'batch');
-  const file = (await (await fetch(`${server.url}/v1/files`, { method: 'POST', headers: { 'x-gw-api-key': key }, body: form })).json()) as { id: string };
-
   const headers = {
     'x-gw-api-key': key,
     'x-gw-provider': 'openai',
@@ -70,20 +76,52 @@ try {
     authorization: 'Bearer sk-x',
     'content-type': 'application/json',
   };
-  const started = performance.now();
-  const cpuBefore = process.cpuUsage();
-  const created = (await (
-    await fetch(`${server.url}/v1/batches`, {
-      method: 'POST',
-      headers,
-      body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }),
-    })
-  ).json()) as { id: string };
-  log(`batch ${created.id}: ${LINES} lines, mock answers after ${DELAY_MS} ms`);
-  await (deps.batchRunner as LocalBatchDriver).idle();
-  const wallMs = performance.now() - started;
-  const cpu = process.cpuUsage(cpuBefore);
-  const batch = (await (await fetch(`${server.url}/v1/batches/${created.id}`, { headers })).json()) as Record<string, unknown> & {
+
+  /** Uploads `ids` as a batch's lines, creates the batch and waits for the driver to finish it. */
+  const runBatch = async (ids: string[]) => {
+    const jsonl = ids
+      .map((id) =>
+        JSON.stringify({
+          custom_id: id,
+          method: 'POST',
+          url: '/v1/chat/completions',
+          body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: id }] },
+        }),
+      )
+      .join('\n');
+    const form = new FormData();
+    form.append('file', new Blob([jsonl]), 'bench.jsonl');
+    form.append('purpose', 'batch');
+    const file = (await (await fetch(`${server.url}/v1/files`, { method: 'POST', headers: { 'x-gw-api-key': key }, body: form })).json()) as { id: string };
+    const started = performance.now();
+    const cpuBefore = process.cpuUsage();
+    const javaBefore = javaCpuMs(ddb.pid);
+    const created = (await (
+      await fetch(`${server.url}/v1/batches`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ input_file_id: file.id, endpoint: '/v1/chat/completions', completion_window: 'immediate' }),
+      })
+    ).json()) as { id: string };
+    log(`batch ${created.id}: ${ids.length} lines, mock answers after ${DELAY_MS} ms`);
+    await (deps.batchRunner as LocalBatchDriver).idle();
+    const javaAfter = javaCpuMs(ddb.pid);
+    return {
+      id: created.id,
+      wallMs: performance.now() - started,
+      cpu: process.cpuUsage(cpuBefore),
+      javaMs: javaBefore === undefined || javaAfter === undefined ? undefined : javaAfter - javaBefore,
+    };
+  };
+
+  if (WARMUP > 0) {
+    await runBatch(Array.from({ length: WARMUP }, (_, i) => `warmup-${i}`));
+    mock.calls.clear();
+    mock.peak = 0;
+  }
+  const ids = Array.from({ length: LINES }, (_, i) => `line-${i}`);
+  const { id: batchId, wallMs, cpu, javaMs } = await runBatch(ids);
+  const batch = (await (await fetch(`${server.url}/v1/batches/${batchId}`, { headers })).json()) as Record<string, unknown> & {
     output_file_id: string | null;
     error_file_id: string | null;
   };
@@ -110,9 +148,11 @@ try {
     request_counts: batch.request_counts,
     wall_time_s: Math.round(wallMs) / 1000,
     lines_per_s: Math.round((LINES / wallMs) * 1000 * 10) / 10,
+    warmup_lines: WARMUP,
     provider_peak_concurrency: mock.peak,
-    // Gantry's own CPU per line (this process; DynamoDB Local is a separate Java process), and how busy the machine was.
+    // Gantry's own CPU per line (this process, the mock provider included), DynamoDB Local's (its Java process), and how busy the machine was.
     gantry_cpu_ms_per_line: Math.round(((cpu.user + cpu.system) / 1000 / LINES) * 100) / 100,
+    dynamodb_local_cpu_ms_per_line: javaMs === undefined ? null : Math.round((javaMs / LINES) * 100) / 100,
     load_average_1m: Math.round(os.loadavg()[0]! * 10) / 10,
     lost,
     duplicated,

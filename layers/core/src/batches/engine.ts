@@ -10,7 +10,8 @@
  * when a worker stopped (a crash, a restart): it is run once more, so the batch finishes; found
  * `running` a second time, it goes to the error file as `request_interrupted`, so no line reaches
  * the provider more than twice (docs/batches.md#exactly-once). A line answered 429 settled
- * nothing and is released (`throttled`) to run again, up to MAX_ATTEMPTS.
+ * nothing and is released (`throttled`) to run again, up to MAX_ATTEMPTS. Claims and answers are
+ * written many lines a transaction (a request per line was most of a line's cost locally).
  */
 import type { CoreDeps } from '../deps.ts';
 import type { EndpointSpec } from '../gateway/endpoint.ts';
@@ -22,13 +23,15 @@ import {
   type BatchProgress,
   type BatchRecord,
   type BatchStatus,
+  type LineAnswer,
   type LineOutcome,
+  TRANSACT_MAX_ITEMS,
 } from '../store/batches.ts';
 import { HeldFileRepository } from '../store/files.ts';
 import { batchableSpecs, readRange, validateInput, type InputLine } from './input.ts';
 import { callLine, openHeaders, type SealedHeaders } from './line-call.ts';
 import { batchObject, type BatchObject } from './object.ts';
-import { discardFile, writeResults, writeValidationErrors } from './results.ts';
+import { answeredOk, discardFile, writeResults, writeValidationErrors } from './results.ts';
 
 export type { BatchObject } from './object.ts';
 export type { BatchStatus } from '../store/batches.ts';
@@ -42,6 +45,12 @@ export interface BatchChunk {
 export interface RunChunkOptions {
   /** The AIMD window never grows past this (default DEFAULT_MAX_CONCURRENCY). */
   maxConcurrency?: number;
+  /**
+   * The window to run with, kept by a runner that runs a batch's chunks one after the other (the
+   * local driver), so each chunk goes on at the concurrency the last one reached instead of
+   * starting over from INITIAL_CONCURRENCY; `maxConcurrency` is then the window's own.
+   */
+  window?: LineWindow;
   /** Aborting stops the chunk as a crash would: no new line starts, lines in flight are not recorded. */
   signal?: AbortSignal;
   /** Aborting stops the chunk gracefully: no new line starts, lines in flight finish and are recorded. */
@@ -62,6 +71,12 @@ const MAX_RERUNS = 1;
 /** The batch's live counts are added to after this many recorded lines, or this long after the last addition. */
 const PROGRESS_LINES = 50;
 const PROGRESS_MS = 1000;
+/**
+ * Answers are recorded together: after this many, or this long after the first one waiting. A
+ * crash loses at most these (their lines are run once more, as lines in flight are).
+ */
+const ANSWER_GROUP = TRANSACT_MAX_ITEMS;
+const ANSWER_WAIT_MS = 100;
 
 const seconds = (deps: CoreDeps): number => Math.floor(deps.clock.now() / 1000);
 
@@ -158,6 +173,7 @@ interface ChunkRun {
   sealed: SealedHeaders;
   signal: AbortSignal | undefined;
   progress: Progress;
+  answers: Answers;
 }
 
 /**
@@ -211,6 +227,60 @@ class Progress {
 }
 
 /**
+ * The chunk's answers not yet recorded: written ANSWER_GROUP at a time (one transaction instead of
+ * a put per line, DynamoDB's cost per request being most of a line's), or ANSWER_WAIT_MS after the
+ * first one waiting, one write after the other. A line counts in the progress once its answer is
+ * recorded. A write that fails is kept (`failure`): the chunk starts no new line and fails once the
+ * lines in flight are done, and the lines of that write, still `running`, are run once more by the
+ * next run of the chunk, as lines a crash left in flight are.
+ */
+class Answers {
+  #waiting: LineAnswer[] = [];
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #writes: Promise<void> = Promise.resolve();
+  failure: unknown;
+  readonly #repo: BatchRepository;
+  readonly #progress: Progress;
+  constructor(repo: BatchRepository, progress: Progress) {
+    this.#repo = repo;
+    this.#progress = progress;
+  }
+  add(answer: LineAnswer): void {
+    this.#waiting.push(answer);
+    if (this.#waiting.length >= ANSWER_GROUP) this.#write();
+    else this.#timer ??= setTimeout(() => this.#write(), ANSWER_WAIT_MS);
+  }
+  /** Records every answer waiting and waits for all writes; throws the first failure. */
+  async flush(): Promise<void> {
+    this.#write();
+    await this.#writes;
+    if (this.failure !== undefined) throw this.failure;
+  }
+  /** A crash: the answers waiting are never written (their lines stay `running`). */
+  drop(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    this.#waiting = [];
+  }
+  #write(): void {
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+    if (this.#waiting.length === 0) return;
+    const group = this.#waiting;
+    this.#waiting = [];
+    this.#writes = this.#writes.then(() => this.#record(group));
+  }
+  async #record(group: LineAnswer[]): Promise<void> {
+    try {
+      const recorded = await this.#repo.completeAll(group);
+      for (const [i, { out }] of group.entries()) if (recorded[i]) await this.#progress.add(out, out.status_code >= 200 && out.status_code < 300);
+    } catch (err) {
+      this.failure ??= err;
+    }
+  }
+}
+
+/**
  * Sorts the chunk's lines: not yet recorded, throttled, or left running by a stopped worker for
  * the first time (to run); done (skipped); left running again (recorded as interrupted).
  */
@@ -246,7 +316,7 @@ const interrupted = (): LineOutcome => ({
 });
 
 /** The AIMD window: +1 a success until the first 429 (slow start), then +1/window; halved on a 429. */
-class Window {
+export class LineWindow {
   size: number;
   #slowStart = true;
   #throttles = 0;
@@ -280,75 +350,134 @@ export async function runChunk(
   const spec = (await batchableSpecs()).get(b.endpoint);
   if (!key || !spec || b.status !== 'in_progress') return { ran: 0, skipped: chunk.end - chunk.start, throttled: 0 };
   const progress = new Progress(repo, b.id, deps.clock);
-  const c: ChunkRun = { deps, repo, b, spec, sealed: await openHeaders(deps, b), signal: opts.signal, progress };
+  const answers = new Answers(repo, progress);
+  const c: ChunkRun = { deps, repo, b, spec, sealed: await openHeaders(deps, b), signal: opts.signal, progress, answers };
   try {
     return await runLines(c, key, chunk, opts);
   } finally {
-    // Whatever ended the chunk, the lines it recorded count; a failure here fails the chunk (it runs again, skipping what is done).
-    await progress.flush();
+    // An abort is a crash: the answers not yet written are lost, and their lines run once more.
+    if (opts.signal?.aborted) answers.drop();
+    // Otherwise, whatever ended the chunk, its answers are recorded and counted before it ends; a
+    // failure here fails the chunk (it runs again: what is recorded is skipped, the rest runs).
+    try {
+      await answers.flush();
+    } finally {
+      await progress.flush();
+    }
   }
 }
 
+/**
+ * Starts lines while the window has room: the free places are claimed together (one write for
+ * them all), then the claimed lines start at once, so a line is claimed only when it is about to
+ * run and a crash leaves no line claimed that was not in flight. Claims made while others run
+ * gather the places freed meanwhile.
+ */
 async function runLines(c: ChunkRun, key: string, chunk: BatchChunk, opts: RunChunkOptions): Promise<{ ran: number; skipped: number; throttled: number }> {
-  const { deps, repo, b, spec, progress } = c;
+  const { deps, repo, b, answers } = c;
   const { pending, skipped } = await pendingLines(c, key, chunk);
   const stats = { ran: 0, skipped, throttled: 0 };
-  const window = new Window(opts.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
+  const window = opts.window ?? new LineWindow(opts.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
   const stop = new StopCheck(deps, repo, b, [opts.signal, opts.drain]);
   const inflight = new Set<Promise<void>>();
-  let waitMs = 0;
-  const one = async (p: Pending): Promise<void> => {
-    const claimed = await repo.claim({ batch_id: b.id, index: p.line.index, custom_id: p.line.custom_id }, p.previous);
-    if (!claimed) return void stats.skipped++;
-    const out = await callLine(deps, spec, b, c.sealed, p.line, claimed.request_id, opts.signal);
-    // An abort is a crash: what was in flight stays `running`.
-    if (opts.signal?.aborted) return;
-    if (out.status_code === 429 && claimed.attempts < MAX_ATTEMPTS) {
-      await repo.release(claimed);
-      stats.throttled++;
-      waitMs = Math.max(waitMs, window.throttled());
-      pending.push({ line: p.line, previous: { ...claimed, state: 'throttled' } });
-      return;
-    }
-    if (out.status_code !== 429) window.success();
-    if (await repo.complete(claimed, out)) await progress.add(out, out.status_code >= 200 && out.status_code < 300);
-    stats.ran++;
-  };
+  const run: LineRun = { c, window, stats, pending, opts, waitMs: 0, failure: undefined };
+  const failed = () => run.failure !== undefined || answers.failure !== undefined;
   while (pending.length > 0 || inflight.size > 0) {
-    while (pending.length > 0 && inflight.size < Math.floor(window.size)) {
+    const room = Math.floor(window.size) - inflight.size;
+    if (pending.length > 0 && room > 0 && !failed()) {
       if (await stop.stop()) {
         pending.length = 0;
-        break;
+        continue;
       }
-      if (waitMs > 0) {
-        const ms = waitMs;
-        waitMs = 0;
+      if (run.waitMs > 0) {
+        const ms = run.waitMs;
+        run.waitMs = 0;
         await deps.clock.sleep(ms, opts.signal).catch(() => undefined);
         continue;
       }
-      const task: Promise<void> = one(pending.shift() as Pending).finally(() => inflight.delete(task));
-      inflight.add(task);
+      const group = pending.splice(0, Math.min(room, TRANSACT_MAX_ITEMS));
+      for (const [i, rec] of (await claim(run, group)).entries()) {
+        if (!rec) continue;
+        const task: Promise<void> = runLine(run, group[i]!.line, rec).finally(() => inflight.delete(task));
+        inflight.add(task);
+      }
+      continue;
     }
+    if (failed()) pending.length = 0;
     if (inflight.size > 0) await Promise.race(inflight);
   }
+  if (run.failure !== undefined) throw run.failure;
   return stats;
+}
+
+/** What the lines of one chunk run share. */
+interface LineRun {
+  c: ChunkRun;
+  window: LineWindow;
+  stats: { ran: number; skipped: number; throttled: number };
+  pending: Pending[];
+  opts: RunChunkOptions;
+  /** How long to wait before the next start (after a 429). */
+  waitMs: number;
+  /** The first error of a line: no new line starts, and the chunk fails once the others are done. */
+  failure: unknown;
+}
+
+/** Claims the lines of a group (undefined: recorded otherwise, skipped); a failed write fails the chunk, and none of them runs. */
+async function claim(run: LineRun, group: Pending[]): Promise<Array<BatchLineRecord | undefined>> {
+  const { b, repo } = run.c;
+  try {
+    const claimed = await repo.claimAll(
+      group.map((p) => ({ line: { batch_id: b.id, index: p.line.index, custom_id: p.line.custom_id }, previous: p.previous })),
+    );
+    run.stats.skipped += claimed.filter((r) => r === undefined).length;
+    return claimed;
+  } catch (err) {
+    run.failure ??= err;
+    return [];
+  }
+}
+
+/** Calls a claimed line; its answer waits to be recorded with others, a 429 puts it back to run again. */
+async function runLine(run: LineRun, line: InputLine, claimed: BatchLineRecord): Promise<void> {
+  const { c, opts } = run;
+  try {
+    const out = await callLine(c.deps, c.spec, c.b, c.sealed, line, claimed.request_id, opts.signal);
+    // An abort is a crash: what was in flight stays `running`.
+    if (opts.signal?.aborted) return;
+    if (out.status_code === 429 && claimed.attempts < MAX_ATTEMPTS) {
+      await c.repo.release(claimed);
+      run.stats.throttled++;
+      run.waitMs = Math.max(run.waitMs, run.window.throttled());
+      run.pending.push({ line, previous: { ...claimed, state: 'throttled' } });
+      return;
+    }
+    if (out.status_code !== 429) run.window.success();
+    c.answers.add({ rec: claimed, out });
+    run.stats.ran++;
+  } catch (err) {
+    run.failure ??= err;
+  }
 }
 
 type BatchUsage = Required<Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 'cached_tokens' | 'reasoning_tokens' | 'cost_micros'>>;
 
 /**
  * The batch's usage, exactly the sum of its answered lines (the live counters are progress only),
- * and whether every line is recorded done: one pass over the records, a page at a time.
+ * whether every line is recorded done, and whether every one was answered 2xx (no error file):
+ * one pass over the records, a page at a time.
  */
-async function summarize(records: AsyncIterable<BatchLineRecord>, total: number): Promise<{ allDone: boolean; usage: BatchUsage }> {
+async function summarize(records: AsyncIterable<BatchLineRecord>, total: number): Promise<{ allDone: boolean; allOk: boolean; usage: BatchUsage }> {
   const usage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
   let done = 0;
+  let ok = 0;
   for await (const r of records) {
     if (r.state !== 'done') continue;
     done++;
+    if (answeredOk(r)) ok++;
     for (const k of Object.keys(usage) as Array<keyof BatchUsage>) usage[k] += r[k] ?? 0;
   }
-  return { allDone: done === total, usage };
+  return { allDone: done === total, allOk: ok === total, usage };
 }
 
 /** Writes output and error files from the per-line records; completed / cancelled / expired with *_at set. */
@@ -357,14 +486,14 @@ export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<Ba
   let b = await load(repo, batchId);
   if (FINAL_STATUSES.has(b.status) || b.status === 'validating') return batchObject(b);
   const records = () => repo.streamLines(batchId, 0, b.total);
-  const { allDone, usage } = await summarize(records(), b.total);
+  const { allDone, allOk, usage } = await summarize(records(), b.total);
   const expired = deps.clock.now() >= b.expires_at * 1000;
   const final: BatchStatus = b.status === 'cancelling' ? 'cancelled' : allDone ? 'completed' : expired ? 'expired' : b.status;
   if (final === b.status) return batchObject(b);
   if (final === 'completed' && b.status === 'in_progress') await repo.transition(batchId, ['in_progress'], 'finalizing', { finalizing_at: seconds(deps) });
   const key = await inputKey(deps, b);
   const files = key
-    ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired')
+    ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired', allOk)
     : { completed: 0, failed: b.total };
   const stamp = final === 'completed' ? 'completed_at' : final === 'cancelled' ? 'cancelled_at' : 'expired_at';
   const fields: Partial<BatchRecord> = { [stamp]: seconds(deps), completed: files.completed, failed: files.failed, ...usage };

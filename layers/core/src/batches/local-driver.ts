@@ -5,7 +5,7 @@
  * batch left unfinished by a stopped process; the per-line records make running it again safe.
  */
 import type { CoreDeps } from '../deps.ts';
-import { finalizeBatch, runChunk, startBatch } from './engine.ts';
+import { DEFAULT_MAX_CONCURRENCY, finalizeBatch, LineWindow, runChunk, startBatch } from './engine.ts';
 import { BatchRepository } from '../store/batches.ts';
 import type { BatchRunner } from '../ports/batch-runner.ts';
 
@@ -77,9 +77,11 @@ export class LocalBatchDriver implements BatchRunner {
 
   async #run(id: string, signal: AbortSignal, drain: AbortSignal): Promise<void> {
     const { chunks } = await startBatch(this.#deps, id);
+    // One window for the batch: a chunk starts at the concurrency the one before reached.
+    const window = new LineWindow(this.#maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
     for (const chunk of chunks) {
       if (signal.aborted || drain.aborted) return;
-      await runChunk(this.#deps, id, chunk, { signal, drain, ...(this.#maxConcurrency ? { maxConcurrency: this.#maxConcurrency } : {}) });
+      await runChunk(this.#deps, id, chunk, { signal, drain, window });
     }
     if (!signal.aborted && !drain.aborted) await finalizeBatch(this.#deps, id);
   }

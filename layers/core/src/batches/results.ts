@@ -29,6 +29,10 @@ const INTERRUPTED = {
 
 const NOT_RUN_INVALID = 'This request was not executed because the batch failed validation: other lines of the input file are invalid (see errors.data).';
 
+/** Whether the line's record puts it in the output file (answered 2xx); else it goes to the error file. */
+export const answeredOk = (rec: BatchLineRecord): boolean =>
+  rec.state === 'done' && !rec.error && rec.status_code !== undefined && rec.status_code >= 200 && rec.status_code < 300;
+
 async function bodyText(deps: CoreDeps, rec: BatchLineRecord): Promise<string> {
   if (rec.body !== undefined) return rec.body;
   const bytes = rec.body_blob ? await deps.blobs.get(rec.body_blob) : undefined;
@@ -44,7 +48,7 @@ async function resultLine(deps: CoreDeps, customId: string, rec: BatchLineRecord
   if (!rec || rec.state === 'throttled')
     return { ok: false, text: errorLine(rec?.request_id ?? newBatchRequestId(), customId, { code: unrun, message: UNRUN_ERRORS[unrun] }) };
   if (rec.state !== 'done' || rec.error || !rec.status_code) return { ok: false, text: errorLine(rec.request_id, customId, rec.error ?? INTERRUPTED) };
-  const ok = rec.status_code >= 200 && rec.status_code < 300;
+  const ok = answeredOk(rec);
   const response = `{"status_code":${rec.status_code},"request_id":${JSON.stringify(rec.response_request_id ?? rec.request_id)},"body":${await bodyText(deps, rec)}}`;
   return { ok, text: `{"id":${JSON.stringify(rec.request_id)},"custom_id":${JSON.stringify(customId)},"response":${response},"error":null}\n` };
 }
@@ -125,10 +129,14 @@ async function writeFile(deps: CoreDeps, b: BatchRecord, kind: 'output' | 'error
   return { id, lines: count.lines };
 }
 
-/** Writes both files; their ids (absent when a file would be empty) and line counts. */
-export async function writeResults(deps: CoreDeps, b: BatchRecord, inputKey: string, records: LineRecords, unrun: UnrunCode) {
+/**
+ * Writes both files; their ids (absent when a file would be empty) and line counts. `allOk`: every
+ * line's record was read answered 2xx, so the error file would be empty and its pass over the
+ * batch is skipped (a record read done never changes).
+ */
+export async function writeResults(deps: CoreDeps, b: BatchRecord, inputKey: string, records: LineRecords, unrun: UnrunCode, allOk = false) {
   const output = await writeFile(deps, b, 'output', fileLines(deps, inputKey, records, unrun, true));
-  const errors = await writeFile(deps, b, 'error', fileLines(deps, inputKey, records, unrun, false));
+  const errors = allOk ? { id: undefined, lines: 0 } : await writeFile(deps, b, 'error', fileLines(deps, inputKey, records, unrun, false));
   return { output_file_id: output.id, error_file_id: errors.id, completed: output.lines, failed: errors.lines };
 }
 

@@ -5,7 +5,7 @@
  * may run (a conditional put before the call) and keeps its answer (after it). Batches not yet
  * final also have a marker under BATCHES#ACTIVE, so a restarted runner finds them.
  */
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
 import { Entity, type Item } from './entity.ts';
 import type { TableClient } from './repositories.ts';
@@ -119,6 +119,47 @@ export function newBatchId(nowMs: number): string {
 export const newBatchRequestId = (): string => `batch_req_${randomBytes(12).toString('hex')}`;
 
 const isConditionFailure = (err: unknown): boolean => err instanceof Error && err.name === 'ConditionalCheckFailedException';
+const isCancelled = (err: unknown): boolean => err instanceof Error && err.name === 'TransactionCanceledException';
+
+/** DynamoDB's limits on one TransactWriteItems: 100 items, 4 MB in all (kept under, with room for the keys and attribute names). */
+export const TRANSACT_MAX_ITEMS = 100;
+const TRANSACT_MAX_BYTES = 3_000_000;
+
+/** A line to claim, and its record as the runner read it (none: never claimed). */
+export interface LineClaim {
+  line: Pick<BatchLineRecord, 'batch_id' | 'index' | 'custom_id'>;
+  previous?: BatchLineRecord | undefined;
+}
+
+/** A claimed line and its answer, to record. */
+export interface LineAnswer {
+  rec: BatchLineRecord;
+  out: LineOutcome;
+}
+
+type Put = Omit<PutCommandInput, 'TableName'>;
+
+/** Splits puts into groups one transaction can hold (count and, roughly, bytes: answers can be 300 KB each). */
+function transactGroups<T>(items: readonly T[], bytes: (item: T) => number): T[][] {
+  const groups: T[][] = [];
+  let group: T[] = [];
+  let size = 0;
+  for (const item of items) {
+    const b = bytes(item);
+    if (group.length > 0 && (group.length >= TRANSACT_MAX_ITEMS || size + b > TRANSACT_MAX_BYTES)) {
+      groups.push(group);
+      group = [];
+      size = 0;
+    }
+    group.push(item);
+    size += b;
+  }
+  if (group.length > 0) groups.push(group);
+  return groups;
+}
+
+/** An answer's share of a transaction's 4 MB: its body, and about 1 KB for the rest of the item. */
+const answerBytes = (a: LineAnswer): number => (a.out.body?.length ?? 0) + 1024;
 
 export interface LineOutcome {
   /** 0 when the line got no answer (`error` says why). */
@@ -133,6 +174,34 @@ export interface LineOutcome {
   reasoning_tokens: number;
   cost_micros: number;
 }
+
+/** The claim's record and its conditional put (see `BatchRepository.claimAll`). */
+function claimPut({ line, previous }: LineClaim): { rec: BatchLineRecord; put: Put } {
+  const reruns = (previous?.reruns ?? 0) + (previous?.state === 'running' ? 1 : 0);
+  const rec: BatchLineRecord = {
+    ...line,
+    state: 'running',
+    attempts: (previous?.attempts ?? 0) + 1,
+    request_id: previous?.request_id ?? newBatchRequestId(),
+    ...(reruns > 0 ? { reruns } : {}),
+  };
+  const condition: Omit<Put, 'Item'> = previous
+    ? {
+        ConditionExpression: '#s = :s AND attempts = :n',
+        ExpressionAttributeNames: { '#s': 'state' },
+        ExpressionAttributeValues: { ':s': previous.state, ':n': previous.attempts },
+      }
+    : { ConditionExpression: 'attribute_not_exists(pk)' };
+  return { rec, put: { Item: BatchLine.toItem(rec), ...condition } };
+}
+
+/** The answer's put, conditional on the line still being this run's claim (see `BatchRepository.complete`). */
+const completePut = ({ rec, out }: LineAnswer): Put => ({
+  Item: BatchLine.toItem({ ...rec, ...out, state: 'done' }),
+  ConditionExpression: '#s = :r AND attempts = :n',
+  ExpressionAttributeNames: { '#s': 'state' },
+  ExpressionAttributeValues: { ':r': 'running', ':n': rec.attempts },
+});
 
 export class BatchRepository {
   readonly #t: TableClient;
@@ -236,39 +305,22 @@ export class BatchRepository {
   }
 
   /**
-   * Claims a line before its call: a new record in state `running`; a `throttled` one back to
-   * `running`; or, to run it again, one a stopped worker left `running` (counted in `reruns`).
-   * Conditional on the record being as `previous` was read, so of two runners only one wins.
-   * Undefined when the line is recorded otherwise (run, or claimed by another runner).
+   * Claims lines before their calls: for each, a new record in state `running`; a `throttled` one
+   * back to `running`; or, to run it again, one a stopped worker left `running` (counted in
+   * `reruns`). Conditional on the record being as `previous` was read, so of two runners only one
+   * wins. Returns, in order, each line's claimed record, or undefined when the line is recorded
+   * otherwise (run, or claimed by another runner).
+   *
+   * One transaction per TRANSACT_MAX_ITEMS lines: most of a write's cost is per request (measured
+   * on DynamoDB Local: about 1.5 ms of its CPU and 1 ms of the SDK's for a put, against 0.3 ms and
+   * 0.04 ms per line in a transaction of 100). A transaction is all or nothing: when another
+   * runner took one of the lines meanwhile it is cancelled, and the group is claimed line by line.
    */
-  async claim(line: Pick<BatchLineRecord, 'batch_id' | 'index' | 'custom_id'>, previous: BatchLineRecord | undefined): Promise<BatchLineRecord | undefined> {
-    const reruns = (previous?.reruns ?? 0) + (previous?.state === 'running' ? 1 : 0);
-    const rec: BatchLineRecord = {
-      ...line,
-      state: 'running',
-      attempts: (previous?.attempts ?? 0) + 1,
-      request_id: previous?.request_id ?? newBatchRequestId(),
-      ...(reruns > 0 ? { reruns } : {}),
-    };
-    try {
-      await this.#t.doc.send(
-        new PutCommand({
-          TableName: this.#t.tableName,
-          Item: BatchLine.toItem(rec),
-          ...(previous
-            ? {
-                ConditionExpression: '#s = :s AND attempts = :n',
-                ExpressionAttributeNames: { '#s': 'state' },
-                ExpressionAttributeValues: { ':s': previous.state, ':n': previous.attempts },
-              }
-            : { ConditionExpression: 'attribute_not_exists(pk)' }),
-        }),
-      );
-      return rec;
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+  async claimAll(claims: readonly LineClaim[]): Promise<Array<BatchLineRecord | undefined>> {
+    const puts = claims.map(claimPut);
+    const groups = transactGroups(puts, () => 1);
+    const done = await Promise.all(groups.map((g) => this.#putAll(g.map((p) => p.put))));
+    return groups.flatMap((g, i) => g.map((p, j) => (done[i]![j] ? p.rec : undefined)));
   }
 
   /** A throttled line goes back to be run again (its 429 settled nothing). */
@@ -290,22 +342,45 @@ export class BatchRepository {
    * The line records are the truth: finalize counts the batch's lines and usage from them. The
    * batch's live counts (progress while it runs) are added apart, by `count`, for many lines at once.
    */
-  async complete(rec: BatchLineRecord, out: LineOutcome): Promise<boolean> {
-    const done: BatchLineRecord = { ...rec, ...out, state: 'done' };
+  complete(rec: BatchLineRecord, out: LineOutcome): Promise<boolean> {
+    return this.#put(completePut({ rec, out }));
+  }
+
+  /**
+   * Records many answers, a transaction per TRANSACT_MAX_ITEMS lines (or 3 MB of answers):
+   * whether each was recorded, as `complete` says. A cancelled transaction (a line another worker
+   * owns now) is done again line by line; any other failure throws, and no answer of that
+   * transaction is recorded, so its lines stay `running` and a new run runs them again.
+   */
+  async completeAll(answers: readonly LineAnswer[]): Promise<boolean[]> {
+    const groups = transactGroups(answers, answerBytes);
+    const done = await Promise.all(groups.map((g) => this.#putAll(g.map(completePut))));
+    return done.flat();
+  }
+
+  /** One conditional put; false when its condition failed. */
+  async #put(put: Put): Promise<boolean> {
     try {
-      await this.#t.doc.send(
-        new PutCommand({
-          TableName: this.#t.tableName,
-          Item: BatchLine.toItem(done),
-          ConditionExpression: '#s = :r AND attempts = :n',
-          ExpressionAttributeNames: { '#s': 'state' },
-          ExpressionAttributeValues: { ':r': 'running', ':n': rec.attempts },
-        }),
-      );
+      await this.#t.doc.send(new PutCommand({ TableName: this.#t.tableName, ...put }));
       return true;
     } catch (err) {
       if (isConditionFailure(err)) return false;
       throw err;
+    }
+  }
+
+  /**
+   * Conditional puts in one transaction (its idempotency token, which the SDK fills, makes a
+   * retried request safe); cancelled, each put alone, so a line taken by someone else fails alone.
+   */
+  async #putAll(puts: readonly Put[]): Promise<boolean[]> {
+    if (puts.length === 1) return [await this.#put(puts[0]!)];
+    try {
+      await this.#t.doc.send(new TransactWriteCommand({ TransactItems: puts.map((p) => ({ Put: { TableName: this.#t.tableName, ...p } })) }));
+      return puts.map(() => true);
+    } catch (err) {
+      if (!isCancelled(err)) throw err;
+      return Promise.all(puts.map((p) => this.#put(p)));
     }
   }
 

@@ -1,0 +1,138 @@
+/**
+ * The batch line records (store/batches.ts) written many lines at a time, against DynamoDB Local:
+ * claims and answers go in transactions of up to 100 lines (and under 4 MB), and a line that
+ * another runner holds fails alone, so of two runners only one claims a line and a stale runner's
+ * answer is never recorded over the current one.
+ */
+import { afterAll, beforeAll, describe, expect, it, inject } from 'vitest';
+import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
+import { BatchRepository, type BatchLineRecord, type LineClaim, type LineOutcome } from '../../../../layers/core/src/store/batches.ts';
+import { createTestDeps } from '../../../support/deps.ts';
+import { startTableProxy, type TableProxy } from '../../../support/table-proxy.ts';
+
+let deps: CoreDeps;
+let proxy: TableProxy;
+let repo: BatchRepository;
+
+beforeAll(async () => {
+  proxy = await startTableProxy(inject('dynamodbEndpoint'));
+  deps = await createTestDeps({ DYNAMODB_ENDPOINT: proxy.url, GW_REQUEST_LOGS: 'OFF' });
+  repo = new BatchRepository(deps.repos.table);
+});
+afterAll(async () => {
+  deps?.upstream.close();
+  await proxy?.close();
+});
+
+let batches = 0;
+const lines = (n: number, from = 0): { batchId: string; claims: LineClaim[] } => {
+  const batchId = `batch_store${batches++}`;
+  return { batchId, claims: Array.from({ length: n }, (_, i) => ({ line: { batch_id: batchId, index: from + i, custom_id: `c${from + i}` } })) };
+};
+
+const answer = (body = '{"ok":true}'): LineOutcome => ({
+  status_code: 200,
+  response_request_id: 'log-1',
+  body,
+  input_tokens: 9,
+  output_tokens: 3,
+  cached_tokens: 0,
+  reasoning_tokens: 0,
+  cost_micros: 5,
+});
+
+/** Requests the proxy forwarded for `fn`, by operation. */
+async function requestsOf(fn: () => Promise<unknown>): Promise<Record<string, number>> {
+  proxy.counts.clear();
+  await fn();
+  return Object.fromEntries(proxy.counts);
+}
+
+describe('batch line claims, many at a time', () => {
+  it('claims 250 fresh lines with three transactions (100 lines each at most), each line running once', async () => {
+    const { batchId, claims } = lines(250);
+    let claimed: Array<BatchLineRecord | undefined> = [];
+    expect(await requestsOf(async () => (claimed = await repo.claimAll(claims)))).toEqual({ TransactWriteItems: 3 });
+    expect(claimed.every((r, i) => r?.index === i && r.state === 'running' && r.attempts === 1)).toBe(true);
+    expect(new Set(claimed.map((r) => r?.request_id)).size).toBe(250);
+    const stored = await repo.lines(batchId, 0, 250);
+    expect(stored.map((r) => [r.index, r.state, r.attempts])).toEqual(claimed.map((r) => [r?.index, 'running', 1]));
+  });
+
+  it('leaves out only the lines another runner claimed first; the rest of the group is claimed', async () => {
+    const { batchId, claims } = lines(10);
+    // The other runner holds lines 3 and 7.
+    expect((await repo.claimAll([claims[3]!, claims[7]!])).every(Boolean)).toBe(true);
+    const mine = await repo.claimAll(claims);
+    expect(mine.map((r) => r !== undefined)).toEqual([true, true, true, false, true, true, true, false, true, true]);
+    // Claimed once each: the lines the other runner holds keep its records.
+    const stored = await repo.lines(batchId, 0, 10);
+    expect(stored.map((r) => r.attempts)).toEqual(Array(10).fill(1));
+  });
+
+  it('claims a line again only as it was read: a stale previous record claims nothing', async () => {
+    const { claims } = lines(2);
+    const [a, b] = await repo.claimAll(claims);
+    await repo.release(a!);
+    const again = await repo.claimAll([
+      { line: claims[0]!.line, previous: { ...a!, state: 'throttled' } },
+      // Read before it was claimed: someone else ran it meanwhile.
+      { line: claims[1]!.line, previous: undefined },
+    ]);
+    expect(again[0]).toMatchObject({ state: 'running', attempts: 2, request_id: a!.request_id });
+    expect(again[1]).toBeUndefined();
+    expect(b).toBeDefined();
+  });
+});
+
+describe('batch line answers, many at a time', () => {
+  it('records 150 answers with two transactions; each line done once with its answer', async () => {
+    const { batchId, claims } = lines(150);
+    const claimed = (await repo.claimAll(claims)) as BatchLineRecord[];
+    let recorded: boolean[] = [];
+    const requests = await requestsOf(async () => (recorded = await repo.completeAll(claimed.map((rec) => ({ rec, out: answer(`{"line":${rec.index}}`) })))));
+    expect(requests).toEqual({ TransactWriteItems: 2 });
+    expect(recorded).toEqual(Array(150).fill(true));
+    const stored = await repo.lines(batchId, 0, 150);
+    expect(stored.every((r, i) => r.state === 'done' && r.body === `{"line":${i}}` && r.input_tokens === 9)).toBe(true);
+  });
+
+  it('splits answers too large for one transaction (4 MB): 14 answers of 290 KB are all recorded', async () => {
+    const { batchId, claims } = lines(14);
+    const claimed = (await repo.claimAll(claims)) as BatchLineRecord[];
+    const big = (i: number) => JSON.stringify({ line: i, text: 'x'.repeat(290_000) });
+    let recorded: boolean[] = [];
+    const requests = await requestsOf(async () => (recorded = await repo.completeAll(claimed.map((rec) => ({ rec, out: answer(big(rec.index)) })))));
+    expect(requests.TransactWriteItems).toBeGreaterThan(1);
+    expect(recorded).toEqual(Array(14).fill(true));
+    const stored = await repo.lines(batchId, 0, 14);
+    expect(stored.map((r) => r.body)).toEqual(claimed.map((r) => big(r.index)));
+  });
+
+  it("never records a stale runner's answer: only the line claimed anew by another run is refused, the others are recorded", async () => {
+    const { batchId, claims } = lines(5);
+    const first = (await repo.claimAll(claims)) as BatchLineRecord[];
+    // Line 2 was found running by a new run, which claimed it again and recorded its own answer.
+    const [rerun] = await repo.claimAll([{ line: claims[2]!.line, previous: first[2] }]);
+    expect(rerun).toMatchObject({ attempts: 2, reruns: 1 });
+    expect(await repo.completeAll([{ rec: rerun!, out: answer('"the rerun"') }])).toEqual([true]);
+    const recorded = await repo.completeAll(first.map((rec) => ({ rec, out: answer('"the first run"') })));
+    expect(recorded).toEqual([true, true, false, true, true]);
+    const stored = await repo.lines(batchId, 0, 5);
+    expect(stored.map((r) => r.body)).toEqual(['"the first run"', '"the first run"', '"the rerun"', '"the first run"', '"the first run"']);
+    // A second write of the same answers (a worker that did not know the first went through) records nothing twice.
+    expect(await repo.completeAll(first.map((rec) => ({ rec, out: answer('"again"') })))).toEqual([false, false, false, false, false]);
+  });
+
+  it('throws when the table refuses the write, recording none of its answers (the lines stay running)', async () => {
+    const { batchId, claims } = lines(3);
+    const claimed = (await repo.claimAll(claims)) as BatchLineRecord[];
+    proxy.refuse = (req) => req.operation === 'TransactWriteItems';
+    try {
+      await expect(repo.completeAll(claimed.map((rec) => ({ rec, out: answer() })))).rejects.toMatchObject({ name: 'InternalServerError' });
+    } finally {
+      proxy.refuse = undefined;
+    }
+    expect((await repo.lines(batchId, 0, 3)).map((r) => r.state)).toEqual(['running', 'running', 'running']);
+  });
+});
