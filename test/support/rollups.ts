@@ -7,9 +7,9 @@ import { addEvent, emptyAggregate, type Aggregate, type RollupKey } from '../../
 import type { LogEvent } from '../../layers/core/src/observability/log-event.ts';
 import { rollupsOf, type RollupStore } from '../../layers/core/src/observability/rollups.ts';
 
-/** The items each Query read, by partition prefix (`RC`: combinations, `RT`: totals, `RD`: dimension values). */
+/** The items each Query read, by partition prefix (`RC`: combinations, `RT`: totals, `RD`: dimension values, `RS`: one value's series). */
 export function counting(doc: DynamoDBDocumentClient) {
-  const read = { RC: 0, RT: 0, RD: 0 };
+  const read = { RC: 0, RT: 0, RD: 0, RS: 0 };
   const proxy = new Proxy(doc, {
     get: (target, prop) =>
       prop === 'send'
@@ -17,7 +17,7 @@ export function counting(doc: DynamoDBDocumentClient) {
             const out = (await target.send(c as never)) as { Items?: unknown[] };
             const q = c as QueryCommand;
             const pk = String(q.input?.ExpressionAttributeValues?.[':pk'] ?? '');
-            if (c?.constructor?.name === 'QueryCommand' && /^R[CTD]#/.test(pk)) read[pk.slice(0, 2) as 'RC' | 'RT' | 'RD'] += out.Items?.length ?? 0;
+            if (c?.constructor?.name === 'QueryCommand' && /^R[CTDS]#/.test(pk)) read[pk.slice(0, 2) as keyof typeof read] += out.Items?.length ?? 0;
             return out;
           }
         : Reflect.get(target, prop),

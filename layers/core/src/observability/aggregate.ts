@@ -139,6 +139,8 @@ export interface RollupKey {
    */
   admitted?: true | undefined;
   other?: true | undefined;
+  /** With `other`'s decision, the value's own series item: what a filter on it reads in this bucket. */
+  series?: true | undefined;
 }
 
 /** An aggregate as JSON (maps and sets as arrays), for the queue. */

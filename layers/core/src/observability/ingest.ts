@@ -37,6 +37,7 @@ import type { LogEvent } from './log-event.ts';
 import { LogStore } from './log-store.ts';
 import { batchItem, batchKey, pointerKey } from '../store/log-items.ts';
 import type { LogQueueMessage, PointersMessage } from './messages.ts';
+import { undecided } from './rollup-admission.ts';
 import { RollupStore, rollupsOf, type PendingRollup } from './rollups.ts';
 import { batchGet, batchPut, keyString, putItem, withRetry, type RetryOptions } from '../store/batch-io.ts';
 import { DAY_MS } from './time.ts';
@@ -285,17 +286,37 @@ async function requeueUnwritten(r: BatchRun, logs: readonly Incoming[]): Promise
   }
 }
 
-/** Rollup messages from earlier batches. */
+/**
+ * Rollup messages from earlier batches. A value item sent back undecided (its bucket's admission
+ * failed) is decided now; while it stays undecided its message comes again. Once decided it may
+ * be several writes: one that fails then goes back to the queue on its own, so the others are not
+ * applied twice.
+ */
 async function applyDeltas(r: BatchRun, deltas: DeltaMessage[]): Promise<void> {
-  await pool(deltas, r.concurrency, async (m) => {
+  const placed = await r.d.rollups.admit(deltas.map((m) => ({ key: m.body.key, agg: deserialize(m.body.delta), messageIds: new Set([m.id]) })));
+  const split = new Set(deltas.filter((m) => undecided(m.body.key)).map((m) => m.id));
+  const requeue: PendingRollup[] = [];
+  await pool(placed, r.concurrency, async (p) => {
     try {
-      await withRetry(() => r.d.rollups.add(m.body.key, deserialize(m.body.delta)), r.retry);
+      await withRetry(() => r.d.rollups.add(p.key, p.agg), r.retry);
       r.stats.rollupUpdates++;
     } catch (err) {
-      r.d.logger.warn('rollup update failed; the queue will deliver it again', { messageId: m.id, error: err });
-      r.failed.add(m.id);
+      if (!undecided(p.key) && [...p.messageIds].every((id) => split.has(id))) requeue.push(p);
+      else {
+        r.d.logger.warn('rollup update failed; the queue will deliver it again', { messageIds: [...p.messageIds], error: err });
+        for (const id of p.messageIds) r.failed.add(id);
+      }
     }
   });
+  if (requeue.length === 0) return;
+  try {
+    await r.d.queue.sendBatch(requeue.map((p): RollupDeltaMessage => ({ kind: 'rollup', key: p.key, delta: serialize(p.agg) })));
+    r.stats.rollupsRequeued += requeue.length;
+  } catch (err) {
+    // Rare: the table and the queue both failing. Delivering the messages again may count part of them twice.
+    r.d.logger.error('rollup updates failed and could not be queued; their messages come again', { error: err });
+    for (const p of requeue) for (const id of p.messageIds) r.failed.add(id);
+  }
 }
 
 export function createIngestConsumer(d: IngestDeps): QueueConsumer<LogQueueMessage> & { stats: IngestStats } {

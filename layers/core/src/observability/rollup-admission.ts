@@ -95,7 +95,8 @@ function askFor(wanted: ReadonlyMap<string, ReadonlyMap<string, number>>, sets: 
 }
 
 const bucketOf = (k: RollupKey): string => `${k.ws}|${k.gran}|${k.bucket}`;
-const undecided = (k: RollupKey): boolean => k.dim !== undefined && !k.admitted && !k.other;
+/** A dimension item not yet placed (its value's item, the remainder, or the value's series). */
+export const undecided = (k: RollupKey): boolean => k.dim !== undefined && !k.admitted && !k.other && !k.series;
 
 /** One update a batch makes to one rollup item. */
 export interface PendingRollup {
@@ -108,7 +109,7 @@ export interface PendingRollup {
 /**
  * Decides every undecided dimension item of a batch, one conditional write per bucket at most:
  * admitted values keep their item, the rest of each dimension are merged into its remainder. Items
- * of a bucket whose write failed stay undecided (RollupStore.add decides them one by one).
+ * of a bucket whose write failed stay undecided (and go back to the queue as they are).
  */
 export async function admitAll(admissions: Admissions, items: readonly PendingRollup[]): Promise<PendingRollup[]> {
   const byBucket = new Map<string, PendingRollup[]>();
@@ -141,7 +142,10 @@ function wantedOf(group: readonly PendingRollup[]): Map<string, Map<string, numb
   return wanted;
 }
 
-/** A bucket's items once its sets are known: admitted ones as they are, one remainder per dimension for the rest. */
+/**
+ * A bucket's items once its sets are known: admitted ones as they are; the others each in one
+ * remainder per dimension (for groups) and in their value's own series (for filters).
+ */
 function placed(group: readonly PendingRollup[], sets: Sets): PendingRollup[] {
   const out: PendingRollup[] = [];
   const others = new Map<string, PendingRollup>();
@@ -151,6 +155,7 @@ function placed(group: readonly PendingRollup[], sets: Sets): PendingRollup[] {
       out.push({ ...p, key: { ...p.key, admitted: true } });
       continue;
     }
+    out.push({ ...p, key: { ...p.key, series: true } });
     let rest = others.get(dim);
     if (!rest) {
       rest = { key: { ...p.key, values: { ...p.key.values, [dim]: '*' }, other: true }, agg: emptyAggregate(), messageIds: new Set() };

@@ -16,6 +16,7 @@ import {
   dimensionPartition,
   OTHER_ID,
   ROLLUP_TYPE,
+  seriesPartition,
   RollupItems,
   rollupPartition,
   rollupSort,
@@ -40,7 +41,7 @@ import {
   type RollupKey,
 } from './aggregate.ts';
 import type { LogEvent } from './log-event.ts';
-import { admitAll, Admissions, valueId, type PendingRollup } from './rollup-admission.ts';
+import { admitAll, Admissions, undecided, valueId, type PendingRollup } from './rollup-admission.ts';
 import { bucketKey, ceilTo, DAY_MS, floorTo, GRANULARITY_MS, MINUTE_MS, MINUTE_ROLLUP_DAYS, type Granularity, type Segment } from './time.ts';
 
 const GRANULARITIES: readonly Granularity[] = ['m', 'h', 'd'];
@@ -62,10 +63,11 @@ const itemKey = (k: RollupKey): RollupItemKey => ({
   gran: k.gran,
   bucket: bucketKey(k.bucket),
   combination: k.total || k.dim ? undefined : combinationId(k.values),
-  dimension: k.dim ? { dim: k.dim, id: dimensionId({ ...k, dim: k.dim }) } : undefined,
+  dimension: k.dim ? { dim: k.dim, id: dimensionId({ ...k, dim: k.dim }), series: k.series } : undefined,
 });
 export function keyString(k: RollupKey): string {
   if (k.total) return `${totalsPartition(k.ws, k.gran)}|${bucketKey(k.bucket)}`;
+  if (k.dim && k.series) return `${seriesPartition(k.ws, k.gran, k.dim, dimensionId({ ...k, dim: k.dim }))}|${bucketKey(k.bucket)}`;
   if (k.dim) return `${dimensionPartition(k.ws, k.gran, k.dim)}|${rollupSort(bucketKey(k.bucket), dimensionId({ ...k, dim: k.dim }))}`;
   return `${rollupPk(k.ws, k.gran)}|${rollupSk(k.bucket, k.values)}`;
 }
@@ -150,8 +152,8 @@ export interface RollupRow {
   agg: Aggregate;
 }
 
-/** Where a read finds its items: every combination, the workspace's totals, or one dimension's values. */
-type ItemSource = 'combinations' | 'totals' | GroupDimension;
+/** Where a read finds its items: every combination, the workspace's totals, one dimension's values, or one value's series. */
+type ItemSource = 'combinations' | 'totals' | GroupDimension | { dim: GroupDimension; id: string };
 
 export class RollupStore {
   readonly #table: RollupItems;
@@ -195,9 +197,9 @@ export class RollupStore {
   }
 
   /**
-   * Decides where a batch's dimension items go (their value's item or the remainder), one
-   * conditional write per bucket at most; see rollup-admission.ts. Never rejects: items whose
-   * bucket could not be decided are left for `add` to decide.
+   * Decides where a batch's dimension items go (their value's item, or the remainder and the
+   * value's series), one conditional write per bucket at most; see rollup-admission.ts. Never
+   * rejects: items whose bucket could not be decided stay undecided (`add` refuses them).
    */
   admit(pending: readonly PendingRollup[]): Promise<PendingRollup[]> {
     return admitAll(this.#admissions, pending);
@@ -211,10 +213,9 @@ export class RollupStore {
   async add(key: RollupKey, agg: Aggregate): Promise<void> {
     if (key.total) await this.#mark('totals', key.ws);
     if (key.dim) {
+      // An undecided item (its bucket's admission failed) goes back to the queue as it is, to be decided then.
+      if (undecided(key)) throw new Error('rollup value not yet placed');
       await this.#mark('dimensions', key.ws);
-      if (!key.admitted && !key.other) key = (await admitAll(this.#admissions, [{ key, agg, messageIds: new Set() }]))[0]?.key ?? key;
-      // Still undecided: the admission write failed; this add fails (and is sent back to the queue).
-      if (!key.admitted && !key.other) throw new Error('rollup admission failed');
     }
     await this.#table.add(itemKey(key), this.#change(key, agg));
   }
@@ -285,9 +286,8 @@ export class RollupStore {
   }
 
   /**
-   * A filter's values may be in a bucket's remainder (not admitted there): those buckets' rows
-   * come from the combinations, which keep every value. Rare for the values users filter on, which
-   * are the busy ones.
+   * A filter's values may be in a bucket's remainder (not admitted there): for those buckets, each
+   * such value's own series items are read (one Query per value, over the buckets concerned).
    */
   async #exactWhereHidden(
     ws: string,
@@ -296,23 +296,25 @@ export class RollupStore {
     items: Record<string, unknown>[],
     read: RollupRead,
     projection?: readonly string[],
-  ) {
+  ): Promise<Record<string, unknown>[]> {
     const seen = new Map<number, Set<string>>();
-    const hidden = new Set<number>();
+    const hidden: number[] = [];
     for (const item of items) {
       const bucket = Number(item.b);
       const value = String(item[VALUE_PREFIX + dim]);
-      if (value === OTHER) {
-        if (Number(item.n ?? 0) > 0) hidden.add(bucket);
-      } else seen.set(bucket, (seen.get(bucket) ?? new Set()).add(value));
+      if (value !== OTHER) seen.set(bucket, (seen.get(bucket) ?? new Set()).add(value));
+      else if (Number(item.n ?? 0) > 0) hidden.push(bucket);
     }
-    const only = read.only ?? new Set<string>();
-    const redo = [...hidden].filter((b) => [...only].some((v) => !seen.get(b)?.has(v)));
-    if (redo.length === 0) return items;
-    const unit = GRANULARITY_MS[gran];
-    const exact = await Promise.all(redo.map((b) => this.#items(ws, { gran, start: b, end: b + unit }, 'combinations', read.budget, projection)));
-    const again = new Set(redo);
-    return [...items.filter((i) => !again.has(Number(i.b))), ...exact.flat()];
+    if (hidden.length === 0) return items;
+    const range = { gran, start: Math.min(...hidden), end: Math.max(...hidden) + GRANULARITY_MS[gran] };
+    const extra = await Promise.all(
+      [...(read.only ?? [])].map(async (value) => {
+        const own = await this.#items(ws, range, { dim, id: valueId(value) }, read.budget, projection);
+        // Only where the value was not admitted: elsewhere its item has been read already.
+        return own.filter((i) => hidden.includes(Number(i.b)) && !seen.get(Number(i.b))?.has(value));
+      }),
+    );
+    return [...items, ...extra.flat()];
   }
 
   /** Every item of one workspace and segment, following pagination (within the budget, when one is given). */
@@ -323,7 +325,8 @@ export class RollupStore {
       first: bucketKey(segment.start),
       last: bucketKey(segment.end - GRANULARITY_MS[segment.gran]),
       totals: source === 'totals',
-      dim: source === 'totals' || source === 'combinations' ? undefined : source,
+      dim: typeof source === 'string' && source !== 'totals' && source !== 'combinations' ? source : undefined,
+      series: typeof source === 'object' ? source : undefined,
     };
     // One item past the budget tells that it is spent. The budget may be shared with queries in
     // flight beside this one: each page asks what is left of it then.

@@ -23,6 +23,11 @@ export const rollupSort = (bucket: string, combination: string): string => `${bu
 export const totalsPartition = (ws: string, gran: string): string => `RT#${ws}#${gran}`;
 /** A workspace's items per value of one dimension (model, api_key ...), pk `RD#<ws>#<gran>#<dim>`. */
 export const dimensionPartition = (ws: string, gran: string, dim: string): string => `RD#${ws}#${gran}#${dim}`;
+/**
+ * One value's own series (`RS#<ws>#<gran>#<dim>#<value id>`, sk the bucket), for the buckets where
+ * the value is in the remainder: what a filter on that value reads there.
+ */
+export const seriesPartition = (ws: string, gran: string, dim: string, id: string): string => `RS#${ws}#${gran}#${dim}#${id}`;
 /** The id of a dimension's remainder: `~` sorts after every value id (base64url). */
 export const OTHER_ID = '~';
 /** Which values of each dimension a bucket admitted (one item per bucket), pk `RV#<ws>#<gran>`. */
@@ -42,11 +47,12 @@ export interface RollupItemKey {
   bucket: string;
   /** The combination's hash; absent for the workspace's total of the bucket and for dimension items. */
   combination?: string | undefined;
-  /** A dimension item: the dimension, and the value's id (OTHER_ID for the remainder). */
-  dimension?: { dim: string; id: string } | undefined;
+  /** A dimension item: the dimension, and the value's id (OTHER_ID for the remainder); `series`: the value's own series item. */
+  dimension?: { dim: string; id: string; series?: boolean | undefined } | undefined;
 }
 
 export const rollupItemKey = (k: RollupItemKey): ItemKey => {
+  if (k.dimension?.series) return { pk: seriesPartition(k.ws, k.gran, k.dimension.dim, k.dimension.id), sk: k.bucket };
   if (k.dimension) return { pk: dimensionPartition(k.ws, k.gran, k.dimension.dim), sk: rollupSort(k.bucket, k.dimension.id) };
   return k.combination === undefined
     ? { pk: totalsPartition(k.ws, k.gran), sk: k.bucket }
@@ -71,14 +77,18 @@ export interface RollupRange {
   totals?: boolean | undefined;
   /** The items per value of this dimension instead of the combinations. */
   dim?: string | undefined;
+  /** One value's series items (one per bucket where it was in the remainder). */
+  series?: { dim: string; id: string } | undefined;
 }
 
 // `$` sorts right after `#`, so every combination (or value) of the last bucket is in.
 const rangeCondition = (r: RollupRange) => ({
   KeyConditionExpression: 'pk = :pk AND sk BETWEEN :lo AND :hi',
-  ExpressionAttributeValues: r.totals
-    ? { ':pk': totalsPartition(r.ws, r.gran), ':lo': r.first, ':hi': r.last }
-    : { ':pk': r.dim ? dimensionPartition(r.ws, r.gran, r.dim) : rollupPartition(r.ws, r.gran), ':lo': `${r.first}#`, ':hi': `${r.last}$` },
+  ExpressionAttributeValues: r.series
+    ? { ':pk': seriesPartition(r.ws, r.gran, r.series.dim, r.series.id), ':lo': r.first, ':hi': r.last }
+    : r.totals
+      ? { ':pk': totalsPartition(r.ws, r.gran), ':lo': r.first, ':hi': r.last }
+      : { ':pk': r.dim ? dimensionPartition(r.ws, r.gran, r.dim) : rollupPartition(r.ws, r.gran), ':lo': `${r.first}#`, ':hi': `${r.last}$` },
 });
 
 /** Value ids to add to a bucket's admitted sets, per dimension, and how many each set may hold after. */

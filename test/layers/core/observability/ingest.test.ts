@@ -8,13 +8,13 @@ import { BatchGetCommand, BatchWriteCommand, UpdateCommand, type DynamoDBDocumen
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { until } from '../../../support/until.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
-import { emptyAggregate, mergeInto, addEvent } from '../../../../layers/core/src/observability/aggregate.ts';
+import { emptyAggregate, mergeInto, addEvent, dimensionValue } from '../../../../layers/core/src/observability/aggregate.ts';
 import { createIngestConsumer } from '../../../../layers/core/src/observability/ingest.ts';
 import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
 import { LogStore } from '../../../../layers/core/src/observability/log-store.ts';
 import type { LogQueueMessage } from '../../../../layers/core/src/observability/messages.ts';
 import { RollupStore } from '../../../../layers/core/src/observability/rollups.ts';
-import { DAY_MS, HOUR_MS } from '../../../../layers/core/src/observability/time.ts';
+import { DAY_MS, GRANULARITY_MS, HOUR_MS } from '../../../../layers/core/src/observability/time.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import { InProcessQueue } from '../../../../layers/core/src/ports/local/in-process-queue.ts';
 import { createTestDeps } from '../../../support/deps.ts';
@@ -133,6 +133,22 @@ describe('log ingest under a faulty table', () => {
     expect(Object.fromEntries(total.counters.h)).toEqual(Object.fromEntries(want.counters.h));
     expect(r.consumer.stats.rollupsRequeued).toBeGreaterThan(0);
     expect(r.consumer.stats.duplicates).toBeGreaterThanOrEqual(duplicates.length);
+    // Each dimension's value items (some decided after their admission write failed) count every event once too.
+    for (const dim of ['model', 'api_key', 'status_code'] as const) {
+      for (const gran of ['m', 'h', 'd'] as const) {
+        const unit = GRANULARITY_MS[gran];
+        const rows = await r.rollups.query('ws-faulty', dim, {
+          gran,
+          start: Math.floor(START / unit) * unit,
+          end: Math.ceil((START + 3 * HOUR_MS) / unit) * unit,
+        });
+        const byValue = new Map<string, number>();
+        for (const row of rows) byValue.set(row.value, (byValue.get(row.value) ?? 0) + row.agg.sums.n);
+        const wantByValue = new Map<string, number>();
+        for (const e of events) wantByValue.set(dimensionValue(e, dim), (wantByValue.get(dimensionValue(e, dim)) ?? 0) + 1);
+        expect(byValue, `${dim} by ${gran}`).toEqual(wantByValue);
+      }
+    }
     // Every event can be found by its id.
     for (const e of events.slice(0, 10)) expect((await r.logs.get(e.id, ['ws-faulty']))?.trace_id).toBe(e.trace_id);
   });

@@ -37,7 +37,7 @@ describe('rollup totals', () => {
     const { proxy, read } = counting(doc);
     const reader = new RollupStore(proxy, tableName, 365, () => clock.now());
     const rows = await reader.query('ws-totals', 'all', { gran: 'h', start, end: start + 3 * HOUR_MS });
-    expect(read).toEqual({ RC: 0, RT: 3, RD: 0 });
+    expect(read).toEqual({ RC: 0, RT: 3, RD: 0, RS: 0 });
     expect(rows.map((r) => r.bucket).sort()).toEqual([start, start + HOUR_MS, start + 2 * HOUR_MS]);
     const byHour = (h: number) => events.filter((e) => e.started_ms >= start + h * HOUR_MS && e.started_ms < start + (h + 1) * HOUR_MS);
     for (const r of rows) {
