@@ -27,6 +27,36 @@ export const GROUP_COLUMNS = [
 ] as const;
 export type GroupColumn = (typeof GROUP_COLUMNS)[number];
 
+/**
+ * The rollup attributes the columns are computed from (beside the request count), so a groups
+ * read skips the rest of each item; undefined when a column needs the latency histogram, whose
+ * attributes are not known by name.
+ */
+export function columnFigures(columns: readonly GroupColumn[]): string[] | undefined {
+  const of: Record<GroupColumn, readonly string[] | undefined> = {
+    cost: ['cost'],
+    total_tokens: ['ttot'],
+    avg_tokens: ['ttot'],
+    avg_input_tokens: ['tin'],
+    avg_output_tokens: ['tout'],
+    avg_latency: ['lat'],
+    p95_latency: undefined,
+    p99_latency: undefined,
+    success_rate: ['err'],
+    error_count: ['err'],
+    cache_hit_rate: ['ch'],
+    last_seen: ['t'],
+    first_seen: ['t'],
+  };
+  const out = new Set<string>();
+  for (const c of columns) {
+    const figures = of[c];
+    if (!figures) return undefined;
+    for (const f of figures) out.add(f);
+  }
+  return [...out];
+}
+
 export const GRAPHS = [
   'requests',
   'cost',

@@ -33,6 +33,8 @@ export interface CollectOptions {
   maxRollupItems?: number | undefined;
   /** Only the request count is wanted (every other figure of the answer is zero). */
   countOnly?: boolean | undefined;
+  /** Only these rollup figures beside the count are wanted (the others are zero); undefined: all. */
+  figures?: readonly string[] | undefined;
 }
 
 export interface Cell {
@@ -94,7 +96,7 @@ export class Analytics {
           ...(await Promise.all(
             reads
               .slice(i, i + QUERY_CONCURRENCY)
-              .map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, countOnly: opts.countOnly, only: plan.values })),
+              .map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, countOnly: opts.countOnly, figures: opts.figures, only: plan.values })),
           )),
         );
       }

@@ -95,29 +95,44 @@ export type { PendingRollup };
 
 /** Pre-aggregates a batch: one pending update per distinct rollup item, whatever the batch size. */
 export function rollupsOf(events: readonly { messageId: string; event: LogEvent }[]): Map<string, PendingRollup> {
-  const out = new Map<string, PendingRollup>();
-  const addTo = (key: RollupKey, event: LogEvent, messageId: string) => {
-    const id = keyString(key);
-    let p = out.get(id);
-    if (!p) {
-      p = { key, agg: emptyAggregate(), messageIds: new Set() };
-      out.set(id, p);
-    }
-    addEvent(p.agg, event, { start: key.bucket, gran: key.gran });
-    p.messageIds.add(messageId);
-  };
+  const combinations = new Map<string, PendingRollup>();
   for (const { messageId, event } of events) {
     const values = Object.fromEntries(GROUP_DIMENSIONS.map((d) => [d, dimensionValue(event, d)])) as Record<GroupDimension, string>;
     for (const gran of GRANULARITIES) {
-      const bucket = floorTo(event.started_ms, GRANULARITY_MS[gran]);
-      addTo({ ws: scopeOf(event), gran, bucket, values }, event, messageId);
-      // Beside its combination, the workspace's total of the bucket: a batch adds to it once.
-      addTo({ ws: scopeOf(event), gran, bucket, values: ALL_VALUES, total: true }, event, messageId);
-      // And each dimension's value (admitted, or the remainder: decided before writing).
-      for (const dim of GROUP_DIMENSIONS) addTo({ ws: scopeOf(event), gran, bucket, values: onlyValue(dim, values[dim]), dim }, event, messageId);
+      const key: RollupKey = { ws: scopeOf(event), gran, bucket: floorTo(event.started_ms, GRANULARITY_MS[gran]), values };
+      const p = pendingFor(combinations, key);
+      addEvent(p.agg, event, { start: key.bucket, gran });
+      p.messageIds.add(messageId);
+    }
+  }
+  // Beside each combination, the workspace's total of the bucket and each dimension's value
+  // (admitted, or the remainder: decided before writing), summed from the combinations: a busy
+  // batch of few combinations adds each event once, not once per item.
+  const out = new Map(combinations);
+  for (const c of combinations.values()) {
+    const { ws, gran, bucket, values } = c.key;
+    const derived: RollupKey[] = [
+      { ws, gran, bucket, values: ALL_VALUES, total: true },
+      ...GROUP_DIMENSIONS.map((dim): RollupKey => ({ ws, gran, bucket, values: onlyValue(dim, values[dim]), dim })),
+    ];
+    for (const key of derived) {
+      const p = pendingFor(out, key);
+      mergeInto(p.agg, c.agg);
+      for (const m of c.messageIds) p.messageIds.add(m);
     }
   }
   return out;
+}
+
+/** The pending update of a key in a batch, created empty on first use. */
+function pendingFor(pending: Map<string, PendingRollup>, key: RollupKey): PendingRollup {
+  const id = keyString(key);
+  let p = pending.get(id);
+  if (!p) {
+    p = { key, agg: emptyAggregate(), messageIds: new Set() };
+    pending.set(id, p);
+  }
+  return p;
 }
 
 /** Rollup items a caller may still read, shared by its queries. */
@@ -129,6 +144,8 @@ export interface RollupRead {
   budget?: ReadBudget | undefined;
   /** Only the request count (`sums.n`) is wanted: the rest of each item is not read. */
   countOnly?: boolean | undefined;
+  /** Only these figures (item attributes) beside the request count are wanted; undefined: all of them. */
+  figures?: readonly string[] | undefined;
   /**
    * Only these values of the dimension are wanted (a filter): buckets where one of them may be in
    * the remainder are read from the combinations instead.
@@ -260,19 +277,24 @@ export class RollupStore {
    */
   async query(ws: string, dim: Dimension, segment: Segment, read: RollupRead = {}): Promise<RollupRow[]> {
     // A count needs the bucket, the request count and the grouping value, not the item's sketches and histograms.
-    const projection = read.countOnly ? ['b', 'n', ...(dim === 'all' ? [] : [VALUE_PREFIX + dim])] : undefined;
+    const wanted = read.countOnly ? [] : read.figures;
+    const projection = wanted ? ['b', 'g', 'n', ...(dim === 'all' ? [] : [VALUE_PREFIX + dim]), ...wanted] : undefined;
     // The totals (ungrouped) or the dimension's items where they are complete; the combinations before.
     const cut = await this.#cut(dim === 'all' ? 'totals' : 'dimensions', ws, segment);
     // The segment's last bucket starts at `end - unit` (an end past a bucket's start, as callers may give, reads that bucket).
     const lean = cut <= segment.end - GRANULARITY_MS[segment.gran];
     const combinationsEnd = lean ? cut : segment.end;
     const source: ItemSource = dim === 'all' ? 'totals' : dim;
+    const since = { ...segment, start: cut };
     const [before, after] = await Promise.all([
       combinationsEnd > segment.start ? this.#items(ws, { ...segment, end: combinationsEnd }, 'combinations', read.budget, projection) : [],
-      lean ? this.#items(ws, { ...segment, start: cut }, source, read.budget, projection) : [],
+      !lean
+        ? []
+        : dim !== 'all' && read.only
+          ? this.#valuesOnly(ws, dim, since, read.only, read, projection)
+          : this.#items(ws, since, source, read.budget, projection),
     ]);
-    let items = [...before, ...after];
-    if (lean && dim !== 'all' && read.only) items = await this.#exactWhereHidden(ws, dim, segment.gran, items, read, projection);
+    const items = [...before, ...after];
     const rows = new Map<string, RollupRow>();
     for (const item of items) {
       const value = dim === 'all' ? '*' : String(item[VALUE_PREFIX + dim]);
@@ -286,35 +308,26 @@ export class RollupStore {
   }
 
   /**
-   * A filter's values may be in a bucket's remainder (not admitted there): for those buckets, each
-   * such value's own series items are read (one Query per value, over the buckets concerned).
+   * The items of a few values of one dimension in a segment, without reading the other values'
+   * items: each value's item in each bucket (where it was admitted), by key, and its series (where
+   * it was in the remainder), one Query per value. One of the two exists for each bucket the value
+   * had requests in.
    */
-  async #exactWhereHidden(
-    ws: string,
-    dim: GroupDimension,
-    gran: Granularity,
-    items: Record<string, unknown>[],
-    read: RollupRead,
-    projection?: readonly string[],
-  ): Promise<Record<string, unknown>[]> {
-    const seen = new Map<number, Set<string>>();
-    const hidden: number[] = [];
-    for (const item of items) {
-      const bucket = Number(item.b);
-      const value = String(item[VALUE_PREFIX + dim]);
-      if (value !== OTHER) seen.set(bucket, (seen.get(bucket) ?? new Set()).add(value));
-      else if (Number(item.n ?? 0) > 0) hidden.push(bucket);
+  async #valuesOnly(ws: string, dim: GroupDimension, segment: Segment, values: ReadonlySet<string>, read: RollupRead, projection?: readonly string[]) {
+    const unit = GRANULARITY_MS[segment.gran];
+    const buckets: string[] = [];
+    // As #items reads: the buckets that start by `end - unit`.
+    for (let t = segment.start; t <= segment.end - unit; t += unit) buckets.push(bucketKey(t));
+    const keys = [...values].flatMap((v) => buckets.map((bucket) => ({ ws, gran: segment.gran, bucket, dimension: { dim, id: valueId(v) } })));
+    const [own, series] = await Promise.all([
+      this.#table.getMany(keys, projection),
+      Promise.all([...values].map((v) => this.#items(ws, segment, { dim, id: valueId(v) }, read.budget, projection))),
+    ]);
+    if (read.budget) {
+      read.budget.left -= own.length;
+      if (read.budget.left < 0) throw new ReadBudgetSpent();
     }
-    if (hidden.length === 0) return items;
-    const range = { gran, start: Math.min(...hidden), end: Math.max(...hidden) + GRANULARITY_MS[gran] };
-    const extra = await Promise.all(
-      [...(read.only ?? [])].map(async (value) => {
-        const own = await this.#items(ws, range, { dim, id: valueId(value) }, read.budget, projection);
-        // Only where the value was not admitted: elsewhere its item has been read already.
-        return own.filter((i) => hidden.includes(Number(i.b)) && !seen.get(Number(i.b))?.has(value));
-      }),
-    );
-    return [...items, ...extra.flat()];
+    return [...own, ...series.flat()];
   }
 
   /** Every item of one workspace and segment, following pagination (within the budget, when one is given). */

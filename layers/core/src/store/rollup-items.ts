@@ -8,6 +8,8 @@
  * sk `<bucket>`. Items are only ever added to, with UpdateItem's ADD, which is atomic.
  */
 import { GetCommand, QueryCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import { systemClock } from '../ports/clock.ts';
+import { batchGet } from './batch-io.ts';
 import type { Item, ItemKey } from './entity.ts';
 import { queryPages, type QueryReach } from './paginate.ts';
 
@@ -150,6 +152,12 @@ export class RollupItems {
   /** The pages of a range's items, only `attributes` of each when given. */
   pages(range: RollupRange, attributes?: readonly string[], reach: QueryReach = {}): AsyncGenerator<Item[]> {
     return queryPages(this.#doc, { TableName: this.#table, ...rangeCondition(range), ...(attributes ? projectionOf(attributes) : {}) }, reach);
+  }
+
+  /** The items of these keys that exist (only `attributes` of each when given), 100 keys a request. */
+  async getMany(keys: readonly RollupItemKey[], attributes?: readonly string[]): Promise<Item[]> {
+    const found = await batchGet(this.#doc, this.#table, keys.map(rollupItemKey), { clock: systemClock, attempts: 5 }, attributes);
+    return [...found.values()];
   }
 
   /**

@@ -8,7 +8,7 @@ import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { Analytics } from '../../../../layers/core/src/observability/analytics.ts';
-import { groupRows } from '../../../../layers/core/src/observability/analytics-views.ts';
+import { columnFigures, groupRows } from '../../../../layers/core/src/observability/analytics-views.ts';
 import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
 import { LogStore } from '../../../../layers/core/src/observability/log-store.ts';
 import { ADMITTED_PER_BUCKET } from '../../../../layers/core/src/observability/rollup-admission.ts';
@@ -96,7 +96,7 @@ describe('rollup items per dimension value', () => {
     expect(rows.reduce((n, r) => n + r.agg.sums.n, 0)).toBe(events.length);
   });
 
-  it("a filter on a value that fell in the remainder reads the value's own series, exactly, and no combination", async () => {
+  it("a filter reads only its value's items (by key) and, where the value fell in the remainder, its series: exact, no combination", async () => {
     const ws = 'ws-dim-filter';
     const events = await ingested(ws, (w) => perKey(w, 40, falling, 5));
     const rare = 'key-39';
@@ -109,9 +109,9 @@ describe('rollup items per dimension value', () => {
         mine.reduce((n, r) => n + r.agg.sums.n, 0),
         key,
       ).toBe(events.filter((e) => e.api_key_id === key).length);
-      // The busy key has its own item. The rare one is in the remainder: its hour comes from its series (one item).
+      // Not the other keys' items: the busy key's item is read by key; the rare one is in the remainder, its hour from its series (one item).
       expect(read.RC).toBe(0);
-      expect(read.RD).toBe(CAP + 1);
+      expect(read.RD).toBe(0);
       expect(read.RS).toBe(key === busy ? 0 : 1);
     }
     // Minutes too: each minute the rare key was in the remainder reads its own series there.
@@ -140,6 +140,11 @@ describe('rollup items per dimension value', () => {
     expect(rows[0]).toMatchObject({ api_key: 'key-0', requests: 30 });
     expect(rows.reduce((n, r) => n + r.requests, 0)).toBe(events.length);
     expect(rows.reduce((n, r) => n + Number(r.error_count), 0)).toBe(events.filter((e) => e.status_code >= 400).length);
+    // Reading only the figures the columns need answers the same rows.
+    const columns = ['error_count', 'cost', 'avg_latency', 'last_seen'] as const;
+    const lean = await analytics.collect({ organisationId: 'org-1', workspaces: [ws] }, f, { groupBy: 'api_key', figures: columnFigures(columns) });
+    expect(groupRows(lean, 'api_key', columns)).toEqual(groupRows(c, 'api_key', columns));
+    expect(columnFigures(['cost', 'p95_latency'])).toBeUndefined();
   });
 
   it('buckets from before the dimension items were written (an upgraded table) are read from the combinations', async () => {

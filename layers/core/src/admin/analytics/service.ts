@@ -5,7 +5,16 @@
  */
 import { ValidationError } from '../../http/errors.ts';
 import { GROUP_BY, type GroupBy } from '../../observability/analytics.ts';
-import { cacheSummaryBody, graphBody, GROUP_COLUMNS, groupRows, summaryBody, type Graph, type GroupColumn } from '../../observability/analytics-views.ts';
+import {
+  cacheSummaryBody,
+  columnFigures,
+  graphBody,
+  GROUP_COLUMNS,
+  groupRows,
+  summaryBody,
+  type Graph,
+  type GroupColumn,
+} from '../../observability/analytics-views.ts';
 import { parseFilters, type LogFilters } from '../../observability/filters.ts';
 import { observability } from '../../observability/install.ts';
 import { DAY_MS, HOUR_MS, MINUTE_ROLLUP_DAYS, type Granularity } from '../../observability/time.ts';
@@ -52,7 +61,7 @@ export async function groupsAnswer(ctx: AdminContext, opts: { retentionDays: num
   const paging = parsePaging(ctx.query);
   const filters = await filtersOf(ctx, opts.retentionDays);
   const scope = await readScope(ctx, requestedWorkspace(ctx), { organisationWide: true });
-  const collected = await observability(ctx.deps).analytics.collect(scope, filters, { groupBy });
+  const collected = await observability(ctx.deps).analytics.collect(scope, filters, { groupBy, figures: columnFigures(columns) });
   return page(groupRows(collected, groupBy, columns), paging);
 }
 
