@@ -10,7 +10,7 @@ COPY tsconfig.json ./
 COPY infra ./infra
 COPY lambdas ./lambdas
 COPY layers ./layers
-RUN node infra/local-build.ts server
+RUN node infra/local-build.ts server relay
 
 # Run it: Node, a Java runtime for DynamoDB Local, the bundle and DynamoDB Local's jar; nothing else.
 FROM node:24-bookworm-slim
@@ -24,6 +24,8 @@ WORKDIR /app
 COPY --from=build /app/node_modules/amplify-dynamodb-simulator/package.json ./node_modules/amplify-dynamodb-simulator/package.json
 COPY --from=build /app/node_modules/amplify-dynamodb-simulator/emulator ./node_modules/amplify-dynamodb-simulator/emulator
 COPY --from=build /app/dist/local ./dist/local
+# The Fargate realtime relay runs this image with `node dist/relay/main.mjs` (docs/realtime.md).
+COPY --from=build /app/dist/relay ./dist/relay
 RUN mkdir /data && chown node:node /data
 USER node
 # Listen on every interface of the container; DynamoDB Local's port (random) is not exposed.

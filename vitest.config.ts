@@ -26,6 +26,7 @@ const INTEGRATION = [
   'test/lambdas/local/dynamodb-local.test.ts',
   'test/lambdas/local/log-ingest-process.test.ts',
   'test/lambdas/realtime/handler.test.ts',
+  'test/lambdas/realtime/relay-server.test.ts',
   'test/lambdas/workers/*.test.ts',
   'test/layers/core/admin/integrations/service.test.ts',
   'test/layers/core/admin/invites/public-url.test.ts',

@@ -141,9 +141,15 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
     credentialsKey: data.credentialsKey,
     memoryMb: memoryMb.realtime,
     alarmTopic: monitoring.topic,
+    relay: settings.realtimeRelay,
+    ...(settings.realtimeRelay === 'fargate'
+      ? { logsQueue: observability.logs, alertsQueue: limits.alerts, runtimeEnvironment: runtimeEnvironment(settings) }
+      : {}),
   });
-  observability.allowLogsFrom(realtime.fn);
-  limits.allowAlertsFrom(realtime.fn);
+  if (realtime.fn) {
+    observability.allowLogsFrom(realtime.fn);
+    limits.allowAlertsFrom(realtime.fn);
+  }
   const batches = new BatchesStack(app, 'Gantry-Batches', {
     stackName: `${prefix}-Batches`,
     description: 'Gantry: gateway-run batches (Step Functions state machine and its batch function)',

@@ -22,6 +22,8 @@ export interface LocalBundle {
 export const LOCAL_BUNDLES: Record<string, LocalBundle> = {
   server: { entry: 'lambdas/local/main.ts', outfile: 'dist/local/main.mjs' },
   bench: { entry: 'test/bench/gantry-server.ts', outfile: 'dist/bench/gantry-server.mjs' },
+  // The Fargate realtime relay's entry point, in the same image as the server (docs/realtime.md).
+  relay: { entry: 'lambdas/realtime/relay-main.ts', outfile: 'dist/relay/main.mjs' },
 };
 
 /**
@@ -103,7 +105,7 @@ export async function buildConsole(opts: { ifChanged?: boolean } = {}): Promise<
   return CONSOLE_OUT;
 }
 
-// `node infra/local-build.ts [server|bench|console]`
+// `node infra/local-build.ts [server|bench|relay|console]`
 if (process.argv[1] && fileURLToPath(import.meta.url) === path.resolve(process.argv[1])) {
   const names = process.argv.slice(2);
   for (const name of names.length ? names : ['server']) {

@@ -70,6 +70,8 @@ export interface GantrySettings {
   readonly assumableRoleArns: readonly string[];
   /** Secrets Manager names the gateway may read for aws_sm secret references (`gantry/*`). */
   readonly secretsPrefix: string;
+  /** Which relay serves realtime sessions on AWS: the Lambda function (no idle cost) or the Fargate service (docs/realtime.md). */
+  readonly realtimeRelay: 'lambda' | 'fargate';
 }
 
 /** Context values from the command line are strings; cdk.json may hold numbers, lists or booleans. */
@@ -111,6 +113,7 @@ const SCHEMA = {
       .regex(/^[A-Za-z0-9/_+=.@*-]{1,512}$/, 'must be a Secrets Manager name pattern such as gantry/* (letters, digits, / _ + = . @ - and *)')
       .optional(),
   ),
+  realtimeRelay: text.pipe(z.enum(['lambda', 'fargate']).optional()),
   assumableRoleArns: list.pipe(
     z.array(z.string().regex(/^arn:aws[a-z-]*:iam::\d{12}:role\/[\w+=,.@/*-]+$/, 'must be IAM role ARNs (arn:aws:iam::<account>:role/<name>)')).optional(),
   ),
@@ -159,6 +162,7 @@ export function readSettings(context: (key: string) => unknown): GantrySettings 
     gatewayReservedConcurrency: v.gatewayReservedConcurrency,
     assumableRoleArns: v.assumableRoleArns ?? [],
     secretsPrefix: v.secretsPrefix ?? 'gantry/*',
+    realtimeRelay: v.realtimeRelay ?? 'lambda',
   };
 }
 

@@ -28,6 +28,8 @@ export interface RealtimeConnection {
   binaryFrames: number;
   /** The close code the provider saw, once closed. */
   closedWith?: number;
+  /** Sends an event on this socket unasked, as a provider does on its own (server VAD turns, long audio). */
+  push(event: Record<string, unknown>): void;
 }
 
 export interface MockRealtime {
@@ -191,7 +193,7 @@ export async function startMockRealtime(): Promise<MockRealtime> {
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      const conn: RealtimeConnection = { url: req.url ?? '', headers: req.headers, events: [], binaryFrames: 0 };
+      const conn: RealtimeConnection = { url: req.url ?? '', headers: req.headers, events: [], binaryFrames: 0, push: (event) => send(ws, event) };
       mock.connections.push(conn);
       const session: Record<string, unknown> = { id: `sess_mock_${++ids}`, object: 'realtime.session', model };
       ws.on('message', (data: Buffer, binary: boolean) => {

@@ -108,3 +108,57 @@ export class RealtimeConnectionRepository {
     return out.Attributes ? RealtimeConnection.fromItem(out.Attributes) : undefined;
   }
 }
+
+/**
+ * The Fargate relay's pin: which task holds a session's provider socket (its `ip:port` as the
+ * other tasks reach it). API Gateway sends each route to any task; one that does not hold the
+ * session forwards it to the holder named here. Written at `$connect`, dropped by the holder when
+ * the session ends; the TTL removes the pin of a task that was killed.
+ */
+export interface RealtimeHolderRecord {
+  connection_id: string;
+  holder: string;
+  /** Unix seconds. */
+  expires_at: number;
+}
+
+const holderKey = (connectionId: string) => ({ pk: `RTCONN#${connectionId}`, sk: 'HOLDER' });
+
+export const RealtimeHolder = new Entity<RealtimeHolderRecord>({
+  name: 'RealtimeHolder',
+  key: (r) => holderKey(r.connection_id),
+  ttl: (r) => r.expires_at,
+});
+
+export class RealtimeHolderRepository {
+  readonly #t: TableClient;
+  constructor(t: TableClient) {
+    this.#t = t;
+  }
+
+  async put(rec: RealtimeHolderRecord): Promise<void> {
+    await this.#t.doc.send(new PutCommand({ TableName: this.#t.tableName, Item: RealtimeHolder.toItem(rec) }));
+  }
+
+  get(connectionId: string): Promise<RealtimeHolderRecord | undefined> {
+    return this.#t.get(RealtimeHolder, holderKey(connectionId), true);
+  }
+
+  /** Drops the pin if `holder` still holds it; true when this call dropped it (so only one caller ends the session). */
+  async drop(connectionId: string, holder: string): Promise<boolean> {
+    try {
+      await this.#t.doc.send(
+        new DeleteCommand({
+          TableName: this.#t.tableName,
+          Key: holderKey(connectionId),
+          ConditionExpression: 'holder = :h',
+          ExpressionAttributeValues: { ':h': holder },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+      throw err;
+    }
+  }
+}
