@@ -24,10 +24,13 @@ import { localAdapters } from '../../layers/core/src/local-adapters.ts';
 import type { LocalBatchDriver } from '../../layers/core/src/batches/local-driver.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { startMockBatchProvider } from '../support/mock-batch-provider.ts';
+import { startTableProxy } from '../support/table-proxy.ts';
 
 const LINES = Number(process.env.BENCH_BATCH_LINES ?? 10_000);
 const DELAY_MS = Number(process.env.BENCH_BATCH_DELAY_MS ?? 20);
 const WARMUP = Number(process.env.BENCH_BATCH_WARMUP ?? 0);
+/** Set: DynamoDB requests go through a counting proxy, and the JSON says how many of each operation a line cost. */
+const COUNT_REQUESTS = process.env.BENCH_BATCH_COUNT_REQUESTS === '1';
 const log = (msg: string) => process.stderr.write(`[bench:batch] ${msg}\n`);
 
 /** CPU time (user + system) of a process so far, from /proc (Linux); undefined elsewhere. */
@@ -42,12 +45,13 @@ function javaCpuMs(pid: number): number | undefined {
 }
 
 const ddb = await startDynamoDBLocal({ dataDir: ':memory:' });
+const proxy = COUNT_REQUESTS ? await startTableProxy(ddb.endpoint) : undefined;
 const mock = await startMockBatchProvider({ delayMs: DELAY_MS });
 try {
   const tmp = (name: string) => mkdtempSync(path.join(os.tmpdir(), `gantry-bench-${name}-`));
   const config = loadConfig({
     TABLE_NAME: 'gantry-bench-batch',
-    DYNAMODB_ENDPOINT: ddb.endpoint,
+    DYNAMODB_ENDPOINT: proxy?.url ?? ddb.endpoint,
     AWS_REGION: 'local',
     GW_TRUSTED_CUSTOM_HOSTS: '127.0.0.1',
     GW_BLOB_DIR: tmp('blobs'),
@@ -119,6 +123,7 @@ try {
     mock.calls.clear();
     mock.peak = 0;
   }
+  proxy?.counts.clear();
   const ids = Array.from({ length: LINES }, (_, i) => `line-${i}`);
   const { id: batchId, wallMs, cpu, javaMs } = await runBatch(ids);
   const batch = (await (await fetch(`${server.url}/v1/batches/${batchId}`, { headers })).json()) as Record<string, unknown> & {
@@ -154,11 +159,13 @@ try {
     gantry_cpu_ms_per_line: Math.round(((cpu.user + cpu.system) / 1000 / LINES) * 100) / 100,
     dynamodb_local_cpu_ms_per_line: javaMs === undefined ? null : Math.round((javaMs / LINES) * 100) / 100,
     load_average_1m: Math.round(os.loadavg()[0]! * 10) / 10,
+    ...(proxy ? { dynamodb_requests_per_line: Object.fromEntries([...proxy.counts].map(([op, n]) => [op, Math.round((n / LINES) * 1000) / 1000])) } : {}),
     lost,
     duplicated,
   };
   console.log(JSON.stringify(result, null, 2));
   await server.close();
+  await proxy?.close();
   deps.upstream.close();
   process.exitCode = result.status === 'completed' && lost === 0 && duplicated === 0 ? 0 : 1;
 } finally {
