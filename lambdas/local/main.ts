@@ -4,6 +4,9 @@
  * requests in flight finish (up to GW_SHUTDOWN_GRACE_SECONDS), queued request logs are delivered,
  * then DynamoDB Local stops. A second signal stops at once. DynamoDB Local also stops when this
  * process dies any other way (see dynamodb-local.ts).
+ *
+ * With GW_STORAGE=aws it starts no DynamoDB Local: replicas share a deployment's table, queues,
+ * bucket and key instead (aws-storage.ts, docs/container.md).
  */
 import { mkdtempSync } from 'node:fs';
 import os from 'node:os';
@@ -25,6 +28,9 @@ import { LOGS_QUEUE, type LogQueueMessage } from '../../layers/core/src/observab
 import { startLogIngestProcess, type LogIngestProcess } from './log-ingest-process.ts';
 import { logDurability } from '../../layers/core/src/observability/hooks.ts';
 import { startSpoolMetrics } from '../../layers/core/src/observability/spool-metrics.ts';
+import { serverAwsAdapters } from '../../layers/core/src/local-adapters.ts';
+import { batchRunnerFromEnv } from '../shared/deps.ts';
+import { awsStorageEnv, checkTable, startAwsWorkers, workersWanted } from './aws-storage.ts';
 
 async function main(): Promise<void> {
   const env = process.env;
@@ -37,6 +43,7 @@ async function main(): Promise<void> {
   const graceMs = wholeSeconds('GW_SHUTDOWN_GRACE_SECONDS', env.GW_SHUTDOWN_GRACE_SECONDS, 10) * 1000;
   const running: Running = { stopSchedules: [] };
   onStopSignal(running, graceMs);
+  if (env.GW_STORAGE?.trim().toLowerCase() === 'aws') return startOnAws(env, { mode, port, host }, running);
 
   const ddb = await startDynamoDBLocal({ dataDir });
   running.ddb = ddb;
@@ -111,6 +118,27 @@ async function main(): Promise<void> {
   }
 }
 
+/** GW_STORAGE=aws: the server on the deployment's table, queues, bucket and key; no DynamoDB Local. */
+async function startOnAws(env: NodeJS.ProcessEnv, listen: { mode: LocalMode; port: number; host: string }, running: Running): Promise<void> {
+  const config = loadConfig(awsStorageEnv(env));
+  const workers = workersWanted(env);
+  await checkTable(config);
+  const deps = createDeps(config, { ...serverAwsAdapters(config), ...batchRunnerFromEnv(env) });
+  running.deps = deps;
+  const boot = await ensureBootstrap(deps, env.GW_BOOTSTRAP_ADMIN_KEY || undefined);
+  const server = await startLocalServer({ deps, ...listen, ...(env.GW_CONSOLE_DIR ? { consoleDir: env.GW_CONSOLE_DIR } : {}) });
+  running.server = server;
+  if (workers) running.stopWorkers = startAwsWorkers(deps);
+  console.log(`Gantry is listening on ${server.url} (${listen.mode} mode; storage: aws, table ${config.tableName} in ${config.region})`);
+  console.log(`  workers: ${workers ? 'queue consumers and leased schedules run in this replica' : 'off (GW_WORKERS=OFF: the Lambda workers run them)'}`);
+  console.log(`  organisation ${boot.organisationId}, workspace "default" ${boot.workspaceId}`);
+  if (boot.createdAdminKey) {
+    console.log('  Organisation owner admin key (shown once, keep it safe):');
+    console.log(`    ${boot.createdAdminKey}`);
+  }
+  running.ready = true;
+}
+
 interface Running {
   /** Set once everything has started; a signal before that stops at once. */
   ready?: boolean;
@@ -119,6 +147,8 @@ interface Running {
   ingest?: LogIngestProcess;
   server?: LocalServer;
   stopSchedules: (() => void)[];
+  /** GW_STORAGE=aws: stops this replica's queue consumers (after their batch) and gives its leases back. */
+  stopWorkers?: () => Promise<void>;
 }
 
 /** The first SIGINT or SIGTERM stops gracefully; a second one (or one during start-up) at once. */
@@ -152,6 +182,8 @@ async function shutdown(running: Running, graceMs: number): Promise<void> {
   const deps = running.deps;
   const flushed = deps && flushHooks(deps).then(() => deps.queues.close?.());
   if (flushed && !(await within(flushed, graceMs))) console.error(`Queued messages were not delivered within ${graceMs / 1000} s; they are dropped.`);
+  if (running.stopWorkers && !(await within(running.stopWorkers(), graceMs)))
+    console.error('Queue workers did not stop in time; SQS delivers their batch again.');
   await running.ingest?.close();
   await running.ddb?.stop();
 }

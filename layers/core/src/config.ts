@@ -47,6 +47,8 @@ const envSchema = z.object({
   CIPHER_KMS_KEY_ID: optionalNonEmpty(),
   GW_CIPHER_KEY_FILE: optionalNonEmpty(),
   GW_DATA_DIR: optionalNonEmpty(),
+  /** Where the local server keeps its data: `local` (DynamoDB Local in GW_DATA_DIR) or `aws` (the table, queues, bucket and key of AWS; docs/container.md). */
+  GW_STORAGE: preprocess(blankAsUnset, z._default(z.enum(['local', 'aws']), 'local')),
   /** Most MiB each local queue's spool (`<GW_DATA_DIR>/spool/<queue>/`) keeps on disk. */
   GW_LOG_SPOOL_MAX_MB: wholeNumber(256, z.gte(1), z.lte(1_048_576)),
   /** fdatasync the spool (group commit) before an accepted message counts as kept; OFF: the OS's cache only. */
@@ -180,6 +182,8 @@ export interface AppConfig {
   cipherKmsKeyId: string | undefined;
   /** The local cipher key file; undefined (in-memory data) means a temporary one. */
   cipherKeyFile: string | undefined;
+  /** `aws` (GW_STORAGE=aws): a server on AWS's table, queues, bucket and key, which its replicas share; absent elsewhere. */
+  storage?: 'aws';
   /** Local queues' durable spool (from GW_DATA_DIR and GW_LOG_SPOOL_MAX_MB); absent with `:memory:` data or none. */
   spool?: { dir: string; maxBytes: number; fsync: boolean };
   /** With a spool: most messages each local queue holds in memory (GW_QUEUE_MAX_IN_MEMORY). */
@@ -364,6 +368,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboxDir: e.GW_OUTBOX_DIR,
     queueUrls: queueUrls.data,
     cipherKmsKeyId: e.CIPHER_KMS_KEY_ID,
+    ...(e.GW_STORAGE === 'aws' ? { storage: 'aws' as const } : {}),
     portkeyHeaders: e.GW_PORTKEY_HEADERS !== 'OFF',
     ...(SECRET_VARIABLES.some((v) => blankAsUnset(env[v]) !== undefined) ? { secrets: secretsOf(e) } : {}),
     cipherKeyFile: e.GW_CIPHER_KEY_FILE ?? (e.GW_DATA_DIR && e.GW_DATA_DIR !== ':memory:' ? `${e.GW_DATA_DIR.replace(/\/+$/, '')}/cipher.key` : undefined),

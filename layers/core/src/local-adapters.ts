@@ -8,7 +8,7 @@ import path from 'node:path';
 import type { AppConfig } from './config.ts';
 import type { RuntimeAdapters } from './ports/adapters.ts';
 import { KmsCipher } from './ports/aws/cipher-kms.ts';
-import { serviceLogger } from './ports/aws/adapters.ts';
+import { awsAdapters, serviceLogger } from './ports/aws/adapters.ts';
 import { systemClock, type Clock } from './ports/clock.ts';
 import { LocalQueueFactory, type LocalQueueDefaults } from './ports/queue-factory.ts';
 import { LocalBatchDriver } from './batches/local-driver.ts';
@@ -43,6 +43,17 @@ export function localAdapters(config: AppConfig, clock: Clock = systemClock): Ru
     clock,
     batchRunner: (deps) => new LocalBatchDriver(deps),
   };
+}
+
+/**
+ * The local server on AWS (GW_STORAGE=aws, replicas sharing one deployment): the Lambda functions'
+ * adapters (SQS, S3, KMS, SES). Without an SES sender mail goes to the outbox directory rather than
+ * failing, as `npm start` sends it; each replica has its own, so production sets MAIL_FROM.
+ */
+export function serverAwsAdapters(config: AppConfig, clock: Clock = systemClock): RuntimeAdapters {
+  const adapters = awsAdapters(config);
+  if (config.mailFrom) return { ...adapters, clock };
+  return { ...adapters, clock, mailer: new OutboxMailer(config.outboxDir ?? path.join(os.tmpdir(), 'gantry-outbox'), clock) };
 }
 
 /**

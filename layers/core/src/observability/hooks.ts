@@ -17,7 +17,7 @@ import { metricsHook } from './metrics-hook.ts';
 import { otelHook } from './otel-hook.ts';
 
 export interface ObservabilityDeps {
-  config: Pick<AppConfig, 'requestLogs' | 'emfMetrics' | 'otel' | 'spool'>;
+  config: Pick<AppConfig, 'requestLogs' | 'emfMetrics' | 'otel' | 'spool' | 'storage'>;
   queues: QueueFactory;
   blobs: BlobStore;
   clock: Clock;
@@ -37,8 +37,9 @@ export function observabilityHooks(deps: ObservabilityDeps): GatewayHook[] {
         clock: deps.clock,
         logger: deps.logger,
         uncachedCostMicros: (r) => deps.pricing.costMicros({ ...r, cacheStatus: undefined }),
-        // A local spool keeps events on disk: answers can wait until theirs is (see logDurability).
-        durableAnswers: deps.config.spool !== undefined,
+        // A local spool keeps events on disk, SQS keeps them for a server on AWS (GW_STORAGE=aws):
+        // answers can wait until theirs is, so a replica that dies loses no answered request's log.
+        durableAnswers: deps.config.spool !== undefined || deps.config.storage === 'aws',
       }),
     );
   }
