@@ -13,6 +13,11 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { RealtimeStack } from './stacks/realtime-stack.ts';
 import { BatchesStack } from './stacks/batches-stack.ts';
+import { addContainerOutputs } from './constructs/container-outputs.ts';
+import { EXPORTS_QUEUE, LOGS_QUEUE } from '../layers/core/src/observability/messages.ts';
+import { ALERTS_QUEUE } from '../layers/core/src/policy/limits/alerts.ts';
+import { MCP_SYNC_QUEUE } from '../layers/core/src/mcp/messages.ts';
+import { queueUrlVariable } from '../layers/core/src/ports/queue-factory.ts';
 import { readSettings, runtimeEnvironment, type GantrySettings } from './settings.ts';
 
 export interface BuildAppProps {
@@ -162,6 +167,16 @@ export function buildApp(props: BuildAppProps = {}): GantryApp {
   });
   observability.allowLogsFrom(batches.fn);
   limits.allowAlertsFrom(batches.fn);
+  addContainerOutputs([
+    { stack: data, variable: 'GW_TABLE_NAME', value: data.table.tableName },
+    { stack: data, variable: 'BLOB_BUCKET', value: data.blobs.bucketName },
+    { stack: data, variable: 'CIPHER_KMS_KEY_ID', value: data.credentialsKey.keyArn },
+    { stack: observability, variable: queueUrlVariable(LOGS_QUEUE), value: observability.logs.queueUrl },
+    { stack: observability, variable: queueUrlVariable(EXPORTS_QUEUE), value: observability.exports.queueUrl },
+    { stack: limits, variable: queueUrlVariable(ALERTS_QUEUE), value: limits.alerts.queueUrl },
+    { stack: mcp, variable: queueUrlVariable(MCP_SYNC_QUEUE), value: mcp.syncQueue.queueUrl },
+    { stack: batches, variable: 'BATCH_STATE_MACHINE_ARN', value: batches.stateMachine.stateMachineArn },
+  ]);
   applyRuntimeSettings(app, settings);
   weakenReplaceableReferences(app, data);
   if (props.nag ?? true) {

@@ -169,6 +169,39 @@ describe('the synthesized app (issue 14)', () => {
   });
 });
 
+describe('a container joining the deployment (GW_STORAGE=aws)', () => {
+  it('finds every setting it needs as an output of the stack that owns the resource, never an export', () => {
+    const gantry = buildApp({ appProps: { context: NO_BUNDLING }, nag: false });
+    const outputs = [gantry.data, gantry.observability, gantry.limits, gantry.mcp, gantry.batches].flatMap((stack) =>
+      Object.entries((Template.fromStack(stack).toJSON().Outputs ?? {}) as Record<string, { Description?: string; Export?: unknown; Value: unknown }>)
+        .filter(([id]) => id.startsWith('Container'))
+        .map(([id, o]) => ({
+          stack: stack.node.id,
+          id,
+          variable: o.Description?.split(' ')[0],
+          exported: o.Export !== undefined,
+          value: JSON.stringify(o.Value),
+        })),
+    );
+    expect(outputs.map((o) => o.variable).sort()).toEqual(
+      [
+        'BATCH_STATE_MACHINE_ARN',
+        'BLOB_BUCKET',
+        'CIPHER_KMS_KEY_ID',
+        'GW_TABLE_NAME',
+        'QUEUE_URL_ALERTS',
+        'QUEUE_URL_LOGS',
+        'QUEUE_URL_LOG_EXPORTS',
+        'QUEUE_URL_MCP_SYNC',
+      ].sort(),
+    );
+    expect(outputs.filter((o) => o.exported)).toEqual([]);
+    expect(outputs.find((o) => o.variable === 'GW_TABLE_NAME')).toMatchObject({ stack: 'Gantry-Data', id: 'ContainerGwTableName' });
+    // Each value is a reference inside its own stack (a Ref or GetAtt), not an import from another.
+    for (const o of outputs) expect(o.value, o.id).not.toContain('Fn::ImportValue');
+  });
+});
+
 describe('two deployments in one account', () => {
   it('prefix every stack and the dashboard, and stay cdk-nag clean', () => {
     const staging = buildApp({ appProps: { context: { ...NO_BUNDLING, 'gantry:prefix': 'Staging' } } });
