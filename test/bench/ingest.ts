@@ -15,14 +15,13 @@
 import { execSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { startDynamoDBLocal } from '../../lambdas/local/dynamodb-local.ts';
 import { startLogIngestProcess } from '../../lambdas/local/log-ingest-process.ts';
 import type { LogEvent } from '../../layers/core/src/observability/log-event.ts';
 import { newLogId } from '../../layers/core/src/observability/log-id.ts';
 import type { LogQueueMessage } from '../../layers/core/src/observability/messages.ts';
+import { startTableProxy } from '../support/table-proxy.ts';
 import type { Queue, QueueMessage } from '../../layers/core/src/ports/queue.ts';
 import { ensureTable } from '../../layers/core/src/store/create-table.ts';
 import { syntheticEvents } from '../support/observability.ts';
@@ -122,46 +121,24 @@ const WRITES = new Set(['PutItem', 'UpdateItem', 'DeleteItem']);
 
 /** DynamoDB Local behind a proxy that counts what it is asked, as the table would bill it. */
 async function countingProxy(target: string, counts: Counts): Promise<{ url: string; close: () => void }> {
-  const upstream = new URL(target);
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const operation =
-        String(req.headers['x-amz-target'] ?? '')
-          .split('.')
-          .pop() ?? '';
-      const input = JSON.parse(body.toString('utf8') || '{}') as { RequestItems?: Record<string, unknown[] | { Keys: unknown[] }> };
-      if (operation === 'BatchWriteItem') {
-        counts.writeRequests++;
-        counts.itemsWritten += Object.values(input.RequestItems ?? {}).reduce<number>((n, r) => n + (r as unknown[]).length, 0);
-      } else if (WRITES.has(operation)) {
-        counts.writeRequests++;
-        counts.itemsWritten++;
-      } else if (operation === 'BatchGetItem') {
-        counts.readRequests++;
-        counts.itemsRead += Object.values(input.RequestItems ?? {}).reduce<number>((n, r) => n + (r as { Keys: unknown[] }).Keys.length, 0);
-      } else {
-        counts.readRequests++;
-        counts.itemsRead++;
-      }
-      const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      forward.once('error', () => res.destroy());
-      forward.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    close: () => {
-      server.closeAllConnections();
-      server.close();
-    },
+  const proxy = await startTableProxy(target);
+  proxy.observe = ({ operation, body }) => {
+    const input = JSON.parse(body || '{}') as { RequestItems?: Record<string, unknown[] | { Keys: unknown[] }> };
+    if (operation === 'BatchWriteItem') {
+      counts.writeRequests++;
+      counts.itemsWritten += Object.values(input.RequestItems ?? {}).reduce<number>((n, r) => n + (r as unknown[]).length, 0);
+    } else if (WRITES.has(operation)) {
+      counts.writeRequests++;
+      counts.itemsWritten++;
+    } else if (operation === 'BatchGetItem') {
+      counts.readRequests++;
+      counts.itemsRead += Object.values(input.RequestItems ?? {}).reduce<number>((n, r) => n + (r as { Keys: unknown[] }).Keys.length, 0);
+    } else {
+      counts.readRequests++;
+      counts.itemsRead++;
+    }
   };
+  return { url: proxy.url, close: () => void proxy.close() };
 }
 
 const ddb = await startDynamoDBLocal({ dataDir: ':memory:' });

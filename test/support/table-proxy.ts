@@ -17,6 +17,8 @@ export interface TableProxy {
   url: string;
   /** Requests forwarded or refused, by operation. */
   counts: Map<string, number>;
+  /** While set, sees every request (before it is refused or forwarded): for counts of its own. */
+  observe: ((req: ProxiedRequest) => void) | undefined;
   /** While set, requests it answers true for are refused. */
   refuse: ((req: ProxiedRequest) => boolean) | undefined;
   /** Requests refused so far. */
@@ -29,6 +31,7 @@ export async function startTableProxy(target: string): Promise<TableProxy> {
   const proxy: TableProxy = {
     url: '',
     counts: new Map(),
+    observe: undefined,
     refuse: undefined,
     refused: 0,
     close: () =>
@@ -47,7 +50,9 @@ export async function startTableProxy(target: string): Promise<TableProxy> {
           .split('.')
           .pop() ?? '';
       proxy.counts.set(operation, (proxy.counts.get(operation) ?? 0) + 1);
-      if (proxy.refuse?.({ operation, body: body.toString('utf8') })) {
+      const seen = proxy.observe || proxy.refuse ? { operation, body: body.toString('utf8') } : undefined;
+      if (seen) proxy.observe?.(seen);
+      if (seen && proxy.refuse?.(seen)) {
         proxy.refused++;
         res.writeHead(500, { 'content-type': 'application/x-amz-json-1.0' });
         res.end(JSON.stringify({ __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: 'Internal server error' }));

@@ -31,9 +31,7 @@ export interface CollectOptions {
   point?: Granularity | undefined;
   /** Rollup items read at most; past it `collect` rejects with ReadBudgetSpent. */
   maxRollupItems?: number | undefined;
-  /** Only the request count is wanted (every other figure of the answer is zero). */
-  countOnly?: boolean | undefined;
-  /** Only these rollup figures beside the count are wanted (the others are zero); undefined: all. */
+  /** Only these rollup figures beside the request count are wanted (the others are zero; `[]`: the count only); undefined: all. */
   figures?: readonly string[] | undefined;
 }
 
@@ -96,7 +94,7 @@ export class Analytics {
           ...(await Promise.all(
             reads
               .slice(i, i + QUERY_CONCURRENCY)
-              .map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, countOnly: opts.countOnly, figures: opts.figures, only: plan.values })),
+              .map(({ ws, s }) => this.#o.rollups.query(ws, plan.dim, s, { budget, figures: opts.figures, only: plan.values })),
           )),
         );
       }

@@ -142,9 +142,7 @@ export interface ReadBudget {
 
 export interface RollupRead {
   budget?: ReadBudget | undefined;
-  /** Only the request count (`sums.n`) is wanted: the rest of each item is not read. */
-  countOnly?: boolean | undefined;
-  /** Only these figures (item attributes) beside the request count are wanted; undefined: all of them. */
+  /** Only these figures (item attributes) beside the request count are wanted (`[]`: the count only); the rest of each item is not read. Undefined: all of them. */
   figures?: readonly string[] | undefined;
   /**
    * Only these values of the dimension are wanted (a filter): buckets where one of them may be in
@@ -277,8 +275,7 @@ export class RollupStore {
    */
   async query(ws: string, dim: Dimension, segment: Segment, read: RollupRead = {}): Promise<RollupRow[]> {
     // A count needs the bucket, the request count and the grouping value, not the item's sketches and histograms.
-    const wanted = read.countOnly ? [] : read.figures;
-    const projection = wanted ? ['b', 'g', 'n', ...(dim === 'all' ? [] : [VALUE_PREFIX + dim]), ...wanted] : undefined;
+    const projection = read.figures ? ['b', 'g', 'n', ...(dim === 'all' ? [] : [VALUE_PREFIX + dim]), ...read.figures] : undefined;
     // The totals (ungrouped) or the dimension's items where they are complete; the combinations before.
     const cut = await this.#cut(dim === 'all' ? 'totals' : 'dimensions', ws, segment);
     // The segment's last bucket starts at `end - unit` (an end past a bucket's start, as callers may give, reads that bucket).

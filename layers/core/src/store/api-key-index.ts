@@ -26,16 +26,9 @@
  * readers fall back to the organisation's full key list (ApiKeyRepository).
  */
 import { randomUUID } from 'node:crypto';
-import {
-  BatchGetCommand,
-  BatchWriteCommand,
-  type BatchGetCommandOutput,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  type DynamoDBDocumentClient,
-  type TransactWriteCommandInput,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, type DynamoDBDocumentClient, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { systemClock } from '../ports/clock.ts';
+import { batchGet, batchPut } from './batch-io.ts';
 import { Entity, type Item, type ItemKey } from './entity.ts';
 import { ApiKey, type ApiKeyRecord } from './entities.ts';
 import { prefixRange } from './prefix-range.ts';
@@ -151,16 +144,13 @@ export function indexWrites(tableName: string, previous: ApiKeyRecord | undefine
   ];
 }
 
-/** BatchGetItem's and BatchWriteItem's request sizes. */
-const GET_BATCH = 100;
-const WRITE_BATCH = 25;
+/** Batch reads and writes outside transactions: batch-io's retries and backoff. */
+const RETRY = { clock: systemClock };
 /** Keys read per page by the due sweep and the backfill: one BatchGetItem, one marker write. */
 const PAGE = 100;
 
 /** Where a key's record is (store/entities.ts, `ApiKey`). */
 const keyRecordKey = (orgId: string, id: string): ItemKey => ({ pk: `ORG#${orgId}`, sk: `APIKEY#${id}` });
-
-const pause = (attempt: number) => new Promise((r) => setTimeout(r, Math.min(25 * 2 ** attempt, 1000)));
 
 /** Reads of the index; the writes are in the key's transactions (ApiKeyRepository). */
 export class ApiKeyIndex {
@@ -256,20 +246,20 @@ export class ApiKeyIndex {
     }
   }
 
-  /** Key records by id, strongly consistent (BatchGetItem, unprocessed keys asked again). */
+  /** Key records by id, strongly consistent (batch-io's BatchGetItem, unprocessed keys asked again). */
   async #records(orgId: string, ids: readonly string[]): Promise<Map<string, ApiKeyRecord>> {
+    const found = await batchGet(
+      this.#doc,
+      this.#table,
+      ids.map((id) => keyRecordKey(orgId, id)),
+      RETRY,
+      undefined,
+      true,
+    );
     const out = new Map<string, ApiKeyRecord>();
-    for (let i = 0; i < ids.length; i += GET_BATCH) {
-      let keys: Record<string, unknown>[] | undefined = ids.slice(i, i + GET_BATCH).map((id) => ({ ...keyRecordKey(orgId, id) }));
-      for (let attempt = 0; keys?.length; attempt++) {
-        if (attempt) await pause(attempt);
-        const got: BatchGetCommandOutput = await this.#doc.send(new BatchGetCommand({ RequestItems: { [this.#table]: { Keys: keys, ConsistentRead: true } } }));
-        for (const item of got.Responses?.[this.#table] ?? []) {
-          const r = ApiKey.fromItem(item);
-          out.set(r.id, r);
-        }
-        keys = got.UnprocessedKeys?.[this.#table]?.Keys;
-      }
+    for (const item of found.values()) {
+      const r = ApiKey.fromItem(item);
+      out.set(r.id, r);
     }
     return out;
   }
@@ -316,14 +306,12 @@ export class ApiKeyIndex {
 
   /** The entries of these keys, put outside any transaction (BatchWriteItem). */
   async putEntries(keys: readonly ApiKeyRecord[]): Promise<void> {
-    const items = keys.flatMap((k) => apiKeyIndexItems(k));
-    for (let i = 0; i < items.length; i += WRITE_BATCH) {
-      let requests = items.slice(i, i + WRITE_BATCH).map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; requests.length; attempt++) {
-        if (attempt) await pause(attempt);
-        const out = await this.#doc.send(new BatchWriteCommand({ RequestItems: { [this.#table]: requests } }));
-        requests = (out.UnprocessedItems?.[this.#table] ?? []) as typeof requests;
-      }
-    }
+    const failed = await batchPut(
+      this.#doc,
+      this.#table,
+      keys.flatMap((k) => apiKeyIndexItems(k)),
+      RETRY,
+    );
+    if (failed.size > 0) throw new Error(`${failed.size} key index entries could not be written`);
   }
 }

@@ -73,28 +73,60 @@ function chunksOf(count: number, size: number, groupOf?: (i: number) => number):
  * retrying failed requests; consecutive items of the same `groupOf` share a request. Returns the
  * indexes of the items that could not be written after every attempt.
  */
-export async function batchPut(
+export function batchPut(
   doc: DynamoDBDocumentClient,
   table: string,
   items: readonly Item[],
   opts: RetryOptions,
   groupOf?: (i: number) => number,
 ): Promise<Set<number>> {
+  return batchWrite(
+    doc,
+    table,
+    items.map((Item) => ({ PutRequest: { Item } })),
+    opts,
+    groupOf,
+  );
+}
+
+/** Deletes every key as batchPut puts items; answers the indexes of the keys not deleted after every attempt. */
+export function batchDelete(doc: DynamoDBDocumentClient, table: string, keys: readonly ItemKey[], opts: RetryOptions): Promise<Set<number>> {
+  return batchWrite(
+    doc,
+    table,
+    keys.map((Key) => ({ DeleteRequest: { Key } })),
+    opts,
+  );
+}
+
+type WriteRequest = { PutRequest: { Item: Item } } | { DeleteRequest: { Key: ItemKey } };
+const requestKey = (r: { PutRequest?: { Item?: { pk?: unknown; sk?: unknown } }; DeleteRequest?: { Key?: { pk?: unknown; sk?: unknown } } }): string => {
+  const k = r.PutRequest?.Item ?? r.DeleteRequest?.Key;
+  return `${String(k?.pk)}|${String(k?.sk)}`;
+};
+
+async function batchWrite(
+  doc: DynamoDBDocumentClient,
+  table: string,
+  requests: readonly WriteRequest[],
+  opts: RetryOptions,
+  groupOf?: (i: number) => number,
+): Promise<Set<number>> {
   const failed = new Set<number>();
   const attempts = opts.attempts ?? 8;
-  const chunks = chunksOf(items.length, 25, groupOf);
+  const chunks = chunksOf(requests.length, 25, groupOf);
   await Promise.all(
     chunks.map(async (chunk) => {
       let pending = chunk;
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt > 0) await opts.clock.sleep(delay(attempt - 1, opts));
         try {
-          const out = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending.map((i) => ({ PutRequest: { Item: items[i] as Item } })) } }));
+          const out = await doc.send(new BatchWriteCommand({ RequestItems: { [table]: pending.map((i) => requests[i] as WriteRequest) } }));
           const left = out.UnprocessedItems?.[table] ?? [];
           if (left.length === 0) return;
-          // Unprocessed items come back as they were sent: find them by key.
-          const keys = new Set(left.map((r) => `${String(r.PutRequest?.Item?.pk)}|${String(r.PutRequest?.Item?.sk)}`));
-          pending = pending.filter((i) => keys.has(`${String(items[i]?.pk)}|${String(items[i]?.sk)}`));
+          // Unprocessed requests come back as they were sent: find them by key.
+          const keys = new Set(left.map(requestKey));
+          pending = pending.filter((i) => keys.has(requestKey(requests[i] as WriteRequest)));
         } catch (err) {
           if (isPermanent(err)) break;
         }
@@ -116,6 +148,7 @@ export async function batchGet(
   keys: readonly ItemKey[],
   opts: RetryOptions,
   attributes?: readonly string[],
+  consistent = false,
 ): Promise<Map<string, Item>> {
   const found = new Map<string, Item>();
   const attempts = opts.attempts ?? 8;
@@ -131,7 +164,9 @@ export async function batchGet(
       for (let attempt = 0; pending.length > 0; attempt++) {
         if (attempt > 0) await opts.clock.sleep(delay(attempt - 1, opts));
         try {
-          const out = await doc.send(new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...projection } } }));
+          const out = await doc.send(
+            new BatchGetCommand({ RequestItems: { [table]: { Keys: pending, ...projection, ...(consistent ? { ConsistentRead: true } : {}) } } }),
+          );
           for (const item of out.Responses?.[table] ?? []) found.set(keyString(item), item);
           pending = (out.UnprocessedKeys?.[table]?.Keys ?? []) as ItemKey[];
         } catch (err) {

@@ -3,7 +3,7 @@
  * Layout: the config under its organisation (ORG#, CONFIG#id), a slug claim (ORG#, CONFIGSLUG#slug),
  * its versions under the config (CONFIG#id, VER#000001 ...), and the workspace's default pointer.
  */
-import { BatchWriteCommand, QueryCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, TransactWriteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConflictError } from '../http/errors.ts';
 import { Entity } from './entity.ts';
 import type { TableClient } from './repositories.ts';
@@ -138,18 +138,8 @@ export class ConfigRepository {
   }
 
   /** How many configs the workspace holds, up to `cap` (+1 when there are more): reads at most `cap + 1` items. */
-  async countInWorkspace(workspaceId: string, cap: number): Promise<number> {
-    const out = await this.#t.doc.send(
-      new QueryCommand({
-        TableName: this.#t.tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': `WS#${workspaceId}#CONFIGS` },
-        Select: 'COUNT',
-        Limit: cap + 1,
-      }),
-    );
-    return out.Count ?? 0;
+  countInWorkspace(workspaceId: string, cap: number): Promise<number> {
+    return this.#t.countOnIndex(`WS#${workspaceId}#CONFIGS`, cap);
   }
 
   listByOrganisation(orgId: string): Promise<SavedConfigRecord[]> {

@@ -1,6 +1,5 @@
 /** Repositories: the only code that talks to the table. Multi-item changes are transactions. */
 import {
-  BatchWriteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -28,6 +27,8 @@ import {
 import { prefixRange } from './prefix-range.ts';
 import { queryAll } from './paginate.ts';
 import { ApiKeyIndex, indexWrites } from './api-key-index.ts';
+import { batchDelete } from './batch-io.ts';
+import { systemClock } from '../ports/clock.ts';
 
 const isCancelled = (err: unknown): boolean =>
   err instanceof Error && (err.name === 'TransactionCanceledException' || err.name === 'ConditionalCheckFailedException');
@@ -49,6 +50,21 @@ export class TableClient {
   /** Every item of a query, following pagination. */
   async queryAll<R extends object>(entity: Entity<R>, input: Omit<QueryCommandInput, 'TableName'>): Promise<R[]> {
     return (await queryAll(this.doc, { ...input, TableName: this.tableName })).map((item) => entity.fromItem(item));
+  }
+
+  /** How many items a gsi1 partition holds, up to `cap` (+1 when there are more): reads at most `cap + 1` items. */
+  async countOnIndex(gsi1pk: string, cap: number): Promise<number> {
+    const out = await this.doc.send(
+      new QueryCommand({
+        TableName: this.tableName,
+        IndexName: 'gsi1',
+        KeyConditionExpression: 'gsi1pk = :p',
+        ExpressionAttributeValues: { ':p': gsi1pk },
+        Select: 'COUNT',
+        Limit: cap + 1,
+      }),
+    );
+    return out.Count ?? 0;
   }
 
   putIfAbsent(item: Item) {
@@ -92,15 +108,10 @@ export class OrganisationRepository {
 /** Items a workspace delete's transaction holds beside the workspace, its slug and the audit entry. */
 const TRANSACTION_ROOM = 97;
 
-/** Deletes items 25 a request, retrying what DynamoDB leaves unprocessed. */
+/** Deletes items 25 a request (batch-io's retries and backoff); fails when some stay undeleted. */
 async function deleteKeys(t: TableClient, keys: readonly ItemKey[]): Promise<void> {
-  for (let i = 0; i < keys.length; i += 25) {
-    let requests = keys.slice(i, i + 25).map((Key) => ({ DeleteRequest: { Key } }));
-    while (requests.length) {
-      const out = await t.doc.send(new BatchWriteCommand({ RequestItems: { [t.tableName]: requests } }));
-      requests = (out.UnprocessedItems?.[t.tableName] ?? []) as typeof requests;
-    }
-  }
+  const left = await batchDelete(t.doc, t.tableName, keys, { clock: systemClock });
+  if (left.size > 0) throw new Error(`${left.size} item(s) could not be deleted`);
 }
 
 export class WorkspaceRepository {
@@ -370,18 +381,8 @@ export class ApiKeyRepository {
   }
 
   /** Whether the workspace holds a key, and how many up to `cap` (+1 when there are more). */
-  async countInWorkspace(workspaceId: string, cap: number): Promise<number> {
-    const out = await this.#t.doc.send(
-      new QueryCommand({
-        TableName: this.#t.tableName,
-        IndexName: 'gsi1',
-        KeyConditionExpression: 'gsi1pk = :p',
-        ExpressionAttributeValues: { ':p': `WS#${workspaceId}#APIKEYS` },
-        Select: 'COUNT',
-        Limit: cap + 1,
-      }),
-    );
-    return out.Count ?? 0;
+  countInWorkspace(workspaceId: string, cap: number): Promise<number> {
+    return this.#t.countOnIndex(`WS#${workspaceId}#APIKEYS`, cap);
   }
 }
 

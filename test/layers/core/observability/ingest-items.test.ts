@@ -5,8 +5,6 @@
  * between its steps (the batch is delivered again to a new worker) storing and counting every
  * event once.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Logger } from '@aws-lambda-powertools/logger';
 import { BatchWriteCommand, GetCommand, UpdateCommand, type DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -24,6 +22,7 @@ import type { Queue, QueueMessage } from '../../../../layers/core/src/ports/queu
 import { pointerItem, pointerKey } from '../../../../layers/core/src/store/log-items.ts';
 import { createTestDeps } from '../../../support/deps.ts';
 import { syntheticEvents } from '../../../support/observability.ts';
+import { startTableProxy } from '../../../support/table-proxy.ts';
 
 const NOW = Date.UTC(2026, 5, 3, 12, 0, 0);
 const START = NOW - 30 * MINUTE_MS;
@@ -38,45 +37,20 @@ interface TableCounts {
 
 /** DynamoDB Local behind a proxy that counts the items each write asks for. */
 async function countingTable(target: string): Promise<{ url: string; counts: TableCounts; reset: () => void; close: () => Promise<void> }> {
-  const upstream = new URL(target);
+  const proxy = await startTableProxy(target);
   const counts: TableCounts = { items: 0, batchItems: 0, byOperation: {} };
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks);
-      const operation =
-        String(req.headers['x-amz-target'] ?? '')
-          .split('.')
-          .pop() ?? '';
-      counts.byOperation[operation] = (counts.byOperation[operation] ?? 0) + 1;
-      if (operation === 'BatchWriteItem') {
-        const input = JSON.parse(body.toString('utf8')) as { RequestItems: Record<string, unknown[]> };
-        const n = Object.values(input.RequestItems).reduce((sum, r) => sum + r.length, 0);
-        counts.items += n;
-        counts.batchItems += n;
-      } else if (operation === 'PutItem' || operation === 'UpdateItem' || operation === 'DeleteItem') {
-        counts.items++;
-      }
-      const forward = http.request({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      forward.once('error', () => res.destroy());
-      forward.end(body);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    counts,
-    reset: () => Object.assign(counts, { items: 0, batchItems: 0, byOperation: {} }),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+  proxy.observe = ({ operation, body }) => {
+    counts.byOperation[operation] = (counts.byOperation[operation] ?? 0) + 1;
+    if (operation === 'BatchWriteItem') {
+      const input = JSON.parse(body) as { RequestItems: Record<string, unknown[]> };
+      const n = Object.values(input.RequestItems).reduce((sum, r) => sum + r.length, 0);
+      counts.items += n;
+      counts.batchItems += n;
+    } else if (operation === 'PutItem' || operation === 'UpdateItem' || operation === 'DeleteItem') {
+      counts.items++;
+    }
   };
+  return { url: proxy.url, counts, reset: () => Object.assign(counts, { items: 0, batchItems: 0, byOperation: {} }), close: () => proxy.close() };
 }
 
 /** Gateway-like events of one busy minute: two models and two keys, with ids as the gateway makes them. */

@@ -30,7 +30,7 @@ export const LOGS_TOTAL_MAX_ROLLUP_ITEMS = 1_000;
 
 async function countFromRollups(o: ReturnType<typeof observability>, scope: AnalyticsScope, filters: LogFilters): Promise<number | null> {
   try {
-    return (await o.analytics.collect(scope, filters, { maxRollupItems: LOGS_TOTAL_MAX_ROLLUP_ITEMS, countOnly: true })).total.sums.n;
+    return (await o.analytics.collect(scope, filters, { maxRollupItems: LOGS_TOTAL_MAX_ROLLUP_ITEMS, figures: [] })).total.sums.n;
   } catch (err) {
     if (err instanceof ReadBudgetSpent) return null;
     throw err;
