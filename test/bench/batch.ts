@@ -8,7 +8,7 @@
  *
  * BENCH_BATCH_WARMUP=<lines> runs a batch of that many lines first, not measured: a fresh
  * DynamoDB Local spends its first minute or so compiling (the JIT), which a long-running
- * `npm start` has behind it.
+ * `npm start` has behind it. GW_REQUEST_LOGS=OFF runs it without request logs: the engine's own cost.
  */
 import { mkdtempSync, readFileSync } from 'node:fs';
 import os from 'node:os';
@@ -57,6 +57,7 @@ try {
     GW_BLOB_DIR: tmp('blobs'),
     GW_OUTBOX_DIR: tmp('outbox'),
     LOG_LEVEL: 'SILENT',
+    ...(process.env.GW_REQUEST_LOGS ? { GW_REQUEST_LOGS: process.env.GW_REQUEST_LOGS } : {}),
   });
   const client = new DynamoDBClient({ endpoint: ddb.endpoint, region: 'local', credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
   await ensureTable(client, config.tableName);

@@ -1,6 +1,8 @@
 /**
- * `npm run seed:large [-- --keys N --logs N --data-dir DIR --samples N]`: seeds DynamoDB Local with
- * API keys and request logs (default 1,000,000 and 10,000,000), then times every admin list the
+ * `npm run seed:large [-- --keys N --logs N --hours H --data-dir DIR --samples N]`: seeds DynamoDB
+ * Local with API keys and request logs (default 1,000,000 and 10,000,000 over the last 36 hours; a
+ * smaller `--logs` with a shorter `--hours` keeps the logs, keys and rollup combinations of an hour
+ * as the full seed has them), then times every admin list the
  * console uses through the local server and prints p50/p95 per list as JSON on stdout. Not part of
  * `npm test`. The items are written straight into DynamoDB Local's store while it is stopped
  * (ddb-local-store.ts: tens of thousands of items a second, where its API takes about a thousand);
@@ -44,6 +46,7 @@ const { values: args } = parseArgs({
     'data-dir': { type: 'string' },
     'heap-mb': { type: 'string', default: '2048' },
     samples: { type: 'string', default: '40' },
+    hours: { type: 'string', default: '36' },
     // `off`: no totals marker, so charts read the combination rollups (how a table upgraded in place reads its older buckets).
     totals: { type: 'string', default: 'on' },
   },
@@ -105,10 +108,12 @@ function keyItems(orgId: string, wsId: string) {
   };
 }
 
-const LOG_SPAN_MS = 36 * 3_600_000;
+const HOURS = Number(args.hours);
+if (!(HOURS > 0 && HOURS <= 24 * 30)) throw new Error('--hours must be a number of hours, above 0 and at most 720');
+const LOG_SPAN_MS = Math.round(HOURS * 3_600_000);
 
 /**
- * Request logs of the default workspace over the last 36 hours, each with its id pointer, and the
+ * Request logs of the default workspace over the last `--hours` hours, each with its id pointer, and the
  * analytics rollups the ingest would have built from them (the logs page's total and the overview
  * read those). Blocks of logs come in time order, so a rollup is written once its bucket is complete.
  */
@@ -240,6 +245,7 @@ async function listPaths(url: string, wsId: string): Promise<Record<string, stri
   }
   // Each grouped view (the groups API), and charts filtered on one value (a busy key, a rare key, a model).
   for (const [range, ms] of [
+    ['last hour', 3_600_000],
     ['last 24 hours', 86_400_000],
     ['last 7 days', 7 * 86_400_000],
   ] as const) {

@@ -9,7 +9,7 @@ import { addEvent, dimensionValue, emptyAggregate, mergeInto, type Aggregate, ty
 import { rollupPlan, type LogFilters } from './filters.ts';
 import type { LogStore } from './log-store.ts';
 import type { ReadBudget, RollupStore } from './rollups.ts';
-import { DAY_MS, decompose, floorTo, GRANULARITY_MS, MINUTE_MS, MINUTE_ROLLUP_DAYS, type Granularity } from './time.ts';
+import { ceilTo, DAY_MS, decompose, floorTo, GRANULARITY_MS, MINUTE_MS, MINUTE_ROLLUP_DAYS, type Granularity } from './time.ts';
 
 const QUERY_CONCURRENCY = 16;
 
@@ -59,6 +59,17 @@ export interface AnalyticsOptions {
   maxRawLogs?: number;
 }
 
+/**
+ * Where to stop reading a range [.., to): a range that reaches the current minute ends at `now`, and
+ * nothing is logged later, so it is read to the end of the bucket that holds `now` at the coarsest
+ * granularity the answer allows (one item: today's day, or this hour for hourly points) instead of
+ * that bucket's hours and minutes up to now. The answer still names `to`.
+ */
+function openEnd(to: number, now: number, coarsest: Granularity): number {
+  if (to <= now || coarsest === 'm') return to;
+  return ceilTo(to, GRANULARITY_MS[coarsest]);
+}
+
 export class Analytics {
   readonly #o: AnalyticsOptions;
   constructor(opts: AnalyticsOptions) {
@@ -84,7 +95,8 @@ export class Analytics {
 
     if (plan) {
       const now = this.#o.clock.now();
-      const segments = decompose(from, to, opts.point ?? 'd', now - MINUTE_ROLLUP_DAYS * DAY_MS);
+      const readTo = openEnd(to, now, opts.point ?? 'd');
+      const segments = decompose(from, readTo, opts.point ?? 'd', now - MINUTE_ROLLUP_DAYS * DAY_MS);
       const reads = scope.workspaces.flatMap((ws) => segments.map((s) => ({ ws, s })));
       const budget: ReadBudget | undefined = opts.maxRollupItems === undefined ? undefined : { left: opts.maxRollupItems };
       // A bounded number of Queries at once, however many workspaces an organisation has.
@@ -106,7 +118,8 @@ export class Analytics {
           mergeInto(total, r.agg);
         }
       }
-      const widened = segments.length ? { from: Math.min(from, segments[0]!.start), to: Math.max(to, segments[segments.length - 1]!.end) } : { from, to };
+      const last = segments.length ? segments[segments.length - 1]!.end : to;
+      const widened = { from: segments.length ? Math.min(from, segments[0]!.start) : from, to: readTo > to ? to : Math.max(to, last) };
       return { source: 'rollups', ...widened, cells, total };
     }
 

@@ -9,16 +9,19 @@ import { adminModule } from '../../../../layers/core/src/admin/routes.ts';
 import { ensureBootstrap, type BootstrapResult } from '../../../../layers/core/src/bootstrap.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { createApp } from '../../../../layers/core/src/app.ts';
+import { Analytics } from '../../../../layers/core/src/observability/analytics.ts';
 import { GROUP_COLUMNS } from '../../../../layers/core/src/observability/analytics-views.ts';
 import { bucketBounds, bucketOf } from '../../../../layers/core/src/observability/histogram.ts';
-import { ingestConsumer } from '../../../../layers/core/src/observability/install.ts';
+import { ingestConsumer, observability } from '../../../../layers/core/src/observability/install.ts';
 import type { LogEvent } from '../../../../layers/core/src/observability/log-event.ts';
+import { RollupStore } from '../../../../layers/core/src/observability/rollups.ts';
 import { estimateUsers, userBucket } from '../../../../layers/core/src/observability/sketch.ts';
 import { DAY_MS, HOUR_MS, MINUTE_MS } from '../../../../layers/core/src/observability/time.ts';
 import { ManualClock } from '../../../../layers/core/src/ports/clock.ts';
 import { createTestDeps } from '../../../support/deps.ts';
 import { ADMIN_KEY } from '../../../support/gantry.ts';
 import { syntheticEvents } from '../../../support/observability.ts';
+import { counting, ingestRollups } from '../../../support/rollups.ts';
 
 const NOW = Date.UTC(2026, 2, 10, 2, 0, 0);
 const FROM = NOW - 50 * HOUR_MS;
@@ -338,5 +341,98 @@ describe('analytics from rollups against the raw logs', () => {
     const list = await get(`/v1/logs?workspace_id=default&trace_id=${old[0]!.trace_id}&page_size=100`);
     expect((list.json.data as { id: string }[]).some((r) => r.id.startsWith('evt-23-'))).toBe(false);
     expect((await get(`/v1/logs/${old[0]!.id}`)).status).toBe(404);
+  });
+});
+
+describe('a range that reaches now', () => {
+  const NOW_OPEN = Date.UTC(2026, 4, 6, 13, 37, 17);
+  const WS = 'ws-open-end';
+  let deps: CoreDeps;
+  const clock = new ManualClock(NOW_OPEN - 2 * DAY_MS);
+  let events: LogEvent[];
+
+  beforeAll(async () => {
+    deps = await createTestDeps({}, { clock });
+    const { doc, tableName } = deps.repos.table;
+    const writer = new RollupStore(doc, tableName, 365, () => clock.now());
+    // The first batch marks when the workspace's totals and value items start.
+    await ingestRollups(writer, syntheticEvents(3, { start: clock.now(), spanMs: MINUTE_MS, workspaceId: WS, seed: 3 }));
+    events = [
+      ...syntheticEvents(240, { start: NOW_OPEN - 30 * HOUR_MS, spanMs: 30 * HOUR_MS - 1000, workspaceId: WS, seed: 9, busyMinutes: 20 }),
+      // Some in the minutes before now, in the hour that holds it.
+      ...syntheticEvents(12, { start: NOW_OPEN - 20 * MINUTE_MS, spanMs: 20 * MINUTE_MS - 1000, workspaceId: WS, seed: 10 }),
+    ];
+    clock.set(NOW_OPEN);
+    await ingestRollups(writer, events);
+  });
+  afterAll(() => deps.upstream.close());
+
+  /** The (partition, last bucket) of every rollup Query, beside the items counted by kind. */
+  const watched = () => {
+    const { proxy, read } = counting(deps.repos.table.doc);
+    const queries: Array<{ pk: string; hi: string }> = [];
+    const doc = new Proxy(proxy, {
+      get: (target, prop) =>
+        prop === 'send'
+          ? (c: { input?: { ExpressionAttributeValues?: Record<string, unknown> } }) => {
+              const v = c.input?.ExpressionAttributeValues ?? {};
+              if (typeof v[':pk'] === 'string') queries.push({ pk: v[':pk'], hi: String(v[':hi']) });
+              return target.send(c as never);
+            }
+          : Reflect.get(target, prop),
+    });
+    return { doc, read, queries };
+  };
+  /** Minute buckets read at or after `since`. */
+  const minutesFrom = (queries: Array<{ pk: string; hi: string }>, since: number) =>
+    queries.filter((q) => q.pk.endsWith('#m') && q.hi >= new Date(since).toISOString().slice(0, 16));
+
+  const analyticsOn = (doc: CoreDeps['repos']['table']['doc']) =>
+    new Analytics({
+      rollups: new RollupStore(doc, deps.repos.table.tableName, 365, () => clock.now()),
+      logs: observability(deps).logs,
+      clock,
+      logRetentionDays: 30,
+    });
+
+  it('reads the day that holds now as one bucket, not its hours and minutes, and answers the same figures for the range asked', async () => {
+    const from = NOW_OPEN - DAY_MS;
+    const inRange = events.filter((e) => e.started_ms >= Math.floor(from / MINUTE_MS) * MINUTE_MS);
+    const { doc, read, queries } = watched();
+    const scope = { organisationId: 'org', workspaces: [WS] };
+    const c = await analyticsOn(doc).collect(scope, { from, to: NOW_OPEN });
+    // 13:37 yesterday to now: 23 minutes and 10 hours of yesterday, and today in one item (it was
+    // 13 hours and 38 minutes more).
+    expect(queries.map((q) => q.pk).sort()).toEqual([`RT#${WS}#d`, `RT#${WS}#h`, `RT#${WS}#m`]);
+    expect(minutesFrom(queries, NOW_OPEN - (NOW_OPEN % DAY_MS))).toEqual([]);
+    expect(read.RT).toBeLessThanOrEqual(23 + 10 + 1);
+    expect(read.RC).toBe(0);
+    expect(c.total.sums.n).toBe(inRange.length);
+    expect(c.total.sums.cost).toBeCloseTo(
+      inRange.reduce((s, e) => s + e.cost_micros, 0),
+      6,
+    );
+    // The answer names the range asked, not the end of today.
+    expect(c.to).toBe(Math.floor(NOW_OPEN / MINUTE_MS) * MINUTE_MS + MINUTE_MS);
+
+    const grouped = await analyticsOn(doc).collect(scope, { from, to: NOW_OPEN }, { groupBy: 'model' });
+    const byModel = new Map<string, number>();
+    for (const cell of grouped.cells.values()) byModel.set(String(cell.group), (byModel.get(String(cell.group)) ?? 0) + cell.agg.sums.n);
+    const want = new Map<string, number>();
+    // A request without a model is in the group without one ('-').
+    for (const e of inRange) want.set(e.model ?? '-', (want.get(e.model ?? '-') ?? 0) + 1);
+    expect(Object.fromEntries(byModel)).toEqual(Object.fromEntries(want));
+  });
+
+  it('keeps hourly points hourly: the hour that holds now is one bucket, and no point past now is drawn', async () => {
+    const from = NOW_OPEN - 6 * HOUR_MS;
+    const { doc, read, queries } = watched();
+    const c = await analyticsOn(doc).collect({ organisationId: 'org', workspaces: [WS] }, { from, to: NOW_OPEN }, { point: 'h' });
+    // 23 minutes, then 5 whole hours and the hour of now: no minute of this hour is read.
+    expect(minutesFrom(queries, NOW_OPEN - (NOW_OPEN % HOUR_MS))).toEqual([]);
+    expect(read.RT).toBeLessThanOrEqual(23 + 6);
+    const points = new Set([...c.cells.values()].map((cell) => cell.point));
+    expect(Math.max(...[...points].map(Number))).toBe(Math.floor(NOW_OPEN / HOUR_MS) * HOUR_MS);
+    expect(c.total.sums.n).toBe(events.filter((e) => e.started_ms >= Math.floor(from / MINUTE_MS) * MINUTE_MS).length);
   });
 });
