@@ -4,21 +4,26 @@
  * file), run a chunk of lines (idempotent per line), finalize (output and error files, the final
  * status).
  *
- * A line is never lost and never answered twice: before its call a conditional put records it
- * `running`; its answer is recorded after (conditional on it still being this run's claim), and
- * finalize counts the batch from those records. A line a new run finds `running` was in flight
- * when a worker stopped (a crash, a restart): it is run once more, so the batch finishes; found
- * `running` a second time, it goes to the error file as `request_interrupted`, so no line reaches
- * the provider more than twice (docs/batches.md#exactly-once). A line answered 429 settled
- * nothing and is released (`throttled`) to run again, up to MAX_ATTEMPTS. Claims and answers are
- * written many lines a transaction (a request per line was most of a line's cost locally).
+ * A line is never lost and never answered twice. A run takes its chunk (a new epoch on the chunk's
+ * run item) and claims new lines a window at a time by moving the chunk's `started` mark, one
+ * conditional write for the window; a line's answer is recorded after its call (conditional on no
+ * run having recorded the line since), and finalize counts the batch from those records. A line
+ * below the mark without a record was in flight when a worker stopped (a crash, a restart, or a
+ * run that another took over): it is run once more, with a `running` record put before the call;
+ * found `running` again, it goes to the error file as `request_interrupted`, so no line reaches
+ * the provider more than twice (docs/batches.md#exactly-once). A line answered 429 settled nothing
+ * and is released (`throttled`) to run again, up to MAX_ATTEMPTS. Answers and the claims of lines
+ * run again are written many lines a transaction (a request per line was most of a line's cost
+ * locally; a put per claim was a third of it).
  */
 import type { CoreDeps } from '../deps.ts';
 import type { EndpointSpec } from '../gateway/endpoint.ts';
 import { NotFoundError } from '../http/errors.ts';
 import {
   BatchRepository,
+  type ChunkRunRecord,
   FINAL_STATUSES,
+  freshLine,
   type BatchLineRecord,
   type BatchProgress,
   type BatchRecord,
@@ -163,6 +168,14 @@ class StopCheck {
 interface Pending {
   line: InputLine;
   previous?: BatchLineRecord;
+  /** Started by an earlier run that stopped before recording it (no record, below the mark). */
+  lost?: boolean;
+}
+
+/** A line this run may call: its record (written, or for a fresh line only in memory). */
+interface Claimed {
+  rec: BatchLineRecord;
+  fresh: boolean;
 }
 
 interface ChunkRun {
@@ -174,6 +187,8 @@ interface ChunkRun {
   signal: AbortSignal | undefined;
   progress: Progress;
   answers: Answers;
+  /** The chunk's run item as this run holds it. */
+  mark: ChunkRunRecord;
 }
 
 /**
@@ -291,7 +306,7 @@ async function pendingLines(c: ChunkRun, key: string, chunk: BatchChunk): Promis
   let skipped = 0;
   for (const line of lines) {
     const rec = records.get(line.index);
-    if (!rec) pending.push({ line });
+    if (!rec) pending.push(line.index < c.mark.started ? { line, lost: true } : { line });
     else if (rec.state === 'throttled' || (rec.state === 'running' && (rec.reruns ?? 0) < MAX_RERUNS)) pending.push({ line, previous: rec });
     else {
       skipped++;
@@ -351,7 +366,10 @@ export async function runChunk(
   if (!key || !spec || b.status !== 'in_progress') return { ran: 0, skipped: chunk.end - chunk.start, throttled: 0 };
   const progress = new Progress(repo, b.id, deps.clock);
   const answers = new Answers(repo, progress);
-  const c: ChunkRun = { deps, repo, b, spec, sealed: await openHeaders(deps, b), signal: opts.signal, progress, answers };
+  const sealed = await openHeaders(deps, b);
+  // Taken before the records are read: a line the previous holder records after this is seen then, or refused to it.
+  const mark = await repo.takeRun(b.id, chunk.start);
+  const c: ChunkRun = { deps, repo, b, spec, sealed, signal: opts.signal, progress, answers, mark };
   try {
     return await runLines(c, key, chunk, opts);
   } finally {
@@ -380,7 +398,7 @@ async function runLines(c: ChunkRun, key: string, chunk: BatchChunk, opts: RunCh
   const window = opts.window ?? new LineWindow(opts.maxConcurrency ?? DEFAULT_MAX_CONCURRENCY);
   const stop = new StopCheck(deps, repo, b, [opts.signal, opts.drain]);
   const inflight = new Set<Promise<void>>();
-  const run: LineRun = { c, window, stats, pending, opts, waitMs: 0, failure: undefined };
+  const run: LineRun = { c, window, stats, pending, opts, waitMs: 0, failure: undefined, takenOver: false };
   const failed = () => run.failure !== undefined || answers.failure !== undefined;
   while (pending.length > 0 || inflight.size > 0) {
     const room = Math.floor(window.size) - inflight.size;
@@ -396,11 +414,13 @@ async function runLines(c: ChunkRun, key: string, chunk: BatchChunk, opts: RunCh
         continue;
       }
       const group = pending.splice(0, Math.min(room, TRANSACT_MAX_ITEMS));
-      for (const [i, rec] of (await claim(run, group)).entries()) {
-        if (!rec) continue;
-        const task: Promise<void> = runLine(run, group[i]!.line, rec).finally(() => inflight.delete(task));
+      for (const [i, claimed] of (await claim(run, group)).entries()) {
+        if (!claimed) continue;
+        const task: Promise<void> = runLine(run, group[i]!.line, claimed).finally(() => inflight.delete(task));
         inflight.add(task);
       }
+      // Another run took the chunk: it runs what is left (lines in flight here finish and are recorded).
+      if (run.takenOver) pending.length = 0;
       continue;
     }
     if (failed()) pending.length = 0;
@@ -421,15 +441,34 @@ interface LineRun {
   waitMs: number;
   /** The first error of a line: no new line starts, and the chunk fails once the others are done. */
   failure: unknown;
+  /** Another run has taken the chunk: this one starts no more lines. */
+  takenOver: boolean;
 }
 
-/** Claims the lines of a group (undefined: recorded otherwise, skipped); a failed write fails the chunk, and none of them runs. */
-async function claim(run: LineRun, group: Pending[]): Promise<Array<BatchLineRecord | undefined>> {
-  const { b, repo } = run.c;
+/**
+ * Claims the lines of a group, in order (undefined: recorded otherwise, or the chunk taken by
+ * another run: skipped). New lines are claimed together by moving the chunk's mark past the last
+ * of them; lines with a record, or lost by an earlier run, by conditional puts. A failed write
+ * fails the chunk, and none of them runs.
+ */
+async function claim(run: LineRun, group: Pending[]): Promise<Array<Claimed | undefined>> {
+  const { b, repo, mark } = run.c;
+  const line = (p: Pending) => ({ batch_id: b.id, index: p.line.index, custom_id: p.line.custom_id });
+  const isNew = (p: Pending) => !p.previous && !p.lost;
+  const fresh = group.filter(isNew);
+  const others = group.filter((p) => !isNew(p));
   try {
-    const claimed = await repo.claimAll(
-      group.map((p) => ({ line: { batch_id: b.id, index: p.line.index, custom_id: p.line.custom_id }, previous: p.previous })),
-    );
+    const [advanced, records] = await Promise.all([
+      fresh.length > 0 ? repo.advance(mark, fresh[fresh.length - 1]!.line.index + 1) : true,
+      others.length > 0 ? repo.claimAll(others.map((p) => ({ line: line(p), previous: p.previous, lost: p.lost }))) : [],
+    ]);
+    if (!advanced) run.takenOver = true;
+    const recorded = new Map(others.map((p, i) => [p, records[i]]));
+    const claimed = group.map((p): Claimed | undefined => {
+      if (isNew(p)) return advanced ? { rec: freshLine(line(p)), fresh: true } : undefined;
+      const rec = recorded.get(p);
+      return rec ? { rec, fresh: false } : undefined;
+    });
     run.stats.skipped += claimed.filter((r) => r === undefined).length;
     return claimed;
   } catch (err) {
@@ -439,21 +478,21 @@ async function claim(run: LineRun, group: Pending[]): Promise<Array<BatchLineRec
 }
 
 /** Calls a claimed line; its answer waits to be recorded with others, a 429 puts it back to run again. */
-async function runLine(run: LineRun, line: InputLine, claimed: BatchLineRecord): Promise<void> {
+async function runLine(run: LineRun, line: InputLine, { rec, fresh }: Claimed): Promise<void> {
   const { c, opts } = run;
   try {
-    const out = await callLine(c.deps, c.spec, c.b, c.sealed, line, claimed.request_id, opts.signal);
-    // An abort is a crash: what was in flight stays `running`.
+    const out = await callLine(c.deps, c.spec, c.b, c.sealed, line, rec.request_id, opts.signal);
+    // An abort is a crash: what was in flight stays unrecorded (or `running`).
     if (opts.signal?.aborted) return;
-    if (out.status_code === 429 && claimed.attempts < MAX_ATTEMPTS) {
-      await c.repo.release(claimed);
+    if (out.status_code === 429 && rec.attempts < MAX_ATTEMPTS) {
       run.stats.throttled++;
       run.waitMs = Math.max(run.waitMs, run.window.throttled());
-      run.pending.push({ line, previous: { ...claimed, state: 'throttled' } });
+      // Not released: another run recorded the line meanwhile, and it is that run's now.
+      if (await c.repo.release(rec, fresh)) run.pending.push({ line, previous: { ...rec, state: 'throttled' } });
       return;
     }
     if (out.status_code !== 429) run.window.success();
-    c.answers.add({ rec: claimed, out });
+    c.answers.add({ rec, out, fresh });
     run.stats.ran++;
   } catch (err) {
     run.failure ??= err;
@@ -480,12 +519,31 @@ async function summarize(records: AsyncIterable<BatchLineRecord>, total: number)
   return { allDone: done === total, allOk: ok === total, usage };
 }
 
+/**
+ * The line records in line order, with a `running` one for each line a run started and stopped
+ * before recording (below its chunk's mark, without a record): in the files, interrupted, not "not run".
+ */
+async function* withLost(records: AsyncIterable<BatchLineRecord>, marks: readonly ChunkRunRecord[], total: number): AsyncGenerator<BatchLineRecord> {
+  function* lost(from: number, to: number): Generator<BatchLineRecord> {
+    for (const m of marks)
+      for (let index = Math.max(from, m.start); index < Math.min(to, m.started); index++) yield freshLine({ batch_id: m.batch_id, index, custom_id: '' });
+  }
+  let next = 0;
+  for await (const r of records) {
+    yield* lost(next, r.index);
+    yield r;
+    next = r.index + 1;
+  }
+  yield* lost(next, total);
+}
+
 /** Writes output and error files from the per-line records; completed / cancelled / expired with *_at set. */
 export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<BatchObject> {
   const repo = new BatchRepository(deps.repos.table);
   let b = await load(repo, batchId);
   if (FINAL_STATUSES.has(b.status) || b.status === 'validating') return batchObject(b);
-  const records = () => repo.streamLines(batchId, 0, b.total);
+  const marks = await repo.runs(batchId);
+  const records = () => withLost(repo.streamLines(batchId, 0, b.total), marks, b.total);
   const { allDone, allOk, usage } = await summarize(records(), b.total);
   const expired = deps.clock.now() >= b.expires_at * 1000;
   const final: BatchStatus = b.status === 'cancelling' ? 'cancelled' : allDone ? 'completed' : expired ? 'expired' : b.status;

@@ -1,12 +1,16 @@
 /**
  * Batches run by the gateway (`POST /v1/batches` on a held file or with `completion_window:
  * "immediate"`): the batch under its own key (BATCH#id, so a runner that only knows the id finds
- * it), listed per workspace through gsi1, and one record per line that decides whether the line
- * may run (a conditional put before the call) and keeps its answer (after it). Batches not yet
- * final also have a marker under BATCHES#ACTIVE, so a restarted runner finds them.
+ * it), listed per workspace through gsi1; per chunk of lines, the run that holds it and how far it
+ * has started lines (one write claims a window of new lines); and one record per line that keeps
+ * its answer (a line run again, or given back after a 429, gets its record before the call, a
+ * conditional put that decides whether it may run). Batches not yet final also have a marker under
+ * BATCHES#ACTIVE, so a restarted runner finds them.
  */
 import { DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
+import { systemClock } from '../ports/clock.ts';
+import { batchPut } from './batch-io.ts';
 import { Entity, type Item } from './entity.ts';
 import type { TableClient } from './repositories.ts';
 import { queryPages } from './paginate.ts';
@@ -111,6 +115,29 @@ export const BatchLine = new Entity<BatchLineRecord>({
   key: (r) => ({ pk: `BATCH#${r.batch_id}`, sk: lineSk(r.index) }),
 });
 
+/**
+ * A chunk's run: the run that holds the chunk (`epoch`, taken anew by every run of it) and how far
+ * it has started new lines (`started`): a line of the chunk below it without a record was handed to
+ * the provider by an earlier run that stopped before recording the answer, so it is run once more
+ * (with a record, like a line left `running`). Claiming a window of new lines is one write of this
+ * item, not a put per line.
+ */
+export interface ChunkRunRecord {
+  batch_id: string;
+  /** The chunk's first line. */
+  start: number;
+  epoch: number;
+  /** Lines of the chunk below this index have been started (by this run or an earlier one). */
+  started: number;
+}
+
+const RUN_PREFIX = 'RUN#';
+
+export const ChunkRun = new Entity<ChunkRunRecord, 'batch_id' | 'start'>({
+  name: 'BatchChunkRun',
+  key: (r) => ({ pk: `BATCH#${r.batch_id}`, sk: `${RUN_PREFIX}${String(r.start).padStart(9, '0')}` }),
+});
+
 /** `batch_` then the creation time (base 36, fixed width, so ids sort by time) and random hex. */
 export function newBatchId(nowMs: number): string {
   return `batch_${nowMs.toString(36).padStart(10, '0')}${randomBytes(8).toString('hex')}`;
@@ -129,12 +156,16 @@ const TRANSACT_MAX_BYTES = 3_000_000;
 export interface LineClaim {
   line: Pick<BatchLineRecord, 'batch_id' | 'index' | 'custom_id'>;
   previous?: BatchLineRecord | undefined;
+  /** No record, but an earlier run started it (below its chunk's `started`): run once more. */
+  lost?: boolean | undefined;
 }
 
 /** A claimed line and its answer, to record. */
 export interface LineAnswer {
   rec: BatchLineRecord;
   out: LineOutcome;
+  /** Claimed by its chunk's mark, so it has no record yet (see `ChunkRunRecord`). */
+  fresh?: boolean | undefined;
 }
 
 type Put = Omit<PutCommandInput, 'TableName'>;
@@ -176,11 +207,10 @@ export interface LineOutcome {
 }
 
 /** The claim's record and its conditional put (see `BatchRepository.claimAll`). */
-function claimPut({ line, previous }: LineClaim): { rec: BatchLineRecord; put: Put } {
-  const reruns = (previous?.reruns ?? 0) + (previous?.state === 'running' ? 1 : 0);
+function claimPut({ line, previous, lost }: LineClaim): { rec: BatchLineRecord; put: Put } {
+  const reruns = (previous?.reruns ?? 0) + (previous?.state === 'running' || lost ? 1 : 0);
   const rec: BatchLineRecord = {
-    ...line,
-    state: 'running',
+    ...freshLine(line),
     attempts: (previous?.attempts ?? 0) + 1,
     request_id: previous?.request_id ?? newBatchRequestId(),
     ...(reruns > 0 ? { reruns } : {}),
@@ -191,9 +221,14 @@ function claimPut({ line, previous }: LineClaim): { rec: BatchLineRecord; put: P
         ExpressionAttributeNames: { '#s': 'state' },
         ExpressionAttributeValues: { ':s': previous.state, ':n': previous.attempts },
       }
-    : { ConditionExpression: 'attribute_not_exists(pk)' };
+    : NO_RECORD;
   return { rec, put: { Item: BatchLine.toItem(rec), ...condition } };
 }
+
+/** A line about to run for the first time, as its chunk's mark claims it (no record written). */
+export const freshLine = (line: LineClaim['line']): BatchLineRecord => ({ ...line, state: 'running', attempts: 1, request_id: newBatchRequestId() });
+
+const NO_RECORD = { ConditionExpression: 'attribute_not_exists(pk)' } as const;
 
 /** The answer's put, conditional on the line still being this run's claim (see `BatchRepository.complete`). */
 const completePut = ({ rec, out }: LineAnswer): Put => ({
@@ -202,6 +237,9 @@ const completePut = ({ rec, out }: LineAnswer): Put => ({
   ExpressionAttributeNames: { '#s': 'state' },
   ExpressionAttributeValues: { ':r': 'running', ':n': rec.attempts },
 });
+
+/** Answers' batch writes: unprocessed items re-sent, failed requests retried, with backoff. */
+const ANSWER_RETRY = { clock: systemClock };
 
 export class BatchRepository {
   readonly #t: TableClient;
@@ -323,18 +361,79 @@ export class BatchRepository {
     return groups.flatMap((g, i) => g.map((p, j) => (done[i]![j] ? p.rec : undefined)));
   }
 
-  /** A throttled line goes back to be run again (its 429 settled nothing). */
-  async release(rec: BatchLineRecord): Promise<void> {
-    await this.#t.doc.send(
+  /**
+   * A throttled line goes back to be run again (its 429 settled nothing); false when it is no longer
+   * this run's (another run recorded it meanwhile). A fresh line gets its record here.
+   */
+  async release(rec: BatchLineRecord, fresh = false): Promise<boolean> {
+    if (fresh) return this.#put({ Item: BatchLine.toItem({ ...rec, state: 'throttled' }), ...NO_RECORD });
+    try {
+      await this.#t.doc.send(
+        new UpdateCommand({
+          TableName: this.#t.tableName,
+          Key: BatchLine.key(rec),
+          UpdateExpression: 'SET #s = :t',
+          ConditionExpression: '#s = :r AND attempts = :n',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':t': 'throttled', ':r': 'running', ':n': rec.attempts },
+        }),
+      );
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /**
+   * Takes the chunk for this run: a new epoch (the run that held it, if any, can start no more
+   * lines) and the mark of the lines started so far. One UpdateItem, atomic: of two runs taking
+   * the chunk at once, the later one holds it.
+   */
+  async takeRun(batchId: string, start: number): Promise<ChunkRunRecord> {
+    const out = await this.#t.doc.send(
       new UpdateCommand({
         TableName: this.#t.tableName,
-        Key: BatchLine.key(rec),
-        UpdateExpression: 'SET #s = :t',
-        ConditionExpression: '#s = :r',
-        ExpressionAttributeNames: { '#s': 'state' },
-        ExpressionAttributeValues: { ':t': 'throttled', ':r': 'running' },
+        Key: ChunkRun.key({ batch_id: batchId, start }),
+        UpdateExpression: 'ADD epoch :one SET started = if_not_exists(started, :s), batch_id = :b, #start = :s, #type = :type',
+        ExpressionAttributeNames: { '#start': 'start', '#type': '_type' },
+        ExpressionAttributeValues: { ':one': 1, ':s': start, ':b': batchId, ':type': ChunkRun.decl.name },
+        ReturnValues: 'ALL_NEW',
       }),
     );
+    return ChunkRun.fromItem(out.Attributes as Item);
+  }
+
+  /**
+   * Claims the chunk's lines below `started` (every one not yet started, in line order) for the run
+   * that holds it: false when another run has taken the chunk since, and none of them may start.
+   */
+  async advance(run: ChunkRunRecord, started: number): Promise<boolean> {
+    try {
+      await this.#t.doc.send(
+        new UpdateCommand({
+          TableName: this.#t.tableName,
+          Key: ChunkRun.key(run),
+          UpdateExpression: 'SET started = :h',
+          ConditionExpression: 'epoch = :e AND started <= :h',
+          ExpressionAttributeValues: { ':h': started, ':e': run.epoch },
+        }),
+      );
+      run.started = started;
+      return true;
+    } catch (err) {
+      if (isConditionFailure(err)) return false;
+      throw err;
+    }
+  }
+
+  /** The marks of every chunk run of the batch (chunks never run have none). */
+  async runs(batchId: string): Promise<ChunkRunRecord[]> {
+    return this.#t.queryAll(ChunkRun, {
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :r)',
+      ExpressionAttributeValues: { ':p': `BATCH#${batchId}`, ':r': RUN_PREFIX },
+      ConsistentRead: true,
+    });
   }
 
   /**
@@ -347,15 +446,33 @@ export class BatchRepository {
   }
 
   /**
-   * Records many answers, a transaction per TRANSACT_MAX_ITEMS lines (or 3 MB of answers):
-   * whether each was recorded, as `complete` says. A cancelled transaction (a line another worker
-   * owns now) is done again line by line; any other failure throws, and no answer of that
-   * transaction is recorded, so its lines stay `running` and a new run runs them again.
+   * Records many answers: whether each was recorded. Fresh lines (no record yet) go 25 a
+   * BatchWriteItem, unconditional: a run's answer only ever meets another real answer of the same
+   * line (a run that took the chunk over and ran the line again), and the line keeps one of them;
+   * a put in a transaction costs DynamoDB twice the write units, and DynamoDB Local twice the CPU.
+   * Lines with a record go a transaction per TRANSACT_MAX_ITEMS lines (or 3 MB of answers),
+   * conditional as `complete` says; a cancelled transaction (a line another worker owns now) is
+   * done again line by line. Any other failure throws once the rest is written: the lines not
+   * recorded stay below their chunk's mark (or `running`), and a new run runs them again.
    */
   async completeAll(answers: readonly LineAnswer[]): Promise<boolean[]> {
-    const groups = transactGroups(answers, answerBytes);
-    const done = await Promise.all(groups.map((g) => this.#putAll(g.map(completePut))));
-    return done.flat();
+    const fresh = answers.filter((a) => a.fresh);
+    const claimed = answers.filter((a) => !a.fresh);
+    const [unwritten, done] = await Promise.all([
+      fresh.length > 0
+        ? batchPut(
+            this.#t.doc,
+            this.#t.tableName,
+            fresh.map(({ rec, out }) => BatchLine.toItem({ ...rec, ...out, state: 'done' })),
+            ANSWER_RETRY,
+          )
+        : new Set<number>(),
+      Promise.all(transactGroups(claimed, answerBytes).map((g) => this.#putAll(g.map(completePut)))),
+    ]);
+    if (unwritten.size > 0) throw new Error(`${unwritten.size} batch line answers could not be written`);
+    const flat = done.flat();
+    const recorded = new Map(claimed.map((a, i) => [a, flat[i]!]));
+    return answers.map((a) => (a.fresh ? true : recorded.get(a)!));
   }
 
   /** One conditional put; false when its condition failed. */

@@ -1,7 +1,8 @@
 /**
  * The batch engine's chunk runs (batches/engine.ts) writing line records many lines at a time, on
  * DynamoDB Local behind a proxy that counts and refuses requests, against a real HTTP mock
- * provider: a chunk claims and records its lines with a few writes, not two per line; an answer
+ * provider: a chunk claims its new lines by moving its mark (a write per window, no record per line)
+ * and records their answers with a few writes, not one per line; an answer
  * write that fails fails the chunk, and its next run runs those lines once more and nothing else
  * twice; two runners on the same chunk run each line once between them. In every case each line
  * ends in the output once and the batch's counts equal its lines.
@@ -80,19 +81,28 @@ async function output(b: BatchObject): Promise<string[]> {
 
 const recordsOf = async (deps: CoreDeps, id: string, n: number) => new BatchRepository(deps.repos.table).lines(id, 0, n);
 
-/** A write that records a line's answer (a put of a `done` line record, alone or in a transaction). */
+/** A write that records a line's answer (a put of a `done` line record, alone, in a transaction or in a batch). */
 const recordsAnswer = (req: { operation: string; body: string }) =>
-  (req.operation === 'TransactWriteItems' || req.operation === 'PutItem') && req.body.includes('"state":{"S":"done"}');
+  ['TransactWriteItems', 'PutItem', 'BatchWriteItem'].includes(req.operation) && req.body.includes('"state":{"S":"done"}');
 
 describe('a chunk run', () => {
   it('claims and records 300 lines with a few writes of many lines each, every line called and counted once', async () => {
     const lines = ids(300, 'w');
     const { id, chunks } = await createBatch(lines);
     proxy.counts.clear();
+    const written: string[] = [];
+    proxy.observe = (req) => {
+      if (['TransactWriteItems', 'PutItem', 'BatchWriteItem'].includes(req.operation)) written.push(req.body);
+    };
     expect(await runChunk(gw.deps, id, chunks[0]!)).toEqual({ ran: 300, skipped: 0, throttled: 0 });
-    // A put per claim and a put per answer would be 600 writes of line records.
-    const lineWrites = (proxy.counts.get('PutItem') ?? 0) + (proxy.counts.get('TransactWriteItems') ?? 0);
-    expect(lineWrites).toBeLessThanOrEqual(60);
+    proxy.observe = undefined;
+    // A put per claim and a put per answer would be 600 writes of line records; answers go 25 a BatchWriteItem.
+    expect(written.length).toBeLessThanOrEqual(30);
+    expect(proxy.counts.get('TransactWriteItems') ?? 0).toBe(0);
+    // Claims write no line record: every line record written is an answer.
+    const states = written.flatMap((body) => [...body.matchAll(/"state":\{"S":"(\w+)"\}/g)].map((m) => m[1]));
+    expect(states.length).toBe(300);
+    expect(new Set(states)).toEqual(new Set(['done']));
     const b = await finalizeBatch(gw.deps, id);
     expect(b).toMatchObject({ status: 'completed', request_counts: { total: 300, completed: 300, failed: 0 } });
     expect(await output(b)).toEqual(lines);
@@ -105,14 +115,18 @@ describe('a chunk run', () => {
     // The first write of answers goes through; every later one is refused.
     let answerWrites = 0;
     proxy.refuse = (req) => recordsAnswer(req) && ++answerWrites > 1;
-    await expect(runChunk(gw.deps, id, chunks[0]!)).rejects.toMatchObject({ name: 'InternalServerError' });
+    await expect(runChunk(gw.deps, id, chunks[0]!)).rejects.toThrow(/answers could not be written/);
     proxy.refuse = undefined;
 
     const after = await recordsOf(gw.deps, id, 200);
     const done = new Set(after.filter((r) => r.state === 'done').map((r) => r.custom_id));
-    const running = new Set(after.filter((r) => r.state === 'running').map((r) => r.custom_id));
+    expect(after.length).toBe(done.size);
     expect(done.size).toBeGreaterThan(0);
-    // Answered, but the answer was not recorded: not lost, the line is still running.
+    // Answered, but the answer was not recorded: not lost, the chunk's mark says the line was started.
+    const [mark] = await new BatchRepository(gw.deps.repos.table).runs(id);
+    const running = new Set(lines.filter((cid, i) => !done.has(cid) && i < mark!.started));
+    // The lines not started when the chunk failed were never called.
+    expect(lines.filter((cid, i) => i >= mark!.started).every((cid) => !mock.calls.has(cid))).toBe(true);
     expect(running.size).toBeGreaterThan(0);
     expect([...running].every((cid) => mock.calls.get(cid) === 1)).toBe(true);
 
@@ -145,5 +159,36 @@ describe('a chunk run', () => {
     // time); only one answer is recorded. Every other line reached the provider once.
     const rerun = new Set((await recordsOf(gw.deps, id, 250)).filter((r) => r.reruns === 1).map((r) => r.custom_id));
     expect(Object.fromEntries(mock.calls)).toEqual(Object.fromEntries(lines.map((cid) => [cid, rerun.has(cid) ? 2 : 1])));
+  });
+
+  it('reports the lines a stopped run started and never recorded as interrupted when the batch is cancelled, the others as cancelled', async () => {
+    const lines = ids(40, 'c');
+    const { id, chunks } = await createBatch(lines);
+    let open = () => {};
+    mock.gate = new Promise<void>((resolve) => (open = resolve));
+    const stop = new AbortController();
+    const run = runChunk(gw.deps, id, chunks[0]!, { signal: stop.signal });
+    try {
+      // The first window is in flight when the worker stops (a crash).
+      await mock.held(4);
+      stop.abort();
+    } finally {
+      mock.gate = undefined;
+      open();
+    }
+    await run.catch(() => undefined);
+    const repo = new BatchRepository(gw.deps.repos.table);
+    const [mark] = await repo.runs(id);
+    expect(mark!.started).toBe(4);
+    expect(await repo.lines(id, 0, 40)).toEqual([]);
+    expect(await repo.transition(id, ['in_progress'], 'cancelling')).toBe(true);
+    const b = await finalizeBatch(gw.deps, id);
+    expect(b).toMatchObject({ status: 'cancelled', output_file_id: null, request_counts: { total: 40, completed: 0, failed: 40 } });
+    const text = await (await fetch(`${gw.url}/v1/files/${String(b.error_file_id)}/content`, { headers: { 'x-gw-api-key': key } })).text();
+    const codes = text
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => (JSON.parse(l) as { error: { code: string } }).error.code);
+    expect(codes).toEqual([...Array(4).fill('request_interrupted'), ...Array(36).fill('batch_cancelled')]);
   });
 });

@@ -136,3 +136,56 @@ describe('batch line answers, many at a time', () => {
     expect((await repo.lines(batchId, 0, 3)).map((r) => r.state)).toEqual(['running', 'running', 'running']);
   });
 });
+
+describe('chunk runs: one write claims a window of new lines', () => {
+  it('a run takes the chunk with a new epoch and its mark; the run it took over can start no more lines', async () => {
+    const { batchId } = lines(0);
+    const first = await repo.takeRun(batchId, 1000);
+    expect(first).toMatchObject({ batch_id: batchId, start: 1000, epoch: 1, started: 1000 });
+    expect(await repo.advance(first, 1064)).toBe(true);
+    expect(first.started).toBe(1064);
+    // A second run (a retried chunk) takes it over: it sees how far the first got.
+    const second = await repo.takeRun(batchId, 1000);
+    expect(second).toMatchObject({ epoch: 2, started: 1064 });
+    expect(await repo.advance(first, 1128)).toBe(false);
+    expect(first.started).toBe(1064);
+    expect(await repo.advance(second, 1100)).toBe(true);
+    // The mark never goes back, and other chunks have marks of their own.
+    expect(await repo.advance(second, 1090)).toBe(false);
+    await repo.takeRun(batchId, 0);
+    expect((await repo.runs(batchId)).map((r) => [r.start, r.started])).toEqual([
+      [0, 0],
+      [1000, 1100],
+    ]);
+    // The marks are not line records.
+    expect(await repo.lines(batchId, 0, 2000)).toEqual([]);
+  });
+
+  it("records fresh lines' answers without a condition (one answer a line whichever run wrote last); a lost line is claimed again once", async () => {
+    const { batchId, claims } = lines(3);
+    const fresh = claims.map((c) => ({ ...c.line, state: 'running' as const, attempts: 1, request_id: `batch_req_${c.line.index}` }));
+    // Line 1 was lost by this run (a new run found it started and unrecorded) and claimed again there.
+    const [again] = await repo.claimAll([{ line: claims[1]!.line, lost: true }]);
+    expect(again).toMatchObject({ state: 'running', attempts: 1, reruns: 1 });
+    expect(await repo.claimAll([{ line: claims[1]!.line, lost: true }])).toEqual([undefined]);
+    // The first run, still alive, records its answers: line 1's replaces the new run's claim, so the
+    // new run's own answer is refused and the line keeps one.
+    const requests = await requestsOf(async () =>
+      expect(await repo.completeAll(fresh.map((rec) => ({ rec, out: answer('"first"'), fresh: true })))).toEqual([true, true, true]),
+    );
+    expect(requests).toEqual({ BatchWriteItem: 1 });
+    expect(await repo.completeAll([{ rec: again!, out: answer('"again"') }])).toEqual([false]);
+    expect((await repo.lines(batchId, 0, 3)).map((r) => [r.state, r.body])).toEqual([
+      ['done', '"first"'],
+      ['done', '"first"'],
+      ['done', '"first"'],
+    ]);
+    // A 429 gives a fresh line a record to be run again from, unless another run recorded it.
+    const { claims: more } = lines(2);
+    const [a, b] = more.map((c) => ({ ...c.line, state: 'running' as const, attempts: 1, request_id: 'batch_req_x' }));
+    await repo.completeAll([{ rec: b!, out: answer(), fresh: true }]);
+    expect(await repo.release(a!, true)).toBe(true);
+    expect(await repo.release(b!, true)).toBe(false);
+    expect((await repo.lines(a!.batch_id, 0, 2)).map((r) => r.state)).toEqual(['throttled', 'done']);
+  });
+});
