@@ -485,10 +485,11 @@ async function runLine(run: LineRun, line: InputLine, { rec, fresh }: Claimed): 
     // An abort is a crash: what was in flight stays unrecorded (or `running`).
     if (opts.signal?.aborted) return;
     if (out.status_code === 429 && rec.attempts < MAX_ATTEMPTS) {
+      const released = await c.repo.release(rec, fresh);
       run.stats.throttled++;
       run.waitMs = Math.max(run.waitMs, run.window.throttled());
       // Not released: another run recorded the line meanwhile, and it is that run's now.
-      if (await c.repo.release(rec, fresh)) run.pending.push({ line, previous: { ...rec, state: 'throttled' } });
+      if (released) run.pending.push({ line, previous: { ...rec, state: 'throttled' } });
       return;
     }
     if (out.status_code !== 429) run.window.success();

@@ -275,22 +275,16 @@ export class BatchRepository {
       values[`:from${i}`] = s;
       return `:from${i}`;
     });
-    try {
-      await this.#t.doc.send(
-        new UpdateCommand({
-          TableName: this.#t.tableName,
-          Key: { pk: `BATCH#${id}`, sk: 'BATCH' },
-          UpdateExpression: `SET ${parts.join(', ')}`,
-          ConditionExpression: `#status IN (${allowed.join(', ')})`,
-          ExpressionAttributeNames: { ...names, '#status': 'status' },
-          ExpressionAttributeValues: values,
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+    return this.#conditional(
+      new UpdateCommand({
+        TableName: this.#t.tableName,
+        Key: { pk: `BATCH#${id}`, sk: 'BATCH' },
+        UpdateExpression: `SET ${parts.join(', ')}`,
+        ConditionExpression: `#status IN (${allowed.join(', ')})`,
+        ExpressionAttributeNames: { ...names, '#status': 'status' },
+        ExpressionAttributeValues: values,
+      }),
+    );
   }
 
   /** Once final, a restarted runner has nothing left to do for the batch. */
@@ -367,22 +361,16 @@ export class BatchRepository {
    */
   async release(rec: BatchLineRecord, fresh = false): Promise<boolean> {
     if (fresh) return this.#put({ Item: BatchLine.toItem({ ...rec, state: 'throttled' }), ...NO_RECORD });
-    try {
-      await this.#t.doc.send(
-        new UpdateCommand({
-          TableName: this.#t.tableName,
-          Key: BatchLine.key(rec),
-          UpdateExpression: 'SET #s = :t',
-          ConditionExpression: '#s = :r AND attempts = :n',
-          ExpressionAttributeNames: { '#s': 'state' },
-          ExpressionAttributeValues: { ':t': 'throttled', ':r': 'running', ':n': rec.attempts },
-        }),
-      );
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+    return this.#conditional(
+      new UpdateCommand({
+        TableName: this.#t.tableName,
+        Key: BatchLine.key(rec),
+        UpdateExpression: 'SET #s = :t',
+        ConditionExpression: '#s = :r AND attempts = :n',
+        ExpressionAttributeNames: { '#s': 'state' },
+        ExpressionAttributeValues: { ':t': 'throttled', ':r': 'running', ':n': rec.attempts },
+      }),
+    );
   }
 
   /**
@@ -409,8 +397,8 @@ export class BatchRepository {
    * that holds it: false when another run has taken the chunk since, and none of them may start.
    */
   async advance(run: ChunkRunRecord, started: number): Promise<boolean> {
-    try {
-      await this.#t.doc.send(
+    if (
+      !(await this.#conditional(
         new UpdateCommand({
           TableName: this.#t.tableName,
           Key: ChunkRun.key(run),
@@ -418,13 +406,11 @@ export class BatchRepository {
           ConditionExpression: 'epoch = :e AND started <= :h',
           ExpressionAttributeValues: { ':h': started, ':e': run.epoch },
         }),
-      );
-      run.started = started;
-      return true;
-    } catch (err) {
-      if (isConditionFailure(err)) return false;
-      throw err;
-    }
+      ))
+    )
+      return false;
+    run.started = started;
+    return true;
   }
 
   /** The marks of every chunk run of the batch (chunks never run have none). */
@@ -475,15 +461,20 @@ export class BatchRepository {
     return answers.map((a) => (a.fresh ? true : recorded.get(a)!));
   }
 
-  /** One conditional put; false when its condition failed. */
-  async #put(put: Put): Promise<boolean> {
+  /** Sends a conditional write; false when its condition failed. */
+  async #conditional(command: PutCommand | UpdateCommand): Promise<boolean> {
     try {
-      await this.#t.doc.send(new PutCommand({ TableName: this.#t.tableName, ...put }));
+      await (command instanceof PutCommand ? this.#t.doc.send(command) : this.#t.doc.send(command));
       return true;
     } catch (err) {
       if (isConditionFailure(err)) return false;
       throw err;
     }
+  }
+
+  /** One conditional put; false when its condition failed. */
+  async #put(put: Put): Promise<boolean> {
+    return this.#conditional(new PutCommand({ TableName: this.#t.tableName, ...put }));
   }
 
   /**
