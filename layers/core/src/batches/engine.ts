@@ -36,7 +36,7 @@ import { HeldFileRepository } from '../store/files.ts';
 import { batchableSpecs, readRange, validateInput, type InputLine } from './input.ts';
 import { callLine, openHeaders, type SealedHeaders } from './line-call.ts';
 import { batchObject, type BatchObject } from './object.ts';
-import { answeredOk, discardFile, writeResults, writeValidationErrors } from './results.ts';
+import { answeredOk, discardFile, type LineRecords, writeResults, writeValidationErrors } from './results.ts';
 
 export type { BatchObject } from './object.ts';
 export type { BatchStatus } from '../store/batches.ts';
@@ -505,19 +505,37 @@ type BatchUsage = Required<Pick<BatchRecord, 'input_tokens' | 'output_tokens' | 
 /**
  * The batch's usage, exactly the sum of its answered lines (the live counters are progress only),
  * whether every line is recorded done, and whether every one was answered 2xx (no error file):
- * one pass over the records, a page at a time.
+ * counted as one pass over the records goes by, a page at a time.
  */
-async function summarize(records: AsyncIterable<BatchLineRecord>, total: number): Promise<{ allDone: boolean; allOk: boolean; usage: BatchUsage }> {
-  const usage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
-  let done = 0;
-  let ok = 0;
-  for await (const r of records) {
-    if (r.state !== 'done') continue;
-    done++;
-    if (answeredOk(r)) ok++;
-    for (const k of Object.keys(usage) as Array<keyof BatchUsage>) usage[k] += r[k] ?? 0;
+class Tally {
+  readonly usage: BatchUsage = { input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 };
+  #done = 0;
+  #ok = 0;
+  readonly #total: number;
+  constructor(total: number) {
+    this.#total = total;
   }
-  return { allDone: done === total, allOk: ok === total, usage };
+  get allDone(): boolean {
+    return this.#done === this.#total;
+  }
+  get allOk(): boolean {
+    return this.#ok === this.#total;
+  }
+  async *watch(records: AsyncIterable<BatchLineRecord>): AsyncGenerator<BatchLineRecord> {
+    for await (const r of records) {
+      if (r.state === 'done') {
+        this.#done++;
+        if (answeredOk(r)) this.#ok++;
+        for (const k of Object.keys(this.usage) as Array<keyof BatchUsage>) this.usage[k] += r[k] ?? 0;
+      }
+      yield r;
+    }
+  }
+  static async of(records: AsyncIterable<BatchLineRecord>, total: number): Promise<Tally> {
+    const t = new Tally(total);
+    for await (const _ of t.watch(records));
+    return t;
+  }
 }
 
 /**
@@ -538,28 +556,57 @@ async function* withLost(records: AsyncIterable<BatchLineRecord>, marks: readonl
   yield* lost(next, total);
 }
 
+type Files = Awaited<ReturnType<typeof writeResults>> | { completed: number; failed: number };
+
 /** Writes output and error files from the per-line records; completed / cancelled / expired with *_at set. */
 export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<BatchObject> {
   const repo = new BatchRepository(deps.repos.table);
-  let b = await load(repo, batchId);
+  const b = await load(repo, batchId);
   if (FINAL_STATUSES.has(b.status) || b.status === 'validating') return batchObject(b);
   const marks = await repo.runs(batchId);
   const records = () => withLost(repo.streamLines(batchId, 0, b.total), marks, b.total);
-  const { allDone, allOk, usage } = await summarize(records(), b.total);
+  if (b.status === 'in_progress' && b.completed + b.failed >= b.total) {
+    const done = await completeInOnePass(deps, repo, b, records);
+    if (done) return done;
+  }
+  const tally = await Tally.of(records(), b.total);
   const expired = deps.clock.now() >= b.expires_at * 1000;
-  const final: BatchStatus = b.status === 'cancelling' ? 'cancelled' : allDone ? 'completed' : expired ? 'expired' : b.status;
+  const final: BatchStatus = b.status === 'cancelling' ? 'cancelled' : tally.allDone ? 'completed' : expired ? 'expired' : b.status;
   if (final === b.status) return batchObject(b);
   if (final === 'completed' && b.status === 'in_progress') await repo.transition(batchId, ['in_progress'], 'finalizing', { finalizing_at: seconds(deps) });
   const key = await inputKey(deps, b);
   const files = key
-    ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired', allOk)
+    ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired', () => tally.allOk)
     : { completed: 0, failed: b.total };
+  return settle(deps, repo, b, final, files, tally.usage);
+}
+
+/**
+ * The usual end: the live counts say every line is recorded, so the batch is finalizing and its
+ * records are read once, counted as the output file is written (the error file's pass is skipped
+ * when every line was answered 2xx). Undefined when the records say otherwise (two runs counted a
+ * line): the files are discarded and the batch is back in progress.
+ */
+async function completeInOnePass(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, records: LineRecords): Promise<BatchObject | undefined> {
+  const key = await inputKey(deps, b);
+  if (!key || !(await repo.transition(b.id, ['in_progress'], 'finalizing', { finalizing_at: seconds(deps) }))) return undefined;
+  const tally = new Tally(b.total);
+  let first = true;
+  const counted: LineRecords = () => (first ? ((first = false), tally.watch(records())) : records());
+  const files = await writeResults(deps, b, key, counted, 'batch_expired', () => tally.allOk);
+  if (tally.allDone) return settle(deps, repo, b, 'completed', files, tally.usage);
+  for (const id of [files.output_file_id, files.error_file_id]) if (id) await discardFile(deps, b, id);
+  await repo.transition(b.id, ['finalizing'], 'in_progress');
+  return undefined;
+}
+
+/** Sets the final status with its timestamp, files, counts and usage, and retires the batch. */
+async function settle(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, final: BatchStatus, files: Files, usage: BatchUsage): Promise<BatchObject> {
   const stamp = final === 'completed' ? 'completed_at' : final === 'cancelled' ? 'cancelled_at' : 'expired_at';
   const fields: Partial<BatchRecord> = { [stamp]: seconds(deps), completed: files.completed, failed: files.failed, ...usage };
   if ('output_file_id' in files && files.output_file_id) fields.output_file_id = files.output_file_id;
   if ('error_file_id' in files && files.error_file_id) fields.error_file_id = files.error_file_id;
-  await repo.transition(batchId, [b.status, 'finalizing'], final, fields);
-  await repo.retire(batchId);
-  b = await load(repo, batchId);
-  return batchObject(b);
+  await repo.transition(b.id, [b.status, 'finalizing'], final, fields);
+  await repo.retire(b.id);
+  return batchObject(await load(repo, b.id));
 }

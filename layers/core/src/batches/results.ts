@@ -130,13 +130,20 @@ async function writeFile(deps: CoreDeps, b: BatchRecord, kind: 'output' | 'error
 }
 
 /**
- * Writes both files; their ids (absent when a file would be empty) and line counts. `allOk`: every
- * line's record was read answered 2xx, so the error file would be empty and its pass over the
- * batch is skipped (a record read done never changes).
+ * Writes both files; their ids (absent when a file would be empty) and line counts. `allOk`, asked
+ * once the output file is written: every line's record was read answered 2xx, so the error file
+ * would be empty and its pass over the batch is skipped (a record read done never changes).
  */
-export async function writeResults(deps: CoreDeps, b: BatchRecord, inputKey: string, records: LineRecords, unrun: UnrunCode, allOk = false) {
+export async function writeResults(
+  deps: CoreDeps,
+  b: BatchRecord,
+  inputKey: string,
+  records: LineRecords,
+  unrun: UnrunCode,
+  allOk: () => boolean = () => false,
+) {
   const output = await writeFile(deps, b, 'output', fileLines(deps, inputKey, records, unrun, true));
-  const errors = allOk ? { id: undefined, lines: 0 } : await writeFile(deps, b, 'error', fileLines(deps, inputKey, records, unrun, false));
+  const errors = allOk() ? { id: undefined, lines: 0 } : await writeFile(deps, b, 'error', fileLines(deps, inputKey, records, unrun, false));
   return { output_file_id: output.id, error_file_id: errors.id, completed: output.lines, failed: errors.lines };
 }
 

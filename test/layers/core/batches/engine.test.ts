@@ -191,4 +191,27 @@ describe('a chunk run', () => {
       .map((l) => (JSON.parse(l) as { error: { code: string } }).error.code);
     expect(codes).toEqual([...Array(4).fill('request_interrupted'), ...Array(36).fill('batch_cancelled')]);
   });
+
+  it('finalizes in one pass over the records when the live counts say every line is recorded, and takes that back when the records disagree', async () => {
+    const lines = ids(30, 'p');
+    const { id, chunks } = await createBatch(lines);
+    const repo = new BatchRepository(gw.deps.repos.table);
+    const outputs = async () =>
+      ((await (await fetch(`${gw.url}/v1/files?purpose=batch_output&limit=100`, { headers: { 'x-gw-api-key': key } })).json()) as { data: unknown[] }).data
+        .length;
+    const before = await outputs();
+    // Counts ahead of the records (two runs counted the same lines): the batch stays in progress, no file is left.
+    await repo.count(id, { completed: 30, failed: 0, input_tokens: 0, output_tokens: 0, cached_tokens: 0, reasoning_tokens: 0, cost_micros: 0 });
+    expect(await finalizeBatch(gw.deps, id)).toMatchObject({ status: 'in_progress', output_file_id: null, error_file_id: null });
+    expect(await outputs()).toBe(before);
+
+    await runChunk(gw.deps, id, chunks[0]!);
+    proxy.counts.clear();
+    const b = await finalizeBatch(gw.deps, id);
+    expect(b).toMatchObject({ status: 'completed', request_counts: { total: 30, completed: 30, failed: 0 } });
+    expect(b.finalizing_at).toEqual(expect.any(Number));
+    expect(await output(b)).toEqual(lines);
+    // The chunks' marks, and the records once (30 fit one page).
+    expect(proxy.counts.get('Query')).toBe(2);
+  });
 });
