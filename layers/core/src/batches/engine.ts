@@ -20,6 +20,7 @@ import type { CoreDeps } from '../deps.ts';
 import type { EndpointSpec } from '../gateway/endpoint.ts';
 import { NotFoundError } from '../http/errors.ts';
 import {
+  BATCH_CHUNK_LINES,
   BatchRepository,
   type ChunkRunRecord,
   FINAL_STATUSES,
@@ -62,7 +63,7 @@ export interface RunChunkOptions {
   drain?: AbortSignal;
 }
 
-export const CHUNK_LINES = 1000;
+export const CHUNK_LINES = BATCH_CHUNK_LINES;
 export const DEFAULT_MAX_CONCURRENCY = 64;
 const INITIAL_CONCURRENCY = 4;
 /** A line answered 429 this many times keeps its last 429 as its answer. */

@@ -13,7 +13,7 @@ import { systemClock } from '../ports/clock.ts';
 import { batchPut } from './batch-io.ts';
 import { Entity, type Item } from './entity.ts';
 import type { TableClient } from './repositories.ts';
-import { queryPages } from './paginate.ts';
+import { queryAll, queryPages } from './paginate.ts';
 
 export type BatchStatus = 'validating' | 'failed' | 'in_progress' | 'finalizing' | 'completed' | 'expired' | 'cancelling' | 'cancelled';
 
@@ -138,6 +138,21 @@ export const ChunkRun = new Entity<ChunkRunRecord, 'batch_id' | 'start'>({
   key: (r) => ({ pk: `BATCH#${r.batch_id}`, sk: `${RUN_PREFIX}${String(r.start).padStart(9, '0')}` }),
 });
 
+/** Lines per chunk: the unit a run (a Step Functions iteration, a Lambda invocation) runs. */
+export const BATCH_CHUNK_LINES = 1000;
+const chunkOf = (index: number): number => Math.floor(index / BATCH_CHUNK_LINES) * BATCH_CHUNK_LINES;
+
+/**
+ * Answers of lines run for the first time, many to an item, as one JSON text: most of DynamoDB
+ * Local's cost, and part of DynamoDB's, is per item, and a line's answer is usually a few hundred
+ * bytes. Keyed by chunk (`PACK#<chunk>#<id>`), so a chunk's packs are one Query. Answers larger
+ * than PACK_BODY_MAX get a line record of their own, so a chunk's packs stay small enough to hold.
+ */
+const PACK_PREFIX = 'PACK#';
+const PACK_BODY_MAX = 16_384;
+const PACK_MAX_BYTES = 300_000;
+type PackedLine = Omit<BatchLineRecord, 'batch_id'>;
+
 /** `batch_` then the creation time (base 36, fixed width, so ids sort by time) and random hex. */
 export function newBatchId(nowMs: number): string {
   return `batch_${nowMs.toString(36).padStart(10, '0')}${randomBytes(8).toString('hex')}`;
@@ -171,13 +186,13 @@ export interface LineAnswer {
 type Put = Omit<PutCommandInput, 'TableName'>;
 
 /** Splits puts into groups one transaction can hold (count and, roughly, bytes: answers can be 300 KB each). */
-function transactGroups<T>(items: readonly T[], bytes: (item: T) => number): T[][] {
+function transactGroups<T>(items: readonly T[], bytes: (item: T) => number, maxBytes = TRANSACT_MAX_BYTES): T[][] {
   const groups: T[][] = [];
   let group: T[] = [];
   let size = 0;
   for (const item of items) {
     const b = bytes(item);
-    if (group.length > 0 && (group.length >= TRANSACT_MAX_ITEMS || size + b > TRANSACT_MAX_BYTES)) {
+    if (group.length > 0 && (group.length >= TRANSACT_MAX_ITEMS || size + b > maxBytes)) {
       groups.push(group);
       group = [];
       size = 0;
@@ -237,6 +252,31 @@ const completePut = ({ rec, out }: LineAnswer): Put => ({
   ExpressionAttributeNames: { '#s': 'state' },
   ExpressionAttributeValues: { ':r': 'running', ':n': rec.attempts },
 });
+
+const packable = (a: LineAnswer): boolean => (a.out.body?.length ?? 0) <= PACK_BODY_MAX;
+
+/** The pack items of fresh lines' answers: per chunk, as many answers to an item as PACK_MAX_BYTES allow. */
+function packItems(answers: readonly LineAnswer[]): Item[] {
+  const byChunk = new Map<string, PackedLine[]>();
+  for (const { rec, out } of answers) {
+    const { batch_id, ...line } = { ...rec, ...out, state: 'done' as const };
+    const key = `${batch_id}|${chunkOf(rec.index)}`;
+    byChunk.set(key, [...(byChunk.get(key) ?? []), line]);
+  }
+  const items: Item[] = [];
+  for (const [key, lines] of byChunk) {
+    const [batchId, chunk] = key.split('|') as [string, string];
+    for (const group of transactGroups(lines, (l) => JSON.stringify(l).length, PACK_MAX_BYTES)) {
+      items.push({
+        pk: `BATCH#${batchId}`,
+        sk: `${PACK_PREFIX}${chunk.padStart(9, '0')}#${randomBytes(8).toString('hex')}`,
+        _type: 'BatchAnswerPack',
+        a: JSON.stringify(group),
+      });
+    }
+  }
+  return items;
+}
 
 /** Answers' batch writes: unprocessed items re-sent, failed requests retried, with backoff. */
 const ANSWER_RETRY = { clock: systemClock };
@@ -314,18 +354,52 @@ export class BatchRepository {
     return { data: data.slice(0, opts.limit), has_more: data.length > opts.limit };
   }
 
-  /** The recorded lines with index in [start, end), in order. */
-  lines(id: string, start: number, end: number): Promise<BatchLineRecord[]> {
-    return this.#t.queryAll(BatchLine, this.#linesQuery(id, start, end));
+  /** The recorded lines with index in [start, end), in order (see `streamLines`). */
+  async lines(id: string, start: number, end: number): Promise<BatchLineRecord[]> {
+    const out: BatchLineRecord[] = [];
+    for await (const r of this.streamLines(id, start, end)) out.push(r);
+    return out;
   }
 
   /**
-   * The line records of [start, end) in line order, a page at a time: finalize reads a whole batch
-   * (50,000 lines, each with its answer) and holds one page of it, never the batch.
+   * The records of [start, end) in line order, a chunk at a time: the chunk's packed answers (held,
+   * each at most PACK_BODY_MAX) merged into its line records (a page at a time), so finalize reads a
+   * whole batch (50,000 lines, each with its answer) and never holds it. A line both packed and
+   * recorded (two runs answered it) is the record when that says `done`, else the packed answer.
    */
   async *streamLines(id: string, start: number, end: number): AsyncGenerator<BatchLineRecord> {
-    const input = { TableName: this.#t.tableName, ...this.#linesQuery(id, start, end) };
-    for await (const page of queryPages(this.#t.doc, input)) for (const item of page) yield BatchLine.fromItem(item);
+    for (let chunk = chunkOf(start); chunk < end; chunk += BATCH_CHUNK_LINES) {
+      const lo = Math.max(start, chunk);
+      const hi = Math.min(end, chunk + BATCH_CHUNK_LINES);
+      const packed = await this.#packed(id, chunk, lo, hi);
+      const input = { TableName: this.#t.tableName, ...this.#linesQuery(id, lo, hi) };
+      let i = 0;
+      for await (const page of queryPages(this.#t.doc, input)) {
+        for (const item of page) {
+          const r = BatchLine.fromItem(item);
+          while (i < packed.length && packed[i]!.index < r.index) yield packed[i++]!;
+          const twin = packed[i]?.index === r.index ? packed[i++] : undefined;
+          yield twin && r.state !== 'done' ? twin : r;
+        }
+      }
+      while (i < packed.length) yield packed[i++]!;
+    }
+  }
+
+  /** The packed answers of a chunk with index in [lo, hi), in line order, the first of a line only. */
+  async #packed(id: string, chunk: number, lo: number, hi: number): Promise<BatchLineRecord[]> {
+    const prefix = `${PACK_PREFIX}${String(chunk).padStart(9, '0')}#`;
+    const items = await queryAll(this.#t.doc, {
+      TableName: this.#t.tableName,
+      KeyConditionExpression: 'pk = :p AND begins_with(sk, :k)',
+      ExpressionAttributeValues: { ':p': `BATCH#${id}`, ':k': prefix },
+      ConsistentRead: true,
+    });
+    const byIndex = new Map<number, BatchLineRecord>();
+    for (const item of items)
+      for (const line of JSON.parse(String(item.a)) as PackedLine[])
+        if (line.index >= lo && line.index < hi && !byIndex.has(line.index)) byIndex.set(line.index, { batch_id: id, ...line });
+    return [...byIndex.values()].sort((a, b) => a.index - b.index);
   }
 
   #linesQuery(id: string, start: number, end: number) {
@@ -444,18 +518,15 @@ export class BatchRepository {
   async completeAll(answers: readonly LineAnswer[]): Promise<boolean[]> {
     const fresh = answers.filter((a) => a.fresh);
     const claimed = answers.filter((a) => !a.fresh);
+    const items = [
+      ...packItems(fresh.filter(packable)),
+      ...fresh.filter((a) => !packable(a)).map(({ rec, out }) => BatchLine.toItem({ ...rec, ...out, state: 'done' })),
+    ];
     const [unwritten, done] = await Promise.all([
-      fresh.length > 0
-        ? batchPut(
-            this.#t.doc,
-            this.#t.tableName,
-            fresh.map(({ rec, out }) => BatchLine.toItem({ ...rec, ...out, state: 'done' })),
-            ANSWER_RETRY,
-          )
-        : new Set<number>(),
+      items.length > 0 ? batchPut(this.#t.doc, this.#t.tableName, items, ANSWER_RETRY) : new Set<number>(),
       Promise.all(transactGroups(claimed, answerBytes).map((g) => this.#putAll(g.map(completePut)))),
     ]);
-    if (unwritten.size > 0) throw new Error(`${unwritten.size} batch line answers could not be written`);
+    if (unwritten.size > 0) throw new Error(`${unwritten.size} items of batch line answers could not be written`);
     const flat = done.flat();
     const recorded = new Map(claimed.map((a, i) => [a, flat[i]!]));
     return answers.map((a) => (a.fresh ? true : recorded.get(a)!));

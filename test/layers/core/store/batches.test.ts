@@ -161,31 +161,64 @@ describe('chunk runs: one write claims a window of new lines', () => {
     expect(await repo.lines(batchId, 0, 2000)).toEqual([]);
   });
 
-  it("records fresh lines' answers without a condition (one answer a line whichever run wrote last); a lost line is claimed again once", async () => {
+  it("records fresh lines' answers without a condition, packed (one answer a line whichever run wrote); a lost line is claimed again once", async () => {
     const { batchId, claims } = lines(3);
     const fresh = claims.map((c) => ({ ...c.line, state: 'running' as const, attempts: 1, request_id: `batch_req_${c.line.index}` }));
     // Line 1 was lost by this run (a new run found it started and unrecorded) and claimed again there.
     const [again] = await repo.claimAll([{ line: claims[1]!.line, lost: true }]);
     expect(again).toMatchObject({ state: 'running', attempts: 1, reruns: 1 });
     expect(await repo.claimAll([{ line: claims[1]!.line, lost: true }])).toEqual([undefined]);
-    // The first run, still alive, records its answers: line 1's replaces the new run's claim, so the
-    // new run's own answer is refused and the line keeps one.
+    // The first run, still alive, packs its answers (one item): line 1 now reads answered, though the
+    // new run's claim is still running.
     const requests = await requestsOf(async () =>
       expect(await repo.completeAll(fresh.map((rec) => ({ rec, out: answer('"first"'), fresh: true })))).toEqual([true, true, true]),
     );
     expect(requests).toEqual({ BatchWriteItem: 1 });
-    expect(await repo.completeAll([{ rec: again!, out: answer('"again"') }])).toEqual([false]);
     expect((await repo.lines(batchId, 0, 3)).map((r) => [r.state, r.body])).toEqual([
       ['done', '"first"'],
       ['done', '"first"'],
       ['done', '"first"'],
     ]);
-    // A 429 gives a fresh line a record to be run again from, unless another run recorded it.
+    // The new run records its answer too: the line still reads one answer, the record's.
+    expect(await repo.completeAll([{ rec: again!, out: answer('"again"') }])).toEqual([true]);
+    expect((await repo.lines(batchId, 0, 3)).map((r) => [r.index, r.body])).toEqual([
+      [0, '"first"'],
+      [1, '"again"'],
+      [2, '"first"'],
+    ]);
+    // A 429 gives a fresh line a record to be run again from, unless a run that took the chunk over
+    // has claimed the line since (it found the line started and unrecorded).
     const { claims: more } = lines(2);
     const [a, b] = more.map((c) => ({ ...c.line, state: 'running' as const, attempts: 1, request_id: 'batch_req_x' }));
-    await repo.completeAll([{ rec: b!, out: answer(), fresh: true }]);
+    await repo.claimAll([{ line: more[1]!.line, lost: true }]);
     expect(await repo.release(a!, true)).toBe(true);
     expect(await repo.release(b!, true)).toBe(false);
-    expect((await repo.lines(a!.batch_id, 0, 2)).map((r) => r.state)).toEqual(['throttled', 'done']);
+    expect((await repo.lines(a!.batch_id, 0, 2)).map((r) => r.state)).toEqual(['throttled', 'running']);
+  });
+
+  it('packs small answers per chunk, many to an item, and gives a large one a record of its own; reads merge them in line order', async () => {
+    const { batchId, claims } = lines(150, 900);
+    const recs = claims.map((c) => ({ ...c.line, state: 'running' as const, attempts: 1, request_id: `batch_req_${c.line.index}` }));
+    const big = 'x'.repeat(20_000);
+    const out = (i: number) => answer(i === 950 ? JSON.stringify(big) : `{"line":${i}}`);
+    let items = 0;
+    proxy.observe = (req) => {
+      if (req.operation === 'BatchWriteItem')
+        items += Object.values((JSON.parse(req.body) as { RequestItems: Record<string, unknown[]> }).RequestItems).flat().length;
+    };
+    try {
+      expect(await repo.completeAll(recs.map((rec) => ({ rec, out: out(rec.index), fresh: true })))).toEqual(Array(150).fill(true));
+    } finally {
+      proxy.observe = undefined;
+    }
+    // Lines 900-999 and 1000-1049 are two chunks: a pack each, and line 950's own record.
+    expect(items).toBe(3);
+    const stored = await repo.lines(batchId, 0, 2000);
+    expect(stored.map((r) => r.index)).toEqual(recs.map((r) => r.index));
+    expect(stored.every((r) => r.state === 'done' && r.batch_id === batchId)).toBe(true);
+    expect(stored[50]!.body).toBe(JSON.stringify(big));
+    expect(stored[149]!.body).toBe('{"line":1049}');
+    // A range inside a chunk reads only its lines.
+    expect((await repo.lines(batchId, 990, 1010)).map((r) => r.index)).toEqual(Array.from({ length: 20 }, (_, i) => 990 + i));
   });
 });
