@@ -6,15 +6,15 @@
  *
  * A line is never lost and never answered twice. A run takes its chunk (a new epoch on the chunk's
  * run item) and claims new lines a window at a time by moving the chunk's `started` mark, one
- * conditional write for the window; a line's answer is recorded after its call (conditional on no
- * run having recorded the line since), and finalize counts the batch from those records. A line
- * below the mark without a record was in flight when a worker stopped (a crash, a restart, or a
- * run that another took over): it is run once more, with a `running` record put before the call;
- * found `running` again, it goes to the error file as `request_interrupted`, so no line reaches
- * the provider more than twice (docs/batches.md#exactly-once). A line answered 429 settled nothing
- * and is released (`throttled`) to run again, up to MAX_ATTEMPTS. Answers and the claims of lines
- * run again are written many lines a transaction (a request per line was most of a line's cost
- * locally; a put per claim was a third of it).
+ * conditional write for the window; a line's answer is recorded after its call (packed with other
+ * first answers, or in the line's record, conditional on it still being this run's claim), and
+ * finalize counts the batch from those answers. A line below the mark without an answer was in
+ * flight when a worker stopped (a crash, a restart, or a run that another took over): it is run
+ * once more, with a `running` record put before the call; found `running` again, it goes to the
+ * error file as `request_interrupted`, so no line reaches the provider more than twice
+ * (docs/batches.md#exactly-once). A line answered 429 settled nothing and is released
+ * (`throttled`) to run again, up to MAX_ATTEMPTS. Everything is written many lines a request (a
+ * request per line was most of a line's cost locally; an item per line, most of what was left).
  */
 import type { CoreDeps } from '../deps.ts';
 import type { EndpointSpec } from '../gateway/endpoint.ts';

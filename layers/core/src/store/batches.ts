@@ -2,10 +2,11 @@
  * Batches run by the gateway (`POST /v1/batches` on a held file or with `completion_window:
  * "immediate"`): the batch under its own key (BATCH#id, so a runner that only knows the id finds
  * it), listed per workspace through gsi1; per chunk of lines, the run that holds it and how far it
- * has started lines (one write claims a window of new lines); and one record per line that keeps
- * its answer (a line run again, or given back after a 429, gets its record before the call, a
- * conditional put that decides whether it may run). Batches not yet final also have a marker under
- * BATCHES#ACTIVE, so a restarted runner finds them.
+ * has started lines (one write claims a window of new lines); the answers of lines run for the
+ * first time, packed many to an item; and a record for each other line that has one (a line run
+ * again, or given back after a 429, gets its record before the call, a conditional put that
+ * decides whether it may run, and keeps its answer after). Batches not yet final also have a
+ * marker under BATCHES#ACTIVE, so a restarted runner finds them.
  */
 import { DeleteCommand, PutCommand, QueryCommand, TransactWriteCommand, UpdateCommand, type PutCommandInput } from '@aws-sdk/lib-dynamodb';
 import { randomBytes } from 'node:crypto';
