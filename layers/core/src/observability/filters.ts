@@ -250,6 +250,54 @@ export function matches(e: LogEvent, f: LogFilters): boolean {
   return true;
 }
 
+/** A FilterExpression that keeps at least every log item `matches` would keep (see `prefilterOf`). */
+export interface Prefilter {
+  expression: string;
+  names: Record<string, string>;
+  values: Record<string, string>;
+}
+
+/** The event fields a list filters by equality, and the filter values of each. */
+const EQUALITY_FIELDS: ReadonlyArray<[keyof LogEvent, (f: LogFilters) => readonly (string | number)[] | undefined]> = [
+  ['status_code', (f) => f.statusCodes],
+  ['model', (f) => f.models],
+  ['provider', (f) => f.providers],
+  ['ai_service', (f) => f.aiServices],
+  ['api_key_id', (f) => f.apiKeyIds],
+  ['config_id', (f) => f.configs],
+  ['trace_id', (f) => f.traceIds],
+  ['span_id', (f) => f.spanIds],
+  ['prompt_slug', (f) => f.promptSlugs],
+  ['key_user_id', (f) => f.keyUserIds],
+];
+
+/**
+ * The equality filters as a FilterExpression on the log item's event text (`e`, the event's JSON):
+ * `contains(e, '"trace_id":"t-7"')`, any of a field's values, every field filtered. DynamoDB still
+ * reads every item (the read budget counts them), but returns only those that may match, so a rare
+ * filter no longer moves thousands of events to be parsed and dropped. A superset: `matches` decides
+ * on what comes back. Items without the event text (written by earlier versions) always come back.
+ * Undefined when no filter can be put so (none given, or one asks for a missing value: '').
+ */
+export function prefilterOf(f: LogFilters): Prefilter | undefined {
+  const clauses: string[] = [];
+  const values: Record<string, string> = {};
+  for (const [field, valuesOf] of EQUALITY_FIELDS) {
+    const wanted = valuesOf(f);
+    if (!wanted || wanted.length === 0 || wanted.includes('')) continue;
+    const any = wanted.map((v) => {
+      const name = `:pf${Object.keys(values).length}`;
+      values[name] = `${JSON.stringify(field)}:${JSON.stringify(v)}`;
+      return `contains(#e, ${name})`;
+    });
+    clauses.push(any.length === 1 ? any[0]! : `(${any.join(' OR ')})`);
+  }
+  if (clauses.length === 0) return undefined;
+  // DynamoDB refuses redundant parentheses: a lone group of values is already in its own.
+  const all = clauses.length === 1 && clauses[0]!.startsWith('(') ? clauses[0]! : `(${clauses.join(' AND ')})`;
+  return { expression: `attribute_not_exists(#e) OR ${all}`, names: { '#e': 'e' }, values };
+}
+
 /** How rollups can answer: one dimension, optionally restricted to some values. */
 export interface RollupPlan {
   dim: Dimension;

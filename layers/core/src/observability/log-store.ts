@@ -15,7 +15,7 @@ import type { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import { ValidationError } from '../http/errors.ts';
 import type { BlobStore } from '../ports/blob.ts';
 import type { Clock } from '../ports/clock.ts';
-import { matches, type LogFilters } from './filters.ts';
+import { matches, prefilterOf, type LogFilters, type Prefilter } from './filters.ts';
 import type { LogEvent } from './log-event.ts';
 import type { RollupStore } from './rollups.ts';
 import { fnv1a } from './sketch.ts';
@@ -102,6 +102,8 @@ interface DayRead {
   /** The cursor's own sort key, read again by BETWEEN and skipped. */
   exclusive: string | undefined;
   f: LogFilters;
+  /** The filters DynamoDB can apply first (filters.ts `prefilterOf`). */
+  prefilter: Prefilter | undefined;
   bodies: boolean;
   budget: { left: number };
 }
@@ -195,7 +197,15 @@ export class LogStore {
     const lo = iso(f.from);
     if (hi < lo) return { events: [], examined: 0 };
     const max = opts.maxExamined ?? LIST_MAX_EXAMINED;
-    const read: DayRead = { lo, hi, exclusive: opts.cursor ? hi : undefined, f, bodies: opts.bodies ?? false, budget: { left: max } };
+    const read: DayRead = {
+      lo,
+      hi,
+      exclusive: opts.cursor ? hi : undefined,
+      f,
+      prefilter: prefilterOf(f),
+      bodies: opts.bodies ?? false,
+      budget: { left: max },
+    };
     const out: { sk: string; event: LogEvent }[] = [];
     const done = (cursor?: string, scannedUntil?: string): LogPage => ({
       events: out.map((m) => m.event),
@@ -310,9 +320,9 @@ export class LogStore {
     const n = Math.min(limit, r.budget.left);
     if (n <= 0) return 0;
     r.budget.left -= n;
-    const { items, next } = await this.#items.chunk({ pk: s.pk, lo: r.lo, hi: r.hi, limit: n, bodies: r.bodies, start: s.start });
+    const { items, scanned, next } = await this.#items.chunk({ pk: s.pk, lo: r.lo, hi: r.hi, limit: n, bodies: r.bodies, start: s.start, filter: r.prefilter });
     // Give back what was not read (a shard's last chunk).
-    r.budget.left += n - items.length;
+    r.budget.left += n - scanned;
     for (const item of items) {
       const sk = String(item.sk);
       s.lowest = sk;
@@ -320,9 +330,11 @@ export class LogStore {
       const event = eventOf(item);
       if (matches(event, r.f)) s.matches.push({ sk, event });
     }
+    // Read down to the last item evaluated, whether or not the prefilter let it through.
+    if (next) s.lowest = String(next.sk);
     s.start = next;
     if (!s.start) s.exhausted = true;
-    return items.length;
+    return scanned;
   }
 }
 

@@ -83,6 +83,8 @@ export interface LogChunkRead {
   /** Read the bodies too; otherwise the sort key and the event only. */
   bodies: boolean;
   start?: Record<string, unknown> | undefined;
+  /** Only items that pass this come back (every one read still counts in `scanned`). */
+  filter?: { expression: string; names: Record<string, string>; values: Record<string, string> } | undefined;
 }
 
 export class LogItems {
@@ -129,20 +131,21 @@ export class LogItems {
    * One Query page of a shard. A page read merges several shards chunk by chunk, each chunk sized
    * from what the earlier ones gave, so the caller keeps where each shard stopped (`next`).
    */
-  async chunk(r: LogChunkRead): Promise<{ items: Item[]; next?: Record<string, unknown> }> {
+  async chunk(r: LogChunkRead): Promise<{ items: Item[]; scanned: number; next?: Record<string, unknown> }> {
     const page = await this.#doc.send(
       new QueryCommand({
         TableName: this.#table,
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :lo AND :hi',
-        ExpressionAttributeValues: { ':pk': r.pk, ':lo': r.lo, ':hi': r.hi },
-        ...(r.bodies
-          ? { ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk' } }
-          : { ProjectionExpression: '#sk, #e', ExpressionAttributeNames: { '#e': 'e', '#pk': 'pk', '#sk': 'sk' } }),
+        ExpressionAttributeValues: { ':pk': r.pk, ':lo': r.lo, ':hi': r.hi, ...r.filter?.values },
+        ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', ...r.filter?.names, ...(r.bodies ? {} : { '#e': 'e' }) },
+        ...(r.bodies ? {} : { ProjectionExpression: '#sk, #e' }),
+        ...(r.filter ? { FilterExpression: r.filter.expression } : {}),
         ScanIndexForward: false,
         Limit: r.limit,
         ExclusiveStartKey: r.start,
       }),
     );
-    return { items: page.Items ?? [], ...(page.LastEvaluatedKey ? { next: page.LastEvaluatedKey } : {}) };
+    const items = page.Items ?? [];
+    return { items, scanned: page.ScannedCount ?? items.length, ...(page.LastEvaluatedKey ? { next: page.LastEvaluatedKey } : {}) };
   }
 }
