@@ -183,6 +183,27 @@ describe('batches run by the gateway', () => {
     expect([...mock.calls.values()].every((n) => n === 1)).toBe(true);
   });
 
+  it('runs lines whose custom_id is not ASCII, and keeps an answer of 420 KB in UTF-8 (140,000 three-byte characters, past the 400 KB an item holds) out of the table item', async () => {
+    const texts = ['短', `中${'中'.repeat(140_000)}`, 'é'];
+    const lines = texts.map((text, i) =>
+      JSON.stringify({
+        custom_id: `客户-${i}`,
+        method: 'POST',
+        url: '/v1/chat/completions',
+        body: { model: 'gpt-4o-mini', messages: [{ role: 'user', content: text }] },
+      }),
+    );
+    const created = await createOk(await upload(lines));
+    await driver().idle();
+    const done = await get(created.id);
+    expect(done).toMatchObject({ status: 'completed', request_counts: { total: 3, completed: 3, failed: 0 } });
+    const out = parse(await content(done.output_file_id));
+    expect(out.map((l) => l.custom_id)).toEqual(['客户-0', '客户-1', '客户-2']);
+    expect(out.map((l) => (((l.response as Json).body as Json).choices as Json[])[0]?.message)).toEqual(
+      texts.map((t) => ({ role: 'assistant', content: `echo ${t}` })),
+    );
+  });
+
   it('fails a batch with every bad line in errors.data (1-based) and in an error file, and runs none of them', async () => {
     const fileId = await upload([
       chatLine('ok'),

@@ -10,7 +10,7 @@ import { isRecord, tryParseJson } from '../http/json.ts';
 import type { BatchRecord, LineOutcome } from '../store/batches.ts';
 import type { InputLine } from './input.ts';
 
-/** A body above this stays in blob storage, not in the line's table item (400 KB at most). */
+/** A body above this many bytes (UTF-8, as DynamoDB counts them) stays in blob storage, not in the line's table item (400 KB at most). */
 const MAX_INLINE_BODY = 300_000;
 
 export type SealedHeaders = Array<[string, string]>;
@@ -31,11 +31,17 @@ export async function openHeaders(deps: CoreDeps, batch: BatchRecord): Promise<S
   return JSON.parse(await deps.cipher.decrypt(batch.sealed_headers, cipherContext(batch))) as SealedHeaders;
 }
 
+/**
+ * JSON with every character past ASCII escaped (`\u4e2d`): a header value is bytes, and a
+ * custom_id may be any text; the gateway's JSON.parse reads the same string back.
+ */
+const asciiJson = (value: unknown): string => JSON.stringify(value).replace(/[\u007f-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+
 function lineHeaders(batch: BatchRecord, sealed: SealedHeaders, line: InputLine): Headers {
   const headers = new Headers(sealed);
   const own = tryParseJson(headers.get('x-gw-metadata') ?? '{}');
   const metadata = own.ok && isRecord(own.value) ? own.value : {};
-  headers.set('x-gw-metadata', JSON.stringify({ ...metadata, _batch_id: batch.id, _batch_custom_id: line.custom_id }));
+  headers.set('x-gw-metadata', asciiJson({ ...metadata, _batch_id: batch.id, _batch_custom_id: line.custom_id }));
   headers.set('content-type', 'application/json');
   return headers;
 }
@@ -83,7 +89,7 @@ export async function callLine(
     cost_micros: costMicros(res.headers.get('x-gw-cost')),
   };
   const body = JSON.stringify(json);
-  if (body.length <= MAX_INLINE_BODY) return { ...out, body };
+  if (Buffer.byteLength(body) <= MAX_INLINE_BODY) return { ...out, body };
   const key = `batches/${batch.workspace_id}/${batch.id}/lines/${line.index}`;
   await deps.blobs.put(key, Buffer.from(body), 'application/json');
   return { ...out, body_blob: key };

@@ -206,7 +206,7 @@ function transactGroups<T>(items: readonly T[], bytes: (item: T) => number, maxB
 }
 
 /** An answer's share of a transaction's 4 MB: its body, and about 1 KB for the rest of the item. */
-const answerBytes = (a: LineAnswer): number => (a.out.body?.length ?? 0) + 1024;
+const answerBytes = (a: LineAnswer): number => Buffer.byteLength(a.out.body ?? '') + 1024;
 
 export interface LineOutcome {
   /** 0 when the line got no answer (`error` says why). */
@@ -267,7 +267,7 @@ function packItems(answers: readonly LineAnswer[]): Item[] {
   const items: Item[] = [];
   for (const [key, lines] of byChunk) {
     const [batchId, chunk] = key.split('|') as [string, string];
-    for (const group of transactGroups(lines, (l) => JSON.stringify(l).length, PACK_MAX_BYTES)) {
+    for (const group of transactGroups(lines, (l) => Buffer.byteLength(JSON.stringify(l)), PACK_MAX_BYTES)) {
       items.push({
         pk: `BATCH#${batchId}`,
         sk: `${PACK_PREFIX}${chunk.padStart(9, '0')}#${randomBytes(8).toString('hex')}`,

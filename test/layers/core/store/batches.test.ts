@@ -221,4 +221,12 @@ describe('chunk runs: one write claims a window of new lines', () => {
     // A range inside a chunk reads only its lines.
     expect((await repo.lines(batchId, 990, 1010)).map((r) => r.index)).toEqual(Array.from({ length: 20 }, (_, i) => 990 + i));
   });
+
+  it('keeps each pack under the item limit in bytes: 100 answers of 16,000 three-byte characters are all recorded', async () => {
+    const { batchId, claims } = lines(100);
+    const recs = claims.map((c) => ({ ...c.line, state: 'running' as const, attempts: 1, request_id: `batch_req_${c.line.index}` }));
+    const body = (i: number) => JSON.stringify(`${i}:${'中'.repeat(16_000)}`);
+    expect(await repo.completeAll(recs.map((rec) => ({ rec, out: answer(body(rec.index)), fresh: true })))).toEqual(Array(100).fill(true));
+    expect((await repo.lines(batchId, 0, 100)).map((r) => r.body)).toEqual(recs.map((r) => body(r.index)));
+  });
 });
