@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it, inject } from 'vitest';
 import { finalizeBatch, runChunk, startBatch, type BatchChunk } from '../../../../layers/core/src/batches/engine.ts';
+import { LocalBatchDriver } from '../../../../layers/core/src/batches/local-driver.ts';
 import type { BatchObject } from '../../../../layers/core/src/batches/object.ts';
 import type { CoreDeps } from '../../../../layers/core/src/deps.ts';
 import { BatchRepository } from '../../../../layers/core/src/store/batches.ts';
@@ -217,5 +218,25 @@ describe('a chunk run', () => {
     expect(await output(b)).toEqual(lines);
     // The chunks' marks, and the records once: the chunk's packs and its line records (30 fit a page).
     expect(proxy.counts.get('Query')).toBe(3);
+  });
+});
+
+describe('the local driver', () => {
+  it('runs a batch again after a failed run (the table refusing for a while), to completed, every line once', async () => {
+    const lines = ids(120, 'r');
+    const { id } = await createBatch(lines);
+    // The chunk's run item cannot be taken for its first six tries: several runs fail in a row.
+    let refused = 0;
+    proxy.refuse = (req) => req.operation === 'UpdateItem' && req.body.includes('RUN#') && ++refused <= 6;
+    const driver = new LocalBatchDriver(gw.deps, { retryBaseMs: 20 });
+    await driver.start(id);
+    const repo = new BatchRepository(gw.deps.repos.table);
+    for (let i = 0; i < 200 && (await repo.get(id))?.status !== 'completed'; i++) await new Promise((r) => setTimeout(r, 50));
+    await driver.idle();
+    expect(refused).toBeGreaterThan(6);
+    const b = await finalizeBatch(gw.deps, id);
+    expect(b).toMatchObject({ status: 'completed', request_counts: { total: 120, completed: 120, failed: 0 } });
+    expect(await output(b)).toEqual(lines);
+    expect([...mock.calls.values()]).toEqual(Array(120).fill(1));
   });
 });
