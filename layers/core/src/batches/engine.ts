@@ -63,7 +63,6 @@ export interface RunChunkOptions {
   drain?: AbortSignal;
 }
 
-export const CHUNK_LINES = BATCH_CHUNK_LINES;
 export const DEFAULT_MAX_CONCURRENCY = 64;
 const INITIAL_CONCURRENCY = 4;
 /** A line answered 429 this many times keeps its last 429 as its answer. */
@@ -98,7 +97,7 @@ async function inputKey(deps: CoreDeps, b: BatchRecord): Promise<string | undefi
 
 function chunksOf(total: number): BatchChunk[] {
   const out: BatchChunk[] = [];
-  for (let start = 0; start < total; start += CHUNK_LINES) out.push({ start, end: Math.min(total, start + CHUNK_LINES) });
+  for (let start = 0; start < total; start += BATCH_CHUNK_LINES) out.push({ start, end: Math.min(total, start + BATCH_CHUNK_LINES) });
   return out;
 }
 
@@ -566,8 +565,9 @@ export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<Ba
   if (FINAL_STATUSES.has(b.status) || b.status === 'validating') return batchObject(b);
   const marks = await repo.runs(batchId);
   const records = () => withLost(repo.streamLines(batchId, 0, b.total), marks, b.total);
-  if (b.status === 'in_progress' && b.completed + b.failed >= b.total) {
-    const done = await completeInOnePass(deps, repo, b, records);
+  const key = await inputKey(deps, b);
+  if (key && b.status === 'in_progress' && b.completed + b.failed >= b.total) {
+    const done = await completeInOnePass(deps, repo, b, key, records);
     if (done) return done;
   }
   const tally = await Tally.of(records(), b.total);
@@ -575,7 +575,6 @@ export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<Ba
   const final: BatchStatus = b.status === 'cancelling' ? 'cancelled' : tally.allDone ? 'completed' : expired ? 'expired' : b.status;
   if (final === b.status) return batchObject(b);
   if (final === 'completed' && b.status === 'in_progress') await repo.transition(batchId, ['in_progress'], 'finalizing', { finalizing_at: seconds(deps) });
-  const key = await inputKey(deps, b);
   const files = key
     ? await writeResults(deps, b, key, records, final === 'cancelled' ? 'batch_cancelled' : 'batch_expired', () => tally.allOk)
     : { completed: 0, failed: b.total };
@@ -588,9 +587,8 @@ export async function finalizeBatch(deps: CoreDeps, batchId: string): Promise<Ba
  * when every line was answered 2xx). Undefined when the records say otherwise (two runs counted a
  * line): the files are discarded and the batch is back in progress.
  */
-async function completeInOnePass(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, records: LineRecords): Promise<BatchObject | undefined> {
-  const key = await inputKey(deps, b);
-  if (!key || !(await repo.transition(b.id, ['in_progress'], 'finalizing', { finalizing_at: seconds(deps) }))) return undefined;
+async function completeInOnePass(deps: CoreDeps, repo: BatchRepository, b: BatchRecord, key: string, records: LineRecords): Promise<BatchObject | undefined> {
+  if (!(await repo.transition(b.id, ['in_progress'], 'finalizing', { finalizing_at: seconds(deps) }))) return undefined;
   const tally = new Tally(b.total);
   let first = true;
   const counted: LineRecords = () => (first ? ((first = false), tally.watch(records())) : records());
